@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A growable byte buffer: the one way the daemon assembles output lines, so that building a
+ * response is a few appends into memory that is reused from one line to the next.
+ */
+#ifndef RPCD_BUFFER_H
+#define RPCD_BUFFER_H
+
+#include <stddef.h>
+
+typedef struct buffer {
+    char *data;      /* owned; NULL until the first append */
+    size_t length;
+    size_t capacity;
+} buffer;
+
+#define BUFFER_INIT {NULL, 0, 0}
+
+/* Makes room for extra more bytes. Returns 0 or -1 when memory runs out (contents kept). */
+int buf_reserve(buffer *buf, size_t extra);
+/* Appends bytes. Returns 0 or -1 (nothing appended). */
+int buf_append(buffer *buf, const void *bytes, size_t length);
+int buf_append_string(buffer *buf, const char *text);
+int buf_append_char(buffer *buf, char c);
+/* Appends a printf-formatted text. Returns 0 or -1. */
+int buf_printf(buffer *buf, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Appends text as a JSON string literal, quotes included, escaping what JSON requires.
+ * The bytes should be UTF-8; they are copied as they are. Returns 0 or -1.
+ */
+int buf_append_json_string(buffer *buf, const char *text, size_t length);
+/* Empties the buffer and keeps its memory. */
+void buf_clear(buffer *buf);
+/* Frees the memory; the buffer is empty and reusable afterwards. */
+void buf_free(buffer *buf);
+
+#endif

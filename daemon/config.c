@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Config parsing on top of libinih: inih splits lines, this file gives the keys their meaning
+ * and turns every mistake into one message naming the file and line.
+ */
+#include "config.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct parse_state {
+    rpcd_config *config;
+    char *message;        /* the first problem, without file and line */
+    bool plugin_dir_set;
+} parse_state;
+
+static const char plugin_prefix[] = "plugin ";
+
+__attribute__((format(printf, 2, 3))) static int fail(parse_state *state, const char *format, ...)
+{
+    if (state->message)
+        return 0; /* the first problem is the one worth reading */
+    va_list args;
+    va_start(args, format);
+    if (vasprintf(&state->message, format, args) < 0)
+        state->message = NULL;
+    va_end(args);
+    return 0;
+}
+
+static int parse_size(const char *value, size_t minimum, size_t maximum, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (value[0] < '0' || value[0] > '9')
+        return -1;
+    unsigned long long number = strtoull(value, &end, 10);
+    if (errno != 0 || *end != '\0' || number < minimum || number > maximum)
+        return -1;
+    *out = (size_t)number;
+    return 0;
+}
+
+static int parse_bool(const char *value, bool *out)
+{
+    if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0 || strcmp(value, "1") == 0) {
+        *out = true;
+        return 0;
+    }
+    if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0 || strcmp(value, "0") == 0) {
+        *out = false;
+        return 0;
+    }
+    return -1;
+}
+
+static int daemon_key(parse_state *state, const char *name, const char *value)
+{
+    rpcd_config *config = state->config;
+    if (strcmp(name, "log_level") == 0) {
+        if (log_level_parse(value, &config->log_level) != 0)
+            return fail(state, "log_level must be error, warning, info or debug, not '%s'",
+                        value);
+    } else if (strcmp(name, "max_line_bytes") == 0) {
+        if (parse_size(value, 64, (size_t)1 << 40, &config->max_line_bytes) != 0)
+            return fail(state, "max_line_bytes must be an integer from 64 to 2^40, not '%s'",
+                        value);
+    } else if (strcmp(name, "max_depth") == 0) {
+        if (parse_size(value, 2, 1000000, &config->max_depth) != 0)
+            return fail(state, "max_depth must be an integer from 2 to 1000000, not '%s'",
+                        value);
+    } else if (strcmp(name, "plugin_dir") == 0) {
+        if (state->plugin_dir_set)
+            return fail(state, "plugin_dir is given twice");
+        if (value[0] == '\0')
+            return fail(state, "plugin_dir is empty");
+        free(config->plugin_dir);
+        config->plugin_dir = strdup(value);
+        state->plugin_dir_set = true;
+        if (!config->plugin_dir)
+            return fail(state, "out of memory");
+    } else {
+        return fail(state, "unknown key '%s' in [rpcd]", name);
+    }
+    return 1;
+}
+
+static cfg_plugin *plugin_section(parse_state *state, const char *name)
+{
+    rpcd_config *config = state->config;
+    for (size_t i = 0; i < config->plugin_count; i++)
+        if (strcmp(config->plugins[i].name, name) == 0)
+            return &config->plugins[i];
+    cfg_plugin *plugins = realloc(config->plugins, (config->plugin_count + 1) * sizeof *plugins);
+    if (!plugins)
+        return NULL;
+    config->plugins = plugins;
+    cfg_plugin *plugin = &plugins[config->plugin_count];
+    memset(plugin, 0, sizeof *plugin);
+    plugin->name = strdup(name);
+    if (!plugin->name)
+        return NULL;
+    plugin->required = true;
+    config->plugin_count++;
+    return plugin;
+}
+
+static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, const char *value)
+{
+    if (strcmp(name, "path") == 0) {
+        if (plugin->path)
+            return fail(state, "path is given twice in [plugin %s]", plugin->name);
+        if (value[0] == '\0')
+            return fail(state, "path is empty in [plugin %s]", plugin->name);
+        plugin->path = strdup(value);
+        return plugin->path ? 1 : fail(state, "out of memory");
+    }
+    if (strcmp(name, "required") == 0) {
+        if (parse_bool(value, &plugin->required) != 0)
+            return fail(state, "required must be true or false, not '%s'", value);
+        return 1;
+    }
+    for (size_t i = 0; i < plugin->pair_count; i++)
+        if (strcmp(plugin->pairs[i].key, name) == 0)
+            return fail(state, "key '%s' is given twice in [plugin %s]", name, plugin->name);
+    cfg_pair *pairs = realloc(plugin->pairs, (plugin->pair_count + 1) * sizeof *pairs);
+    if (!pairs)
+        return fail(state, "out of memory");
+    plugin->pairs = pairs;
+    cfg_pair *pair = &pairs[plugin->pair_count];
+    pair->key = strdup(name);
+    pair->value = strdup(value);
+    pair->used = false;
+    if (!pair->key || !pair->value) {
+        free(pair->key);
+        free(pair->value);
+        return fail(state, "out of memory");
+    }
+    plugin->pair_count++;
+    return 1;
+}
+
+static int handle_key(void *user, const char *section, const char *name, const char *value)
+{
+    parse_state *state = user;
+    if (state->message)
+        return 0;
+    if (strcmp(section, "rpcd") == 0)
+        return daemon_key(state, name, value);
+    if (strncmp(section, plugin_prefix, sizeof plugin_prefix - 1) == 0 &&
+        section[sizeof plugin_prefix - 1] != '\0') {
+        cfg_plugin *plugin = plugin_section(state, section + sizeof plugin_prefix - 1);
+        if (!plugin)
+            return fail(state, "out of memory");
+        return plugin_key(state, plugin, name, value);
+    }
+    if (section[0] == '\0')
+        return fail(state, "key '%s' outside any section", name);
+    return fail(state, "unknown section [%s] (expected [rpcd] or [plugin NAME])", section);
+}
+
+/* dir/relative, or relative itself when it is absolute. New string or NULL. */
+static char *join_path(const char *dir, const char *relative)
+{
+    char *joined;
+    if (relative[0] == '/')
+        return strdup(relative);
+    if (asprintf(&joined, "%s/%s", dir, relative) < 0)
+        return NULL;
+    return joined;
+}
+
+static int finish(parse_state *state, const char *file_name, char *error, size_t error_size)
+{
+    rpcd_config *config = state->config;
+    char *copy = strdup(file_name);
+    if (!copy)
+        return -1;
+    char *config_dir = strdup(dirname(copy));
+    free(copy);
+    if (!config_dir)
+        return -1;
+    char *base = join_path(config_dir, config->plugin_dir ? config->plugin_dir : ".");
+    free(config_dir);
+    if (!base)
+        return -1;
+    free(config->plugin_dir);
+    config->plugin_dir = base;
+
+    for (size_t i = 0; i < config->plugin_count; i++) {
+        cfg_plugin *plugin = &config->plugins[i];
+        if (!plugin->path) {
+            snprintf(error, error_size, "%s: [plugin %s] has no path", file_name, plugin->name);
+            return -1;
+        }
+        char *resolved = join_path(base, plugin->path);
+        if (!resolved)
+            return -1;
+        free(plugin->path);
+        plugin->path = resolved;
+    }
+    return 0;
+}
+
+static int load(const char *text, const char *file_name, rpcd_config **out, char *error,
+                size_t error_size)
+{
+    rpcd_config *config = calloc(1, sizeof *config);
+    if (!config) {
+        snprintf(error, error_size, "%s: out of memory", file_name);
+        return -1;
+    }
+    config->log_level = LOG_INFO;
+    config->max_line_bytes = CFG_DEFAULT_MAX_LINE_BYTES;
+    config->max_depth = CFG_DEFAULT_MAX_DEPTH;
+    config->path = strdup(file_name);
+    parse_state state = {config, NULL, false};
+
+    int line = text ? ini_parse_string(text, handle_key, &state)
+                    : ini_parse(file_name, handle_key, &state);
+    int status = -1;
+    if (line == -1) {
+        snprintf(error, error_size, "%s: cannot read: %s", file_name, strerror(errno));
+    } else if (line == -2) {
+        snprintf(error, error_size, "%s: out of memory", file_name);
+    } else if (line > 0) {
+        snprintf(error, error_size, "%s:%d: %s", file_name, line,
+                 state.message ? state.message : "syntax error (expected [section] or key = value)");
+    } else if (!config->path || finish(&state, file_name, error, error_size) != 0) {
+        if (!error[0])
+            snprintf(error, error_size, "%s: out of memory", file_name);
+    } else {
+        status = 0;
+    }
+    free(state.message);
+    if (status != 0) {
+        cfg_free(config);
+        return -1;
+    }
+    *out = config;
+    return 0;
+}
+
+int cfg_load(const char *path, rpcd_config **out, char *error, size_t error_size)
+{
+    error[0] = '\0';
+    return load(NULL, path, out, error, error_size);
+}
+
+int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, char *error,
+                    size_t error_size)
+{
+    error[0] = '\0';
+    return load(text, file_name, out, error, error_size);
+}
+
+void cfg_free(rpcd_config *config)
+{
+    if (!config)
+        return;
+    for (size_t i = 0; i < config->plugin_count; i++) {
+        cfg_plugin *plugin = &config->plugins[i];
+        for (size_t j = 0; j < plugin->pair_count; j++) {
+            free(plugin->pairs[j].key);
+            free(plugin->pairs[j].value);
+        }
+        free(plugin->pairs);
+        free(plugin->name);
+        free(plugin->path);
+    }
+    free(config->plugins);
+    free(config->plugin_dir);
+    free(config->path);
+    free(config);
+}
+
+const char *cfg_plugin_get(cfg_plugin *plugin, const char *key)
+{
+    for (size_t i = 0; i < plugin->pair_count; i++) {
+        if (strcmp(plugin->pairs[i].key, key) == 0) {
+            plugin->pairs[i].used = true;
+            return plugin->pairs[i].value;
+        }
+    }
+    return NULL;
+}

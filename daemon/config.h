@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The config file: INI, read with libinih. [rpcd] holds the daemon's settings, each
+ * [plugin NAME] one plugin's path, whether it is required, and its own keys.
+ */
+#ifndef RPCD_CONFIG_H
+#define RPCD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cfg_pair {
+    char *key;     /* owned */
+    char *value;   /* owned */
+    bool used;     /* the plugin asked for it */
+} cfg_pair;
+
+typedef struct cfg_plugin {
+    char *name;        /* owned: NAME of [plugin NAME] */
+    char *path;        /* owned: resolved against plugin_dir; NULL when the section had none */
+    bool required;     /* refuse to start when it fails to load (default true) */
+    cfg_pair *pairs;   /* owned: every other key, for the plugin */
+    size_t pair_count;
+} cfg_plugin;
+
+typedef struct rpcd_config {
+    char *path;             /* owned: the file read */
+    int log_level;          /* LOG_* (default info) */
+    size_t max_line_bytes;  /* longest request line (default 32 MiB) */
+    size_t max_depth;       /* deepest JSON nesting (default 512) */
+    char *plugin_dir;       /* owned: where relative plugin paths start (default: the
+                               config file's directory) */
+    cfg_plugin *plugins;    /* owned, in file order: the load order */
+    size_t plugin_count;
+} rpcd_config;
+
+enum { CFG_DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024, CFG_DEFAULT_MAX_DEPTH = 512 };
+
+/*
+ * Reads and checks a config file. Returns 0 and *out (new, free with cfg_free), or -1 with a
+ * one-line message in error that names the file and, where there is one, the line.
+ */
+int cfg_load(const char *path, rpcd_config **out, char *error, size_t error_size);
+
+/* Same from text in memory; file_name is only used in messages and to resolve paths. */
+int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, char *error,
+                    size_t error_size);
+
+void cfg_free(rpcd_config *config);
+
+/* A plugin's key, or NULL. Marks it used. */
+const char *cfg_plugin_get(cfg_plugin *plugin, const char *key);
+
+#endif

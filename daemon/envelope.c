@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Envelope classification over spans of an already validated text, and error line assembly.
+ */
+#include "envelope.h"
+
+#include "rpc_error.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define KEY_IS(key, literal) js_string_equals((key), (literal), sizeof(literal) - 1)
+
+/* Finds params._meta.progressToken when it is a string or a number. */
+static void find_progress_token(env_message *message)
+{
+    if (js_kind_of(message->params) != JS_OBJECT)
+        return;
+    js_iter members;
+    js_span key, value;
+    js_iter_init(&members, message->params);
+    while (js_iter_next(&members, &key, &value)) {
+        if (!KEY_IS(key, "_meta") || js_kind_of(value) != JS_OBJECT)
+            continue;
+        js_iter meta;
+        js_span meta_key, meta_value;
+        js_iter_init(&meta, value);
+        while (js_iter_next(&meta, &meta_key, &meta_value)) {
+            js_kind kind = js_kind_of(meta_value);
+            if (KEY_IS(meta_key, "progressToken") && (kind == JS_STRING || kind == JS_NUMBER)) {
+                message->has_progress_token = true;
+                message->progress_token = meta_value;
+            }
+        }
+    }
+}
+
+void env_parse(js_span value, env_message *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = ENV_INVALID;
+    if (js_kind_of(value) != JS_OBJECT) {
+        out->problem = "not an object";
+        return;
+    }
+
+    bool seen_jsonrpc = false, seen_id = false, seen_method = false, seen_params = false;
+    bool seen_result_or_error = false, duplicate = false, duplicate_id = false;
+    js_span jsonrpc = {0}, id = {0};
+    js_iter members;
+    js_span key, member;
+    js_iter_init(&members, value);
+    while (js_iter_next(&members, &key, &member)) {
+        if (KEY_IS(key, "jsonrpc")) {
+            duplicate |= seen_jsonrpc;
+            seen_jsonrpc = true;
+            jsonrpc = member;
+        } else if (KEY_IS(key, "id")) {
+            duplicate_id |= seen_id;
+            seen_id = true;
+            id = member;
+        } else if (KEY_IS(key, "method")) {
+            duplicate |= seen_method;
+            seen_method = true;
+            out->method = member;
+        } else if (KEY_IS(key, "params")) {
+            duplicate |= seen_params;
+            seen_params = true;
+            out->params = member;
+        } else if (KEY_IS(key, "result") || KEY_IS(key, "error")) {
+            seen_result_or_error = true;
+        }
+        /* Other members are not ours to judge: JSON-RPC 2.0 does not forbid them. */
+    }
+
+    /* A valid id is echoed even when the rest is wrong, so the client can match the error. */
+    if (seen_id && !duplicate_id) {
+        js_kind kind = js_kind_of(id);
+        if (kind == JS_STRING || kind == JS_NUMBER || kind == JS_NULL) {
+            out->has_id = true;
+            out->id = id;
+        }
+    }
+
+    if (!seen_method && seen_result_or_error && seen_id) {
+        out->kind = ENV_RESPONSE;
+        return;
+    }
+    if (duplicate_id || duplicate) {
+        out->problem = "a member appears twice";
+        return;
+    }
+    if (!seen_jsonrpc || js_kind_of(jsonrpc) != JS_STRING || !KEY_IS(jsonrpc, "2.0")) {
+        out->problem = "\"jsonrpc\" is not \"2.0\"";
+        return;
+    }
+    if (seen_id && !out->has_id) {
+        out->problem = "\"id\" is not a string, number or null";
+        return;
+    }
+    if (!seen_method || js_kind_of(out->method) != JS_STRING) {
+        out->problem = "\"method\" is missing or not a string";
+        return;
+    }
+    if (seen_params) {
+        js_kind kind = js_kind_of(out->params);
+        if (kind != JS_OBJECT && kind != JS_ARRAY) {
+            out->problem = "\"params\" is not an array or object";
+            return;
+        }
+        out->has_params = true;
+        find_progress_token(out);
+    }
+    out->kind = seen_id ? ENV_REQUEST : ENV_NOTIFICATION;
+}
+
+int env_append_error(buffer *out, const js_span *id, int64_t code, const char *message,
+                     const char *data, size_t data_length)
+{
+    int status = buf_append_string(out, "{\"jsonrpc\":\"2.0\",\"id\":");
+    if (id)
+        status |= buf_append(out, id->start, id->length);
+    else
+        status |= buf_append_string(out, "null");
+    status |= buf_printf(out, ",\"error\":{\"code\":%" PRId64 ",\"message\":", code);
+    status |= buf_append_json_string(out, message, strlen(message));
+    if (data) {
+        status |= buf_append_string(out, ",\"data\":");
+        status |= buf_append(out, data, data_length);
+    }
+    status |= buf_append_string(out, "}}");
+    return status ? -1 : 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JSON-RPC 2.0 envelope rules: what a message is (request, notification, response or
+ * invalid) judged from its members alone, and the shape of the lines rpcd writes back.
+ */
+#ifndef RPCD_ENVELOPE_H
+#define RPCD_ENVELOPE_H
+
+#include "buffer.h"
+#include "json_scan.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum env_kind {
+    ENV_REQUEST,      /* has an id: gets exactly one response */
+    ENV_NOTIFICATION, /* no id: never answered */
+    ENV_RESPONSE,     /* a response object sent to us: ignored */
+    ENV_INVALID,      /* answered with -32600 */
+} env_kind;
+
+/* One message; every span is borrowed from the validated text it was parsed from. */
+typedef struct env_message {
+    env_kind kind;
+    bool has_id;           /* id holds a valid id (string, number or null), echoed verbatim */
+    js_span id;
+    js_span method;        /* the method string, quotes included */
+    bool has_params;
+    js_span params;        /* an array or object */
+    bool has_progress_token;
+    js_span progress_token; /* params._meta.progressToken, a string or number */
+    const char *problem;   /* why the message is invalid, for the log */
+} env_message;
+
+/* Classifies one validated JSON value (a batch element or a whole line). Never fails. */
+void env_parse(js_span value, env_message *out);
+
+/*
+ * Appends a response line (no newline) to out: the success form when error_code is 0, else the
+ * error form. id NULL means "id": null. result NULL means null. data is raw JSON text or NULL.
+ * Returns 0 or -1 (memory).
+ */
+int env_append_error(buffer *out, const js_span *id, int64_t code, const char *message,
+                     const char *data, size_t data_length);
+
+#endif

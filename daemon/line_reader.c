@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Buffered newline framing with a bounded line length.
+ */
+#include "line_reader.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { READ_CHUNK = 64 * 1024 };
+
+struct line_reader {
+    lr_read_fn read;
+    void *source;
+    lr_idle_fn idle;
+    void *idle_context;
+    size_t max_line_bytes;
+    char *data;
+    size_t capacity;
+    size_t start;       /* first byte not yet handed out */
+    size_t end;         /* one past the last byte read */
+    size_t scanned;     /* bytes from start known to hold no newline */
+    bool at_eof;
+    bool skipping;      /* inside an over-long line, discarding up to its newline */
+    size_t skipped;     /* bytes of the over-long line discarded so far */
+};
+
+int lr_new(lr_read_fn read, void *source, size_t max_line_bytes, line_reader **out)
+{
+    line_reader *reader = calloc(1, sizeof *reader);
+    if (!reader)
+        return LR_NO_MEMORY;
+    reader->capacity = READ_CHUNK;
+    reader->data = malloc(reader->capacity);
+    if (!reader->data) {
+        free(reader);
+        return LR_NO_MEMORY;
+    }
+    reader->read = read;
+    reader->source = source;
+    reader->max_line_bytes = max_line_bytes;
+    *out = reader;
+    return 0;
+}
+
+void lr_free(line_reader *reader)
+{
+    if (!reader)
+        return;
+    free(reader->data);
+    free(reader);
+}
+
+void lr_set_idle_hook(line_reader *reader, lr_idle_fn idle, void *context)
+{
+    reader->idle = idle;
+    reader->idle_context = context;
+}
+
+ssize_t lr_read_fd(void *source, char *buffer, size_t capacity)
+{
+    int fd = *(const int *)source;
+    for (;;) {
+        ssize_t n = read(fd, buffer, capacity);
+        if (n >= 0 || errno != EINTR)
+            return n;
+    }
+}
+
+/* Makes room for at least one more chunk after end, keeping [start, end). */
+static int make_room(line_reader *reader)
+{
+    if (reader->start > 0) {
+        memmove(reader->data, reader->data + reader->start, reader->end - reader->start);
+        reader->end -= reader->start;
+        reader->start = 0;
+    }
+    if (reader->capacity - reader->end >= READ_CHUNK / 2)
+        return 0;
+    size_t capacity = reader->capacity * 2;
+    char *data = realloc(reader->data, capacity);
+    if (!data)
+        return LR_NO_MEMORY;
+    reader->data = data;
+    reader->capacity = capacity;
+    return 0;
+}
+
+static void hand_out(line_reader *reader, size_t line_end, const char **line, size_t *length)
+{
+    size_t line_length = line_end - reader->start;
+    if (line_length > 0 && reader->data[line_end - 1] == '\r')
+        line_length--;
+    *line = reader->data + reader->start;
+    *length = line_length;
+}
+
+int lr_next(line_reader *reader, const char **line, size_t *length)
+{
+    for (;;) {
+        char *from = reader->data + reader->start + reader->scanned;
+        char *newline = memchr(from, '\n', reader->end - reader->start - reader->scanned);
+        if (newline) {
+            size_t line_end = (size_t)(newline - reader->data);
+            if (reader->skipping) {
+                *length = reader->skipped + (line_end - reader->start);
+                reader->start = line_end + 1;
+                reader->scanned = 0;
+                reader->skipping = false;
+                reader->skipped = 0;
+                return LR_TOO_LONG;
+            }
+            size_t raw_length = line_end - reader->start;
+            hand_out(reader, line_end, line, length);
+            reader->start = line_end + 1;
+            reader->scanned = 0;
+            /* A "\r" before the newline does not count against the limit. */
+            if (*length > reader->max_line_bytes) {
+                *length = raw_length;
+                return LR_TOO_LONG;
+            }
+            return LR_LINE;
+        }
+        reader->scanned = reader->end - reader->start;
+
+        if (reader->scanned > reader->max_line_bytes + 1 || reader->skipping) {
+            /* Over the limit and still no newline: drop what we hold, remember only how much. */
+            reader->skipped += reader->scanned;
+            reader->start = reader->end = reader->scanned = 0;
+            reader->skipping = true;
+        }
+
+        if (reader->at_eof) {
+            if (reader->skipping) {
+                *length = reader->skipped;
+                reader->skipping = false;
+                reader->skipped = 0;
+                return LR_TOO_LONG;
+            }
+            if (reader->end == reader->start)
+                return LR_EOF;
+            hand_out(reader, reader->end, line, length);
+            reader->start = reader->end;
+            reader->scanned = 0;
+            return *length > reader->max_line_bytes ? LR_TOO_LONG : LR_LINE;
+        }
+
+        if (make_room(reader) != 0)
+            return LR_NO_MEMORY;
+        if (reader->idle)
+            reader->idle(reader->idle_context, true);
+        ssize_t n = reader->read(reader->source, reader->data + reader->end,
+                                 reader->capacity - reader->end);
+        if (reader->idle)
+            reader->idle(reader->idle_context, false);
+        if (n < 0)
+            return LR_ERROR;
+        if (n == 0)
+            reader->at_eof = true;
+        reader->end += (size_t)n;
+    }
+}

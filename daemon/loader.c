@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dlopen-based plugin loader and the non-call half of the host function table.
+ */
+#include "loader.h"
+
+#include "call.h"
+#include "log.h"
+
+#include <rpcd/plugin.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct rpcd_plugin {
+    void *handle;                  /* from dlopen */
+    const rpcd_plugin_info *info;  /* static storage inside the plugin */
+    void *state;                   /* what init stored for shutdown */
+    cfg_plugin *config;            /* borrowed from the config */
+    registry *methods;             /* borrowed */
+    bool initialising;             /* register_method and config_get are allowed */
+    char *conflict;                /* the first duplicate name it tried, for the message */
+};
+
+struct loader {
+    struct rpcd_plugin **plugins;  /* load order */
+    size_t count;
+};
+
+/* The members a 1.0 plugin description must have. */
+#define INFO_V1_0_SIZE (offsetof(rpcd_plugin_info, shutdown) + sizeof(void (*)(void *)))
+
+static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
+{
+    if (!plugin || !plugin->initialising)
+        return RPCD_ERR_UNSUPPORTED;
+    const reg_method *existing = NULL;
+    int status = reg_add(plugin->methods, method, plugin, plugin->info->name, &existing);
+    switch (status) {
+    case 0:
+        return RPCD_OK;
+    case REG_ERR_EXISTS:
+        if (!plugin->conflict &&
+            asprintf(&plugin->conflict, "method '%s' is registered by both plugin '%s' and "
+                     "plugin '%s'", method->name, existing->owner_name, plugin->info->name) < 0)
+            plugin->conflict = NULL;
+        return RPCD_ERR_EXISTS;
+    case REG_ERR_NO_MEMORY:
+        return RPCD_ERR_NO_MEMORY;
+    default:
+        log_message(LOG_WARNING, "%s: refused to register method '%s': no name or handler, a "
+                    "reserved 'rpc.' name, or a params_schema that is not JSON",
+                    plugin->info->name, method && method->name ? method->name : "(null)");
+        return RPCD_ERR_INVALID_ARGUMENT;
+    }
+}
+
+static const char *host_config_get(rpcd_plugin *plugin, const char *key)
+{
+    if (!plugin || !plugin->initialising || !key)
+        return NULL;
+    return cfg_plugin_get(plugin->config, key);
+}
+
+static void host_log(rpcd_plugin *plugin, int level, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    log_message_prefixed(level, plugin && plugin->info ? plugin->info->name : "plugin", format,
+                         args);
+    va_end(args);
+}
+
+static void host_log_v(rpcd_plugin *plugin, int level, const char *format, va_list args)
+{
+    log_message_prefixed(level, plugin && plugin->info ? plugin->info->name : "plugin", format,
+                         args);
+}
+
+static const rpcd_host_api *host_api(void)
+{
+    static rpcd_host_api api;
+    static bool filled;
+    if (!filled) {
+        api.size = sizeof api;
+        api.abi_major = RPCD_ABI_MAJOR;
+        api.abi_minor = RPCD_ABI_MINOR;
+        api.register_method = host_register_method;
+        api.config_get = host_config_get;
+        api.log = host_log;
+        api.log_v = host_log_v;
+        call_fill_host_api(&api);
+        filled = true;
+    }
+    return &api;
+}
+
+/* Shutdown (when init succeeded), user data, methods, then the code they pointed into. */
+static void unload_one(struct rpcd_plugin *plugin, registry *methods, bool initialised)
+{
+    if (initialised && plugin->info->shutdown)
+        plugin->info->shutdown(plugin->state);
+    reg_remove_owner(methods, plugin);
+    if (plugin->handle)
+        dlclose(plugin->handle);
+    free(plugin->conflict);
+    free(plugin);
+}
+
+/* Loads one plugin. Returns 0, or -1 with the reason in error. */
+static int load_one(cfg_plugin *config, registry *methods, struct rpcd_plugin **out,
+                    char *error, size_t error_size)
+{
+    const char *path = config->path;
+    struct rpcd_plugin *plugin = calloc(1, sizeof *plugin);
+    if (!plugin) {
+        snprintf(error, error_size, "plugin %s: out of memory", path);
+        return -1;
+    }
+    plugin->config = config;
+    plugin->methods = methods;
+
+    struct stat info;
+    if (stat(path, &info) != 0) {
+        snprintf(error, error_size, "plugin %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    dlerror();
+    plugin->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!plugin->handle) {
+        const char *reason = dlerror();
+        snprintf(error, error_size, "plugin %s: not a loadable shared object: %s", path,
+                 reason ? reason : "unknown error");
+        goto fail;
+    }
+    rpcd_plugin_entry_fn entry;
+    /* POSIX's way to turn dlsym's object pointer into a function pointer without a warning. */
+    *(void **)&entry = dlsym(plugin->handle, RPCD_PLUGIN_ENTRY_SYMBOL);
+    if (!entry) {
+        snprintf(error, error_size, "plugin %s: no entry point %s(): not an rpcd plugin", path,
+                 RPCD_PLUGIN_ENTRY_SYMBOL);
+        goto fail;
+    }
+    const rpcd_plugin_info *plugin_info = entry();
+    if (!plugin_info || plugin_info->size < offsetof(rpcd_plugin_info, name)) {
+        snprintf(error, error_size, "plugin %s: %s() returned no plugin description", path,
+                 RPCD_PLUGIN_ENTRY_SYMBOL);
+        goto fail;
+    }
+    if (plugin_info->abi_major != RPCD_ABI_MAJOR || plugin_info->abi_minor > RPCD_ABI_MINOR) {
+        snprintf(error, error_size, "plugin %s: built for plugin ABI %u.%u, but this rpcd "
+                 "has ABI %d.%d (%s)", path, plugin_info->abi_major, plugin_info->abi_minor,
+                 RPCD_ABI_MAJOR, RPCD_ABI_MINOR,
+                 plugin_info->abi_major != RPCD_ABI_MAJOR ? "the major versions differ"
+                                                          : "the plugin needs a newer rpcd");
+        goto fail;
+    }
+    if (plugin_info->size < INFO_V1_0_SIZE || !plugin_info->name || !plugin_info->init) {
+        snprintf(error, error_size, "plugin %s: incomplete plugin description (size %zu, "
+                 "name and init required)", path, plugin_info->size);
+        goto fail;
+    }
+    plugin->info = plugin_info;
+
+    char reason[512] = "";
+    plugin->initialising = true;
+    int status = plugin_info->init(plugin, host_api(), &plugin->state, reason, sizeof reason);
+    plugin->initialising = false;
+    if (status != RPCD_OK) {
+        reason[sizeof reason - 1] = '\0';
+        snprintf(error, error_size, "plugin %s (%s): init failed: %s", path, plugin_info->name,
+                 reason[0] ? reason : "no reason given");
+        goto fail;
+    }
+    if (plugin->conflict) {
+        snprintf(error, error_size, "plugin %s: %s", path, plugin->conflict);
+        unload_one(plugin, methods, true);
+        return -1;
+    }
+    for (size_t i = 0; i < config->pair_count; i++)
+        if (!config->pairs[i].used)
+            log_message(LOG_WARNING, "plugin %s (%s) did not use its key '%s'", path,
+                        plugin_info->name, config->pairs[i].key);
+    log_message(LOG_DEBUG, "loaded plugin %s (%s %s)", path, plugin_info->name,
+                plugin_info->version ? plugin_info->version : "");
+    *out = plugin;
+    return 0;
+
+fail:
+    unload_one(plugin, methods, false);
+    return -1;
+}
+
+int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *error,
+                size_t error_size)
+{
+    loader *plugins = calloc(1, sizeof *plugins);
+    if (!plugins || (config->plugin_count > 0 &&
+                     !(plugins->plugins = calloc(config->plugin_count, sizeof(void *))))) {
+        free(plugins);
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < config->plugin_count; i++) {
+        cfg_plugin *plugin_config = &config->plugins[i];
+        struct rpcd_plugin *plugin;
+        if (load_one(plugin_config, methods, &plugin, error, error_size) == 0) {
+            plugins->plugins[plugins->count++] = plugin;
+            continue;
+        }
+        if (!plugin_config->required) {
+            log_message(LOG_WARNING, "%s (not required: skipped)", error);
+            error[0] = '\0';
+            continue;
+        }
+        ld_unload_all(plugins, methods);
+        return -1;
+    }
+    *out = plugins;
+    return 0;
+}
+
+void ld_unload_all(loader *plugins, registry *methods)
+{
+    if (!plugins)
+        return;
+    for (size_t i = plugins->count; i-- > 0;)
+        unload_one(plugins->plugins[i], methods, true);
+    free(plugins->plugins);
+    free(plugins);
+}
+
+size_t ld_count(const loader *plugins)
+{
+    return plugins->count;
+}

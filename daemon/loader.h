@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Plugin loading: dlopen, ABI version checks, init with the plugin's config section, and the
+ * reverse-order unload at exit. Every refusal is one message naming the plugin's path.
+ */
+#ifndef RPCD_LOADER_H
+#define RPCD_LOADER_H
+
+#include "config.h"
+#include "registry.h"
+
+#include <stddef.h>
+
+typedef struct loader loader;
+
+/*
+ * Loads every plugin of config, in file order, registering their methods in methods.
+ * A plugin that fails and is required stops the start-up: returns -1 with a one-line message
+ * in error, everything loaded so far unloaded again. A plugin that is not required is skipped
+ * with a warning. Returns 0 and *out (new). config must outlive the loader.
+ */
+int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *error,
+                size_t error_size);
+
+/*
+ * Shuts plugins down in reverse load order: shutdown, then their methods' user data, then
+ * dlclose. Only once no call is running. Frees the loader.
+ */
+void ld_unload_all(loader *plugins, registry *methods);
+
+/* How many plugins are loaded. */
+size_t ld_count(const loader *plugins);
+
+#endif

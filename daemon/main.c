@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rpcd: command line, start-up, serve stdin/stdout, exit status. Everything else is in the
+ * core library, which the tests link directly.
+ */
+#include "log.h"
+#include "runtime.h"
+#include "server.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#ifndef RPCD_DEFAULT_CONFIG
+#define RPCD_DEFAULT_CONFIG "/etc/rpcd/rpcd.conf"
+#endif
+#ifndef RPCD_VERSION
+#define RPCD_VERSION "unknown"
+#endif
+
+/* sysexits.h values, spelled out: the exit status is part of rpcd's interface. */
+enum {
+    EXIT_USAGE = 64,
+    EXIT_SOFTWARE = 70,
+    EXIT_IO_ERROR = 74,
+    EXIT_CONFIG = 78,
+};
+
+static void usage(FILE *stream)
+{
+    fprintf(stream,
+            "Usage: rpcd [OPTION]...\n"
+            "Serve JSON-RPC 2.0 over stdin/stdout (one message per line) with the methods of\n"
+            "the plugins listed in the config file.\n"
+            "\n"
+            "  -c, --config=FILE  read FILE (default %s)\n"
+            "      --check        check the config and load every plugin, then exit\n"
+            "  -v, --verbose      log more (debug); overrides log_level\n"
+            "  -q, --quiet        log errors only; overrides log_level\n"
+            "  -h, --help         show this help and exit\n"
+            "  -V, --version      show the version and exit\n"
+            "\n"
+            "Exit status: 0 served until end of input (or --check passed), 64 bad usage,\n"
+            "74 the client closed stdout, 78 config or plugin error, 70 internal failure.\n",
+            RPCD_DEFAULT_CONFIG);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"check", no_argument, NULL, 'C'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config_path = RPCD_DEFAULT_CONFIG;
+    int log_level = -1;
+    int check_only = 0;
+    int option;
+    while ((option = getopt_long(argc, argv, "c:vqhV", options, NULL)) != -1) {
+        switch (option) {
+        case 'c': config_path = optarg; break;
+        case 'C': check_only = 1; break;
+        case 'v': log_level = LOG_DEBUG; break;
+        case 'q': log_level = LOG_ERROR; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("rpcd %s (plugin ABI %d.%d)\n", RPCD_VERSION, RPCD_ABI_MAJOR,
+                         RPCD_ABI_MINOR);
+                  return 0;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "rpcd: unexpected argument '%s' (try --help)\n", argv[optind]);
+        return EXIT_USAGE;
+    }
+
+    /* A client that closes its end must not kill us mid-write: EPIPE is handled instead. */
+    signal(SIGPIPE, SIG_IGN);
+
+    rpcd_runtime runtime;
+    char error[1024];
+    if (rt_start(config_path, log_level, &runtime, error, sizeof error) != 0) {
+        log_message(LOG_ERROR, "%s", error);
+        return EXIT_CONFIG;
+    }
+    if (check_only) {
+        log_message(LOG_INFO, "config %s is valid", config_path);
+        rt_stop(&runtime);
+        return 0;
+    }
+
+    int input_fd = STDIN_FILENO;
+    int output_fd = STDOUT_FILENO;
+    srv_options serve_options = rt_serve_options(&runtime);
+    int result = srv_serve(runtime.methods, &serve_options, lr_read_fd, &input_fd, out_write_fd,
+                           &output_fd);
+    rt_stop(&runtime);
+    switch (result) {
+    case SRV_DONE: return 0;
+    case SRV_OUTPUT_FAILED: return EXIT_IO_ERROR;
+    case SRV_INPUT_FAILED: return EXIT_IO_ERROR;
+    default: return EXIT_SOFTWARE;
+    }
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one writer of protocol lines. Any thread may write; each line goes out whole, never
+ * interleaved with another. Lines are batched while the reader still has input to work on and
+ * flushed as soon as it would wait, so a lone request is answered at once and a pipelined
+ * stream costs one write() per burst rather than per line.
+ */
+#ifndef RPCD_OUTPUT_H
+#define RPCD_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* Writes all length bytes or fails: returns 0, or -1 with errno. */
+typedef int (*out_write_fn)(void *sink, const char *data, size_t length);
+
+typedef struct output output;
+
+/* Creates an output over sink (borrowed). Returns 0 and *out (new), or -1. */
+int out_new(out_write_fn write, void *sink, output **out);
+/* Flushes what is pending and frees the output. */
+void out_free(output *out);
+
+/*
+ * Appends one line made of the given parts, plus "\n". The parts are copied once, into the
+ * pending buffer; no part may hold a newline. Returns 0, or -1 when the output has failed
+ * (the client closed it) or memory ran out. Thread-safe.
+ */
+int out_write_line(output *out, const struct iovec *parts, int part_count);
+
+/* Writes what is pending. Returns 0, or -1 when the output has failed. Thread-safe. */
+int out_flush(output *out);
+
+/*
+ * Tells the output whether the reader is waiting for input. While it is, every line is flushed
+ * as soon as it is written; when it starts waiting, pending lines are flushed. Thread-safe.
+ */
+void out_set_reader_idle(output *out, bool idle);
+
+/* True once a write has failed (for instance EPIPE); later lines are dropped. Thread-safe. */
+bool out_failed(const output *out);
+
+/* Writes to a file descriptor (sink points to an int), retrying on EINTR and short writes. */
+int out_write_fd(void *sink, const char *data, size_t length);
+
+#endif

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Open-addressing hash table (FNV-1a, linear probing) over an array of methods kept in
+ * registration order.
+ */
+#include "registry.h"
+
+#include "json_scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct registry {
+    reg_method **methods; /* registration order, owned */
+    size_t count;
+    size_t capacity;
+    size_t *slots;        /* index + 1 into methods, 0 when empty */
+    size_t slot_count;    /* a power of two, at least twice count */
+};
+
+static uint64_t hash_name(const char *name, size_t length)
+{
+    uint64_t hash = 1469598103934665603ull;
+    for (size_t i = 0; i < length; i++) {
+        hash ^= (unsigned char)name[i];
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
+
+int reg_new(registry **out)
+{
+    registry *reg = calloc(1, sizeof *reg);
+    if (!reg)
+        return REG_ERR_NO_MEMORY;
+    *out = reg;
+    return 0;
+}
+
+static void free_method(reg_method *method)
+{
+    if (method->free_user_data)
+        method->free_user_data(method->user_data);
+    free(method->name);
+    free(method->description);
+    free(method->params_schema);
+    free(method);
+}
+
+void reg_free(registry *reg)
+{
+    if (!reg)
+        return;
+    for (size_t i = reg->count; i-- > 0;)
+        free_method(reg->methods[i]);
+    free(reg->methods);
+    free(reg->slots);
+    free(reg);
+}
+
+static int rebuild_slots(registry *reg, size_t slot_count)
+{
+    size_t *slots = calloc(slot_count, sizeof *slots);
+    if (!slots)
+        return REG_ERR_NO_MEMORY;
+    for (size_t i = 0; i < reg->count; i++) {
+        const reg_method *method = reg->methods[i];
+        size_t slot = hash_name(method->name, method->name_length) & (slot_count - 1);
+        while (slots[slot])
+            slot = (slot + 1) & (slot_count - 1);
+        slots[slot] = i + 1;
+    }
+    free(reg->slots);
+    reg->slots = slots;
+    reg->slot_count = slot_count;
+    return 0;
+}
+
+const reg_method *reg_find(const registry *reg, const char *name, size_t length)
+{
+    if (reg->slot_count == 0)
+        return NULL;
+    size_t slot = hash_name(name, length) & (reg->slot_count - 1);
+    while (reg->slots[slot]) {
+        const reg_method *method = reg->methods[reg->slots[slot] - 1];
+        if (method->name_length == length && memcmp(method->name, name, length) == 0)
+            return method;
+        slot = (slot + 1) & (reg->slot_count - 1);
+    }
+    return NULL;
+}
+
+static char *copy_optional(const char *text, int *failed)
+{
+    if (!text)
+        return NULL;
+    char *copy = strdup(text);
+    if (!copy)
+        *failed = 1;
+    return copy;
+}
+
+/* True when the member lies inside the size the plugin declared. */
+#define DESCRIBES(descriptor, member)                                                          \
+    ((descriptor)->size >= offsetof(rpcd_method, member) + sizeof((descriptor)->member))
+
+int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner,
+            const char *owner_name, const reg_method **existing)
+{
+    if (!descriptor || !DESCRIBES(descriptor, handler) || !descriptor->name ||
+        !descriptor->handler || descriptor->name[0] == '\0')
+        return REG_ERR_INVALID;
+    const char *name = descriptor->name;
+    size_t length = strlen(name);
+    /* "rpc." names belong to JSON-RPC itself (specification, section 4). */
+    if (strncmp(name, "rpc.", 4) == 0 || !js_utf8_valid(name, length))
+        return REG_ERR_INVALID;
+    const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
+    if (schema && js_validate(schema, strlen(schema), 512, NULL, NULL) != 0)
+        return REG_ERR_INVALID;
+
+    const reg_method *found = reg_find(reg, name, length);
+    if (found) {
+        if (existing)
+            *existing = found;
+        return REG_ERR_EXISTS;
+    }
+
+    if (reg->count == reg->capacity) {
+        size_t capacity = reg->capacity ? reg->capacity * 2 : 16;
+        reg_method **methods = realloc(reg->methods, capacity * sizeof *methods);
+        if (!methods)
+            return REG_ERR_NO_MEMORY;
+        reg->methods = methods;
+        reg->capacity = capacity;
+    }
+    reg_method *method = calloc(1, sizeof *method);
+    if (!method)
+        return REG_ERR_NO_MEMORY;
+    int failed = 0;
+    method->name = copy_optional(name, &failed);
+    method->name_length = length;
+    method->handler = descriptor->handler;
+    method->owner = owner;
+    method->owner_name = owner_name;
+    if (DESCRIBES(descriptor, flags))
+        method->flags = descriptor->flags;
+    if (DESCRIBES(descriptor, description))
+        method->description = copy_optional(descriptor->description, &failed);
+    method->params_schema = copy_optional(schema, &failed);
+    if (failed) {
+        free_method(method); /* user data is not ours yet: the plugin keeps it on failure */
+        return REG_ERR_NO_MEMORY;
+    }
+    reg->methods[reg->count++] = method;
+    if (reg->count * 2 > reg->slot_count &&
+        rebuild_slots(reg, reg->slot_count ? reg->slot_count * 2 : 32) != 0) {
+        reg->count--;
+        free_method(method);
+        return REG_ERR_NO_MEMORY;
+    }
+    if (reg->slot_count && reg->count * 2 <= reg->slot_count) {
+        /* Insert the new method into the existing table. */
+        size_t slot = hash_name(name, length) & (reg->slot_count - 1);
+        while (reg->slots[slot] && reg->slots[slot] != reg->count)
+            slot = (slot + 1) & (reg->slot_count - 1);
+        reg->slots[slot] = reg->count;
+    }
+    /* Only now, with nothing left to fail, does the daemon take the user data over. */
+    if (DESCRIBES(descriptor, user_data))
+        method->user_data = descriptor->user_data;
+    if (DESCRIBES(descriptor, free_user_data))
+        method->free_user_data = descriptor->free_user_data;
+    return 0;
+}
+
+size_t reg_count(const registry *reg)
+{
+    return reg->count;
+}
+
+const reg_method *reg_at(const registry *reg, size_t index)
+{
+    return index < reg->count ? reg->methods[index] : NULL;
+}
+
+void reg_release_owner(registry *reg, const void *owner)
+{
+    for (size_t i = reg->count; i-- > 0;) {
+        reg_method *method = reg->methods[i];
+        if (method->owner != owner)
+            continue;
+        if (method->free_user_data)
+            method->free_user_data(method->user_data);
+        method->free_user_data = NULL;
+        method->user_data = NULL;
+    }
+}
+
+void reg_remove_owner(registry *reg, const void *owner)
+{
+    reg_release_owner(reg, owner);
+    size_t kept = 0;
+    for (size_t i = 0; i < reg->count; i++) {
+        if (reg->methods[i]->owner == owner)
+            free_method(reg->methods[i]);
+        else
+            reg->methods[kept++] = reg->methods[i];
+    }
+    reg->count = kept;
+    rebuild_slots(reg, reg->slot_count ? reg->slot_count : 32);
+}

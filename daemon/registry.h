@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The method table: names to handlers, filled while plugins initialise and read-only after,
+ * so lookups on the hot path need no lock.
+ */
+#ifndef RPCD_REGISTRY_H
+#define RPCD_REGISTRY_H
+
+#include <rpcd/plugin.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum reg_error {
+    REG_ERR_INVALID = -1,   /* missing name or handler, reserved name, bad schema */
+    REG_ERR_EXISTS = -2,    /* the name is taken */
+    REG_ERR_NO_MEMORY = -3,
+};
+
+typedef struct reg_method {
+    char *name;                 /* owned, NUL-terminated (names never hold NUL) */
+    size_t name_length;
+    rpcd_handler_fn handler;
+    void *user_data;            /* the plugin's, freed with free_user_data at unload */
+    void (*free_user_data)(void *data);
+    uint32_t flags;
+    char *description;          /* owned, or NULL */
+    char *params_schema;        /* owned, or NULL */
+    const void *owner;          /* the plugin that registered it (borrowed) */
+    const char *owner_name;     /* borrowed from the plugin's info */
+} reg_method;
+
+typedef struct registry registry;
+
+int reg_new(registry **out);
+/* Frees the table; user data left (see reg_release_owner) is freed too. */
+void reg_free(registry *reg);
+
+/*
+ * Adds a method from a plugin's descriptor, reading only the members inside descriptor->size.
+ * Strings are copied. On REG_ERR_EXISTS, *existing (when not NULL) is the method holding the
+ * name. Not thread-safe: only while plugins initialise.
+ */
+int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner,
+            const char *owner_name, const reg_method **existing);
+
+/* Finds a method by its name bytes, or NULL. Thread-safe once registration is over. */
+const reg_method *reg_find(const registry *reg, const char *name, size_t length);
+
+/* Methods in registration order. */
+size_t reg_count(const registry *reg);
+const reg_method *reg_at(const registry *reg, size_t index);
+
+/*
+ * Frees the user data of every method owner registered (newest first) and forgets the methods'
+ * user data, so that a plugin's data is freed before its code is unloaded.
+ */
+void reg_release_owner(registry *reg, const void *owner);
+
+/* Removes the methods of owner (after a failed init). Not thread-safe. */
+void reg_remove_owner(registry *reg, const void *owner);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Config, registry and loader put together in the one order that works, and undone in reverse.
+ */
+#include "runtime.h"
+
+#include "call.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int rt_start(const char *config_path, int log_level_override, rpcd_runtime *runtime,
+             char *error, size_t error_size)
+{
+    memset(runtime, 0, sizeof *runtime);
+    if (cfg_load(config_path, &runtime->config, error, error_size) != 0)
+        return -1;
+    log_set_level(log_level_override >= 0 ? log_level_override : runtime->config->log_level);
+    if (reg_new(&runtime->methods) != 0) {
+        snprintf(error, error_size, "out of memory");
+        goto fail;
+    }
+    if (ld_load_all(runtime->config, runtime->methods, &runtime->plugins, error, error_size) != 0)
+        goto fail;
+    log_message(LOG_INFO, "%zu plugins loaded, %zu methods, from %s", ld_count(runtime->plugins),
+                reg_count(runtime->methods), runtime->config->path);
+    return 0;
+fail:
+    rt_stop(runtime);
+    return -1;
+}
+
+srv_options rt_serve_options(const rpcd_runtime *runtime)
+{
+    srv_options options = {
+        .max_line_bytes = runtime->config->max_line_bytes,
+        .max_depth = runtime->config->max_depth,
+    };
+    return options;
+}
+
+void rt_stop(rpcd_runtime *runtime)
+{
+    ld_unload_all(runtime->plugins, runtime->methods);
+    reg_free(runtime->methods);
+    cfg_free(runtime->config);
+    call_store_release();
+    memset(runtime, 0, sizeof *runtime);
+}
