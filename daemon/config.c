@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct parse_state {
     rpcd_config *config;
@@ -251,6 +252,15 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
 int cfg_load(const char *path, rpcd_config **out, char *error, size_t error_size)
 {
     error[0] = '\0';
+    struct stat info;
+    if (stat(path, &info) != 0) {
+        snprintf(error, error_size, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(info.st_mode)) {
+        snprintf(error, error_size, "%s: cannot read: not a regular file", path);
+        return -1;
+    }
     return load(NULL, path, out, error, error_size);
 }
 

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dispatch and call tests: lines through disp_line to handlers written here, with the output
+ * captured in memory. Covers the host functions a handler uses and what ends up on the wire.
+ */
+#include "call.h"
+#include "dispatch.h"
+#include "output.h"
+#include "registry.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static rpcd_host_api host;
+
+typedef struct captured {
+    char *data;
+    size_t length;
+} captured;
+
+static int capture_write(void *sink, const char *data, size_t length)
+{
+    captured *c = sink;
+    c->data = realloc(c->data, c->length + length + 1);
+    memcpy(c->data + c->length, data, length);
+    c->length += length;
+    c->data[c->length] = '\0';
+    return 0;
+}
+
+typedef struct fixture {
+    registry *methods;
+    output *out;
+    captured written;
+    dispatcher dispatch;
+} fixture;
+
+/* Handlers under test. user_data picks the behaviour where one handler serves several. */
+static rpcd_call *kept_call;
+
+static int handle_echo(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    return params ? host.call_result(call, params, length) : RPCD_OK;
+}
+
+static int handle_no_result(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)call, (void)params, (void)length, (void)data;
+    return RPCD_OK;
+}
+
+static int handle_fail(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return host.call_fail(call, RPCD_ERR_INVALID_PARAMS, "need \"x\"", "{\"x\":1}", 7);
+}
+
+static int handle_fail_code(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *root = json_loadb(params, length, 0, NULL);
+    json_int_t code = json_integer_value(json_object_get(root, "code"));
+    json_decref(root);
+    return host.call_fail_code(call, code, "own failure", "[1,2]", 5);
+}
+
+static int handle_status(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)call, (void)params, (void)length;
+    return (int)(intptr_t)data;
+}
+
+static int handle_bad_result(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length;
+    const char *text = data;
+    int status = host.call_result(call, text, strlen(text));
+    assert_int_equal(status, RPCD_ERR_INVALID_ARGUMENT);
+    return RPCD_OK;
+}
+
+static int handle_notify(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    assert_int_equal(host.call_notify(call, "log/line", "{\"text\":\"first\"}", 16), RPCD_OK);
+    assert_int_equal(host.call_notify(call, "log/line", "{bad", 4), RPCD_ERR_INVALID_ARGUMENT);
+    assert_int_equal(host.call_notify(call, "log/line", "12", 2), RPCD_ERR_INVALID_ARGUMENT);
+    assert_int_equal(host.call_notify(call, NULL, NULL, 0), RPCD_ERR_INVALID_ARGUMENT);
+    assert_int_equal(host.call_notify(call, "bare", NULL, 0), RPCD_OK);
+    return host.call_result(call, "\"done\"", 6);
+}
+
+static int handle_progress(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    assert_int_equal(host.call_progress(call, 1, 4, "a \"quoted\" step"), RPCD_OK);
+    assert_int_equal(host.call_progress(call, 2.5, -1, NULL), RPCD_OK);
+    assert_int_equal(host.call_progress(call, 0.0 / 0.0, 4, NULL), RPCD_ERR_INVALID_ARGUMENT);
+    assert_int_equal(host.call_progress(call, 1, 4, "\xff"), RPCD_ERR_INVALID_ARGUMENT);
+    assert_int_equal(host.call_is_cancelled(call), 0);
+    assert_string_equal(host.call_method(call), "progress");
+    return RPCD_OK;
+}
+
+static int handle_keep(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    kept_call = call;
+    return RPCD_OK;
+}
+
+/* A notification from another thread while the handler waits for it. */
+static void *notify_from_thread(void *call)
+{
+    int status = host.call_notify(call, "from/thread", "[1]", 3);
+    return (void *)(intptr_t)status;
+}
+
+static int handle_threaded(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    pthread_t thread;
+    void *status;
+    pthread_create(&thread, NULL, notify_from_thread, call);
+    pthread_join(thread, &status);
+    assert_int_equal((intptr_t)status, RPCD_OK);
+    return RPCD_OK;
+}
+
+static void add(registry *methods, const char *name, rpcd_handler_fn handler, void *data)
+{
+    rpcd_method method = rpcd_method_new(name, handler);
+    method.user_data = data;
+    assert_int_equal(reg_add(methods, &method, NULL, "testplugin", NULL), 0);
+}
+
+static int setup(void **state)
+{
+    call_fill_host_api(&host);
+    fixture *f = calloc(1, sizeof *f);
+    assert_int_equal(reg_new(&f->methods), 0);
+    add(f->methods, "echo", handle_echo, NULL);
+    add(f->methods, "no_result", handle_no_result, NULL);
+    add(f->methods, "fail", handle_fail, NULL);
+    add(f->methods, "fail_code", handle_fail_code, NULL);
+    add(f->methods, "status.internal", handle_status, (void *)(intptr_t)RPCD_ERR_INTERNAL);
+    add(f->methods, "status.unknown", handle_status, (void *)(intptr_t)777);
+    add(f->methods, "status.application", handle_status,
+        (void *)(intptr_t)RPCD_ERR_APPLICATION);
+    add(f->methods, "status.cancelled", handle_status, (void *)(intptr_t)RPCD_ERR_CANCELLED);
+    add(f->methods, "status.mismatch", handle_fail, NULL);
+    add(f->methods, "bad_result", handle_bad_result, "{not json");
+    add(f->methods, "non_utf8_result", handle_bad_result, "\"\xff\"");
+    add(f->methods, "notify", handle_notify, NULL);
+    add(f->methods, "progress", handle_progress, NULL);
+    add(f->methods, "keep", handle_keep, NULL);
+    add(f->methods, "threaded", handle_threaded, NULL);
+    assert_int_equal(out_new(capture_write, &f->written, &f->out), 0);
+    f->dispatch.methods = f->methods;
+    f->dispatch.calls.out = f->out;
+    f->dispatch.calls.max_depth = 64;
+    f->dispatch.max_depth = 64;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    out_free(f->out);
+    reg_free(f->methods);
+    free(f->written.data);
+    free(f);
+    call_store_release();
+    return 0;
+}
+
+/* Sends one line and returns everything written for it (owned by the fixture). */
+static const char *send(fixture *f, const char *line)
+{
+    free(f->written.data);
+    f->written.data = NULL;
+    f->written.length = 0;
+    disp_line(&f->dispatch, line, strlen(line));
+    out_flush(f->out);
+    return f->written.data ? f->written.data : "";
+}
+
+/* Asserts that text is exactly the given lines, each JSON-equal to what was written. */
+static void assert_lines(const char *text, int count, ...)
+{
+    va_list expected;
+    va_start(expected, count);
+    char *copy = strdup(text);
+    char *save = NULL;
+    char *line = strtok_r(copy, "\n", &save);
+    for (int i = 0; i < count; i++) {
+        const char *want = va_arg(expected, const char *);
+        assert_non_null(line);
+        json_error_t error;
+        json_t *got = json_loads(line, JSON_DECODE_ANY, &error);
+        json_t *wanted = json_loads(want, JSON_DECODE_ANY, &error);
+        assert_non_null(got);
+        assert_non_null(wanted);
+        if (!json_equal(got, wanted))
+            fail_msg("line %d:\n got:  %s\n want: %s", i + 1, line, want);
+        json_decref(got);
+        json_decref(wanted);
+        line = strtok_r(NULL, "\n", &save);
+    }
+    assert_null(line);
+    va_end(expected);
+    free(copy);
+}
+
+static void test_result_is_spliced_verbatim(void **state)
+{
+    const char *out = send(*state, "{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"echo\","
+                                   "\"params\":[1e400, 18446744073709551617, \"\\u00e9\"]}");
+    assert_string_equal(out, "{\"jsonrpc\":\"2.0\",\"id\":1.0,\"result\":[1e400, "
+                             "18446744073709551617, \"\\u00e9\"]}\n");
+}
+
+static void test_no_result_is_null(void **state)
+{
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"no_result\"}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":null}");
+}
+
+static void test_fail_with_detail_and_data(void **state)
+{
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"fail\"}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,\"message\":"
+                 "\"Invalid params\",\"data\":{\"exception\":\"RPCD_ERR_INVALID_PARAMS\","
+                 "\"plugin\":\"testplugin\",\"method\":\"fail\",\"detail\":\"need \\\"x\\\"\","
+                 "\"data\":{\"x\":1}}}}");
+}
+
+static void test_application_codes(void **state)
+{
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"fail_code\","
+                              "\"params\":{\"code\":7}}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":7,\"message\":"
+                 "\"own failure\",\"data\":[1,2]}}");
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"fail_code\","
+                              "\"params\":{\"code\":-32001}}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32001,\"message\":"
+                 "\"own failure\",\"data\":[1,2]}}");
+    /* A reserved code is not the plugin's to send. */
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"fail_code\","
+                              "\"params\":{\"code\":-32700}}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32603,\"message\":"
+                 "\"Internal error\",\"data\":{\"exception\":\"RPCD_ERR_APPLICATION\","
+                 "\"plugin\":\"testplugin\",\"method\":\"fail_code\",\"detail\":"
+                 "\"error code -32700 is reserved\",\"data\":[1,2]}}}");
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"status.application\"}"),
+                 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":6,\"error\":{\"code\":-32603,\"message\":"
+                 "\"Internal error\",\"data\":{\"exception\":\"RPCD_ERR_APPLICATION\","
+                 "\"plugin\":\"testplugin\",\"method\":\"status.application\",\"detail\":"
+                 "\"RPCD_ERR_APPLICATION returned without call_fail_code\"}}}");
+}
+
+static void test_statuses(void **state)
+{
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"status.internal\"}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":"
+                 "\"Internal error\",\"data\":{\"exception\":\"RPCD_ERR_INTERNAL\","
+                 "\"plugin\":\"testplugin\",\"method\":\"status.internal\"}}}");
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"status.unknown\"}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":8,\"error\":{\"code\":-32603,\"message\":"
+                 "\"Internal error\",\"data\":{\"exception\":\"unknown status\",\"status\":777,"
+                 "\"plugin\":\"testplugin\",\"method\":\"status.unknown\"}}}");
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"status.cancelled\"}"),
+                 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32800,\"message\":"
+                 "\"Request cancelled\",\"data\":{\"exception\":\"RPCD_ERR_CANCELLED\","
+                 "\"plugin\":\"testplugin\",\"method\":\"status.cancelled\"}}}");
+}
+
+static void test_invalid_result_never_reaches_the_wire(void **state)
+{
+    const char *out = send(*state, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"bad_result\"}");
+    assert_null(strstr(out, "not json"));
+    assert_lines(out, 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":10,\"error\":{\"code\":-32603,\"message\":"
+                 "\"Internal error\",\"data\":{\"exception\":\"RPCD_ERR_INVALID_ARGUMENT\","
+                 "\"plugin\":\"testplugin\",\"method\":\"bad_result\",\"detail\":"
+                 "\"the handler's result is not valid JSON\"}}}");
+    out = send(*state, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"non_utf8_result\"}");
+    assert_null(strchr(out, '\xff'));
+    assert_non_null(strstr(out, "-32603"));
+}
+
+static void test_notifications_before_response(void **state)
+{
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"notify\"}"), 3,
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"log/line\",\"params\":{\"text\":\"first\"}}",
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"bare\"}",
+                 "{\"jsonrpc\":\"2.0\",\"id\":12,\"result\":\"done\"}");
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"threaded\"}"), 2,
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"from/thread\",\"params\":[1]}",
+                 "{\"jsonrpc\":\"2.0\",\"id\":13,\"result\":null}");
+}
+
+static void test_progress_needs_a_token(void **state)
+{
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"progress\","
+                              "\"params\":{}}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":14,\"result\":null}");
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"progress\","
+                              "\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}"), 3,
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+                 "{\"progressToken\":\"t\",\"progress\":1,\"total\":4,"
+                 "\"message\":\"a \\\"quoted\\\" step\"}}",
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+                 "{\"progressToken\":\"t\",\"progress\":2.5}}",
+                 "{\"jsonrpc\":\"2.0\",\"id\":15,\"result\":null}");
+    /* An integer token is echoed as sent. */
+    const char *out = send(*state, "{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"progress\","
+                                   "\"params\":{\"_meta\":{\"progressToken\":12345678901234567890}}}");
+    assert_non_null(strstr(out, "\"progressToken\":12345678901234567890"));
+}
+
+static void test_stale_handle_is_harmless(void **state)
+{
+    send(*state, "{\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"keep\"}");
+    assert_non_null(kept_call);
+    assert_int_equal(host.call_result(kept_call, "1", 1), RPCD_ERR_STALE);
+    assert_int_equal(host.call_fail(kept_call, RPCD_ERR_INTERNAL, "x", NULL, 0), RPCD_ERR_STALE);
+    assert_int_equal(host.call_fail_code(kept_call, 5, "x", NULL, 0), RPCD_ERR_STALE);
+    assert_int_equal(host.call_notify(kept_call, "late", NULL, 0), RPCD_ERR_STALE);
+    assert_int_equal(host.call_progress(kept_call, 1, 2, NULL), RPCD_ERR_STALE);
+    assert_int_equal(host.call_is_cancelled(kept_call), 1);
+    assert_null(host.call_method(kept_call));
+    /* The slot is reused by the next call: the old handle must still be refused. */
+    const char *out = send(*state, "{\"jsonrpc\":\"2.0\",\"id\":18,\"method\":\"no_result\"}");
+    assert_non_null(strstr(out, "\"id\":18"));
+    assert_int_equal(host.call_notify(kept_call, "late", NULL, 0), RPCD_ERR_STALE);
+    /* Handles that never existed. */
+    assert_int_equal(host.call_result((rpcd_call *)(uintptr_t)0x7fff12345678ull, "1", 1),
+                     RPCD_ERR_STALE);
+    assert_int_equal(host.call_result(NULL, "1", 1), RPCD_ERR_STALE);
+    assert_string_equal(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":19,\"method\":\"no_result\"}"),
+                        "{\"jsonrpc\":\"2.0\",\"id\":19,\"result\":null}\n");
+}
+
+static void test_fail_argument_checks(void **state)
+{
+    (void)state;
+    assert_int_equal(host.call_fail(NULL, RPCD_OK, NULL, NULL, 0), RPCD_ERR_INVALID_ARGUMENT);
+    assert_int_equal(host.call_fail(NULL, RPCD_ERR_APPLICATION, NULL, NULL, 0),
+                     RPCD_ERR_INVALID_ARGUMENT);
+    assert_int_equal(host.call_fail_code(NULL, 1, NULL, NULL, 0), RPCD_ERR_INVALID_ARGUMENT);
+}
+
+static void test_batches(void **state)
+{
+    fixture *f = *state;
+    const char *out = send(f, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]},"
+                              "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[2]},"
+                              "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"},5]");
+    assert_lines(out, 1,
+                 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1]},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32601,\"message\":"
+                 "\"Method not found\"}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
+                 "\"Invalid Request\"}}]");
+    assert_string_equal(send(f, "[{\"jsonrpc\":\"2.0\",\"method\":\"echo\"}, "
+                                "{\"jsonrpc\":\"2.0\",\"method\":\"nope\"}]"), "");
+    assert_lines(send(f, " [ ] "), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
+                 "\"Invalid Request\"}}");
+}
+
+static void test_parse_errors_and_limits(void **state)
+{
+    fixture *f = *state;
+    assert_lines(send(f, "{\"jsonrpc\":"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":"
+                 "\"Parse error\"}}");
+    char deep[200];
+    memset(deep, '[', 100);
+    memset(deep + 100, ']', 100);
+    assert_string_equal(send(f, ""), "");
+    free(f->written.data);
+    f->written.data = NULL;
+    f->written.length = 0;
+    disp_line(&f->dispatch, deep, sizeof deep);
+    out_flush(f->out);
+    assert_lines(f->written.data, 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":"
+                 "\"Parse error\",\"data\":{\"detail\":\"nested deeper than max_depth (64)\"}}}");
+    assert_string_equal(send(f, "  \t "), "");
+    assert_lines(send(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ech\\u006f\",\"params\":[]}"),
+                 1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[]}");
+    /* A NUL inside the name is part of it: no method has that name. */
+    assert_lines(send(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"echo\\u0000\"}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32601,\"message\":"
+                 "\"Method not found\"}}");
+    assert_lines(send(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":1}"), 0);
+}
+
+static void test_long_escaped_method_name(void **state)
+{
+    fixture *f = *state;
+    /* Longer than the on-stack decoding buffer, and escaped, so it goes through the heap. */
+    char line[2000];
+    int used = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"");
+    for (int i = 0; i < 300; i++)
+        used += snprintf(line + used, sizeof line - (size_t)used, "\\u0061");
+    snprintf(line + used, sizeof line - (size_t)used, "\"}");
+    assert_lines(send(f, line), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,\"message\":"
+                 "\"Method not found\"}}");
+}
+
+static void test_line_too_long(void **state)
+{
+    fixture *f = *state;
+    free(f->written.data);
+    f->written.data = NULL;
+    f->written.length = 0;
+    disp_line_too_long(&f->dispatch, 5000, 1024);
+    out_flush(f->out);
+    assert_lines(f->written.data, 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
+                 "\"Invalid Request\",\"data\":{\"detail\":"
+                 "\"line longer than max_line_bytes (1024)\"}}}");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_result_is_spliced_verbatim, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_result_is_null, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fail_with_detail_and_data, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_application_codes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_statuses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_result_never_reaches_the_wire, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_notifications_before_response, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_progress_needs_a_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_handle_is_harmless, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fail_argument_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parse_errors_and_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_escaped_method_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_line_too_long, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

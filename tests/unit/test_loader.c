@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loader tests through the real dlopen path: bundled plugins and fixture plugins built to
+ * fail each start-up check (ABI versions, entry point, init, duplicate names).
+ */
+#include "config.h"
+#include "loader.h"
+#include "log.h"
+#include "registry.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static const char *env_path(const char *name)
+{
+    const char *value = getenv(name);
+    if (!value)
+        fail_msg("%s is not set: run this test through meson test", name);
+    return value;
+}
+
+typedef struct attempt {
+    rpcd_config *config;
+    registry *methods;
+    loader *plugins;
+    int status;
+    char error[1024];
+    char log[4096];
+} attempt;
+
+/* Loads a config made of the given "[plugin ...]" sections; captures the log. */
+static void load(attempt *a, const char *sections)
+{
+    memset(a, 0, sizeof *a);
+    char config_error[512];
+    assert_int_equal(cfg_load_string(sections, "/test/rpcd.conf", &a->config, config_error,
+                                     sizeof config_error),
+                     0);
+    assert_int_equal(reg_new(&a->methods), 0);
+    FILE *log_file = tmpfile();
+    assert_non_null(log_file);
+    log_set_fd(fileno(log_file));
+    a->status = ld_load_all(a->config, a->methods, &a->plugins, a->error, sizeof a->error);
+    log_set_fd(STDERR_FILENO);
+    rewind(log_file);
+    size_t n = fread(a->log, 1, sizeof a->log - 1, log_file);
+    a->log[n] = '\0';
+    fclose(log_file);
+}
+
+static void finish(attempt *a)
+{
+    if (a->status == 0)
+        ld_unload_all(a->plugins, a->methods);
+    reg_free(a->methods);
+    cfg_free(a->config);
+}
+
+static char *section(const char *name, const char *path, const char *extra)
+{
+    char *text;
+    assert_true(asprintf(&text, "[plugin %s]\npath = %s\n%s", name, path, extra) > 0);
+    return text;
+}
+
+static void expect_failure(const char *fixture, const char *must_contain_1,
+                           const char *must_contain_2)
+{
+    attempt a;
+    char *text = section("x", env_path(fixture), "");
+    load(&a, text);
+    assert_int_equal(a.status, -1);
+    assert_non_null(strstr(a.error, env_path(fixture))); /* names the plugin's path */
+    if (!strstr(a.error, must_contain_1) || (must_contain_2 && !strstr(a.error, must_contain_2)))
+        fail_msg("unexpected message: %s", a.error);
+    assert_null(strchr(a.error, '\n'));
+    assert_int_equal(reg_count(a.methods), 0);
+    finish(&a);
+    free(text);
+}
+
+static void test_bundled_plugins_load(void **state)
+{
+    (void)state;
+    attempt a;
+    char *text;
+    assert_true(asprintf(&text, "[plugin echo]\npath = %s\n[plugin spec]\npath = %s\n",
+                         env_path("RPCD_PLUGIN_ECHO"), env_path("RPCD_PLUGIN_SPEC")) > 0);
+    load(&a, text);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(ld_count(a.plugins), 2);
+    const reg_method *echo = reg_find(a.methods, "echo", 4);
+    assert_non_null(echo);
+    assert_string_equal(echo->owner_name, "echo");
+    assert_non_null(echo->description);
+    assert_non_null(reg_find(a.methods, "subtract", 8));
+    finish(&a);
+    free(text);
+}
+
+static void test_abi_too_new(void **state)
+{
+    (void)state;
+    expect_failure("RPCD_FIXTURE_ABI_TOO_NEW", "ABI 1.1", "has ABI 1.0");
+}
+
+static void test_abi_major_differs(void **state)
+{
+    (void)state;
+    expect_failure("RPCD_FIXTURE_ABI_MAJOR_2", "ABI 2.0", "has ABI 1.0");
+}
+
+static void test_no_entry_point(void **state)
+{
+    (void)state;
+    expect_failure("RPCD_FIXTURE_NO_ENTRY", "no entry point rpcd_plugin_entry", NULL);
+}
+
+static void test_init_failure_frees_registered_user_data(void **state)
+{
+    (void)state;
+    /* The fixture registers a method with heap user data before failing: leak checkers
+     * (ASan's LeakSanitizer in CI) see it freed or not. */
+    expect_failure("RPCD_FIXTURE_INIT_FAIL", "init failed: database unreachable", NULL);
+}
+
+static void test_missing_file_and_not_a_shared_object(void **state)
+{
+    (void)state;
+    attempt a;
+    load(&a, "[plugin x]\npath = /nonexistent/plugin.so\n");
+    assert_int_equal(a.status, -1);
+    assert_string_equal(a.error, "plugin /nonexistent/plugin.so: No such file or directory");
+    finish(&a);
+
+    char path[] = "/tmp/rpcd-not-elf-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "not elf\n", 8), 8);
+    close(fd);
+    char *text = section("x", path, "");
+    load(&a, text);
+    assert_int_equal(a.status, -1);
+    assert_non_null(strstr(a.error, "not a loadable shared object"));
+    assert_non_null(strstr(a.error, path));
+    finish(&a);
+    free(text);
+    unlink(path);
+}
+
+static void test_duplicate_method_names_both_plugins(void **state)
+{
+    (void)state;
+    attempt a;
+    char *text;
+    assert_true(asprintf(&text, "[plugin a]\npath = %s\n[plugin b]\npath = %s\n",
+                         env_path("RPCD_FIXTURE_DUPLICATE_A"),
+                         env_path("RPCD_FIXTURE_DUPLICATE_B")) > 0);
+    load(&a, text);
+    assert_int_equal(a.status, -1);
+    assert_non_null(strstr(a.error, "'dup.method'"));
+    assert_non_null(strstr(a.error, "'duplicate_a'"));
+    assert_non_null(strstr(a.error, "'duplicate_b'"));
+    assert_int_equal(reg_count(a.methods), 0); /* everything loaded so far is undone */
+    finish(&a);
+    free(text);
+}
+
+static void test_optional_plugin_is_skipped(void **state)
+{
+    (void)state;
+    attempt a;
+    char *text;
+    assert_true(asprintf(&text, "[plugin broken]\npath = %s\nrequired = false\n"
+                                "[plugin echo]\npath = %s\n",
+                         env_path("RPCD_FIXTURE_INIT_FAIL"), env_path("RPCD_PLUGIN_ECHO")) > 0);
+    load(&a, text);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(ld_count(a.plugins), 1);
+    assert_non_null(strstr(a.log, "not required: skipped"));
+    assert_null(reg_find(a.methods, "init_fail.never", 15));
+    assert_non_null(reg_find(a.methods, "echo", 4));
+    finish(&a);
+    free(text);
+}
+
+static void test_old_descriptor_and_config_keys(void **state)
+{
+    (void)state;
+    attempt a;
+    char *text;
+    assert_true(asprintf(&text, "[plugin old]\npath = %s\n[plugin m]\npath = %s\n"
+                                "greeting = hi\nunused_key = 1\n",
+                         env_path("RPCD_FIXTURE_OLD_PLUGIN"), env_path("RPCD_FIXTURE_MISBEHAVE")) >
+                0);
+    load(&a, text);
+    assert_int_equal(a.status, 0);
+    const reg_method *old = reg_find(a.methods, "old.ping", 8);
+    assert_non_null(old);
+    assert_null(old->description); /* beyond the size the old plugin declared */
+    assert_non_null(strstr(a.log, "did not use its key 'unused_key'"));
+    assert_null(strstr(a.log, "'greeting'"));
+    finish(&a);
+    free(text);
+}
+
+static void test_plugin_config_errors_reach_init(void **state)
+{
+    (void)state;
+    attempt a;
+    char *text = section("progress", env_path("RPCD_PLUGIN_PROGRESS"), "default_steps = abc\n");
+    load(&a, text);
+    assert_int_equal(a.status, -1);
+    assert_non_null(strstr(a.error, "init failed"));
+    assert_non_null(strstr(a.error, "default_steps"));
+    finish(&a);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bundled_plugins_load),
+        cmocka_unit_test(test_abi_too_new),
+        cmocka_unit_test(test_abi_major_differs),
+        cmocka_unit_test(test_no_entry_point),
+        cmocka_unit_test(test_init_failure_frees_registered_user_data),
+        cmocka_unit_test(test_missing_file_and_not_a_shared_object),
+        cmocka_unit_test(test_duplicate_method_names_both_plugins),
+        cmocka_unit_test(test_optional_plugin_is_skipped),
+        cmocka_unit_test(test_old_descriptor_and_config_keys),
+        cmocka_unit_test(test_plugin_config_errors_reach_init),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
