@@ -19,7 +19,10 @@
 typedef struct parse_state {
     rpcd_config *config;
     char *message;        /* the first problem, without file and line */
+    int message_line;     /* where it is */
     bool plugin_dir_set;
+    const char *next;     /* the text not yet handed to inih */
+    int line;             /* the line inih is working on */
 } parse_state;
 
 static const char plugin_prefix[] = "plugin ";
@@ -28,6 +31,7 @@ __attribute__((format(printf, 2, 3))) static int fail(parse_state *state, const 
 {
     if (state->message)
         return 0; /* the first problem is the one worth reading */
+    state->message_line = state->line;
     va_list args;
     va_start(args, format);
     if (vasprintf(&state->message, format, args) < 0)
@@ -148,6 +152,71 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
     return 1;
 }
 
+/*
+ * Checks a section header when inih is about to read it, so that a section without keys is
+ * judged too (inih only reports sections through their keys).
+ */
+static void check_section_header(parse_state *state, const char *line, size_t length)
+{
+    while (length > 0 && (*line == ' ' || *line == '\t')) {
+        line++;
+        length--;
+    }
+    if (length == 0 || *line != '[')
+        return;
+    const char *close = memchr(line, ']', length);
+    if (!close)
+        return; /* inih reports the syntax error */
+    char name[256];
+    size_t name_length = (size_t)(close - line - 1);
+    if (name_length >= sizeof name) {
+        fail(state, "section name too long");
+        return;
+    }
+    memcpy(name, line + 1, name_length);
+    while (name_length > 0 && (name[name_length - 1] == ' ' || name[name_length - 1] == '\t'))
+        name_length--;
+    name[name_length] = '\0';
+    const char *plugin_name = name + sizeof plugin_prefix - 1;
+    if (strcmp(name, "rpcd") == 0)
+        return;
+    if (strncmp(name, plugin_prefix, sizeof plugin_prefix - 1) == 0 && *plugin_name) {
+        if (!plugin_section(state, plugin_name))
+            fail(state, "out of memory");
+        return;
+    }
+    fail(state, "unknown section [%s] (expected [rpcd] or [plugin NAME])", name);
+}
+
+/*
+ * Hands inih one line at a time (an fgets look-alike), counting lines so that every message
+ * names its own line, and refusing lines longer than inih's buffer instead of letting inih
+ * split them silently.
+ */
+static char *read_line(char *out, int capacity, void *stream)
+{
+    parse_state *state = stream;
+    if (*state->next == '\0')
+        return NULL;
+    const char *start = state->next;
+    const char *newline = strchr(start, '\n');
+    size_t length = newline ? (size_t)(newline - start) + 1 : strlen(start);
+    state->next = start + length;
+    state->line++;
+    size_t content = length - (newline ? 1 : 0);
+    if (content > 0 && start[content - 1] == '\r')
+        content--;
+    if (content + 2 > (size_t)capacity) {
+        fail(state, "line longer than %d bytes", capacity - 2);
+        strcpy(out, "\n");
+        return out;
+    }
+    memcpy(out, start, length);
+    out[length] = '\0';
+    check_section_header(state, start, content);
+    return out;
+}
+
 static int handle_key(void *user, const char *section, const char *name, const char *value)
 {
     parse_state *state = user;
@@ -222,18 +291,17 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     config->max_line_bytes = CFG_DEFAULT_MAX_LINE_BYTES;
     config->max_depth = CFG_DEFAULT_MAX_DEPTH;
     config->path = strdup(file_name);
-    parse_state state = {config, NULL, false};
+    parse_state state = {.config = config, .next = text};
 
-    int line = text ? ini_parse_string(text, handle_key, &state)
-                    : ini_parse(file_name, handle_key, &state);
+    int line = ini_parse_stream(read_line, &state, handle_key, &state);
     int status = -1;
-    if (line == -1) {
-        snprintf(error, error_size, "%s: cannot read: %s", file_name, strerror(errno));
-    } else if (line == -2) {
+    if (line == -2) {
         snprintf(error, error_size, "%s: out of memory", file_name);
-    } else if (line > 0) {
-        snprintf(error, error_size, "%s:%d: %s", file_name, line,
-                 state.message ? state.message : "syntax error (expected [section] or key = value)");
+    } else if (line > 0 && (!state.message || line < state.message_line)) {
+        snprintf(error, error_size, "%s:%d: syntax error (expected [section] or key = value)",
+                 file_name, line);
+    } else if (state.message) {
+        snprintf(error, error_size, "%s:%d: %s", file_name, state.message_line, state.message);
     } else if (!config->path || finish(&state, file_name, error, error_size) != 0) {
         if (!error[0])
             snprintf(error, error_size, "%s: out of memory", file_name);
@@ -261,7 +329,33 @@ int cfg_load(const char *path, rpcd_config **out, char *error, size_t error_size
         snprintf(error, error_size, "%s: cannot read: not a regular file", path);
         return -1;
     }
-    return load(NULL, path, out, error, error_size);
+    /* Read whole, so that the parser counts lines itself (see read_line). */
+    FILE *file = fopen(path, "r");
+    if (!file) {
+        snprintf(error, error_size, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    char *text = NULL;
+    size_t length = 0;
+    FILE *memory = open_memstream(&text, &length);
+    char chunk[4096];
+    size_t n;
+    int failed = memory == NULL;
+    while (!failed && (n = fread(chunk, 1, sizeof chunk, file)) > 0)
+        failed = fwrite(chunk, 1, n, memory) != n;
+    failed |= ferror(file);
+    int saved_errno = errno;
+    fclose(file);
+    if (memory)
+        fclose(memory);
+    if (failed) {
+        snprintf(error, error_size, "%s: cannot read: %s", path, strerror(saved_errno));
+        free(text);
+        return -1;
+    }
+    int status = load(text, path, out, error, error_size);
+    free(text);
+    return status;
 }
 
 int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, char *error,

@@ -36,9 +36,8 @@ typedef struct env_message {
 void env_parse(js_span value, env_message *out);
 
 /*
- * Appends a response line (no newline) to out: the success form when error_code is 0, else the
- * error form. id NULL means "id": null. result NULL means null. data is raw JSON text or NULL.
- * Returns 0 or -1 (memory).
+ * Appends an error response (no newline) to out. id NULL means "id": null; message is UTF-8
+ * (copied, escaped); data is raw JSON text or NULL for none. Returns 0 or -1 (memory).
  */
 int env_append_error(buffer *out, const js_span *id, int64_t code, const char *message,
                      const char *data, size_t data_length);

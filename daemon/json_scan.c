@@ -219,6 +219,7 @@ int js_validate(const char *text, size_t length, size_t max_depth, js_span *valu
         /* Expecting a value at p. */
         if (p >= end)
             goto done;
+        const char *token = p; /* where a bad token is reported */
         switch (*p) {
         case '{':
         case '[':
@@ -261,7 +262,7 @@ int js_validate(const char *text, size_t length, size_t max_depth, js_span *valu
             goto done;
         }
         if (!p) {
-            p = end;
+            p = token;
             goto done;
         }
 
@@ -303,9 +304,10 @@ int js_validate(const char *text, size_t length, size_t max_depth, js_span *valu
     expect_key:
         if (p >= end || *p != '"')
             goto done;
+        const char *key = p;
         p = scan_string(p, end);
         if (!p) {
-            p = end;
+            p = key;
             goto done;
         }
         p = skip_whitespace(p, end);

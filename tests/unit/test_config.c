@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for config: defaults, every [rpcd] key with good and bad values, plugin sections,
+ * how plugin paths are resolved, and that every error names the file and the line, both from
+ * text in memory and from real files in a temporary directory.
+ */
+#include "config.h"
+
+#include "log.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static const char conf_name[] = "/etc/rpcd/rpcd.conf";
+
+static rpcd_config *load_ok(const char *text)
+{
+    rpcd_config *config = NULL;
+    char error[512] = "";
+    if (cfg_load_string(text, conf_name, &config, error, sizeof error) != 0)
+        fail_msg("refused: %s\n--- text ---\n%s", error, text);
+    assert_non_null(config);
+    return config;
+}
+
+/* Loads text, expects a failure whose message starts "FILE:LINE: " and holds fragment. */
+static void expect_error(const char *text, int line, const char *fragment)
+{
+    rpcd_config *config = NULL;
+    char error[512] = "";
+    assert_int_equal(cfg_load_string(text, conf_name, &config, error, sizeof error), -1);
+    assert_null(config);
+    char prefix[128];
+    if (line > 0)
+        snprintf(prefix, sizeof prefix, "%s:%d: ", conf_name, line);
+    else
+        snprintf(prefix, sizeof prefix, "%s: ", conf_name);
+    if (strncmp(error, prefix, strlen(prefix)) != 0)
+        fail_msg("message '%s' does not start with '%s'\n--- text ---\n%s", error, prefix, text);
+    if (!strstr(error, fragment))
+        fail_msg("message '%s' does not mention '%s'", error, fragment);
+    assert_null(strchr(error, '\n')); /* one line */
+}
+
+/* A copy of path with "/./" and "//" collapsed, for comparing resolved paths. */
+static void normalize(const char *path, char *out, size_t size)
+{
+    size_t used = 0;
+    for (const char *p = path; *p && used + 1 < size;) {
+        if (p[0] == '/' && p[1] == '/') {
+            p++;
+        } else if (p[0] == '/' && p[1] == '.' && (p[2] == '/' || p[2] == '\0')) {
+            p += 2;
+        } else {
+            out[used++] = *p++;
+        }
+    }
+    out[used] = '\0';
+    if (used == 0 && size > 1) {
+        out[0] = '/';
+        out[1] = '\0';
+    }
+}
+
+static void assert_same_path(const char *actual, const char *expected)
+{
+    assert_non_null(actual);
+    char a[PATH_MAX], b[PATH_MAX];
+    normalize(actual, a, sizeof a);
+    normalize(expected, b, sizeof b);
+    if (strcmp(a, b) != 0)
+        fail_msg("path '%s', expected '%s'", actual, expected);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"", "[rpcd]\n", "; comment\n# another\n\n[rpcd]\n; x\n"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        rpcd_config *config = load_ok(texts[i]);
+        assert_int_equal(config->log_level, LOG_INFO);
+        assert_int_equal(config->max_line_bytes, 32 * 1024 * 1024);
+        assert_int_equal(config->max_line_bytes, CFG_DEFAULT_MAX_LINE_BYTES);
+        assert_int_equal(config->max_depth, 512);
+        assert_int_equal(config->max_depth, CFG_DEFAULT_MAX_DEPTH);
+        assert_int_equal(config->plugin_count, 0);
+        assert_string_equal(config->path, conf_name);
+        assert_same_path(config->plugin_dir, "/etc/rpcd");
+        cfg_free(config);
+    }
+    cfg_free(NULL);
+}
+
+static void test_log_level(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int level;
+    } levels[] = {{"error", LOG_ERROR}, {"warning", LOG_WARNING}, {"info", LOG_INFO},
+                  {"debug", LOG_DEBUG}};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[rpcd]\nlog_level = %s\n", levels[i].name);
+        rpcd_config *config = load_ok(text);
+        assert_int_equal(config->log_level, levels[i].level);
+        cfg_free(config);
+    }
+    expect_error("[rpcd]\nlog_level = verbose\n", 2, "log_level");
+    expect_error("[rpcd]\nlog_level = verbose\n", 2, "'verbose'");
+    expect_error("[rpcd]\n\n\nlog_level =\n", 4, "log_level");
+    expect_error("[rpcd]\nlog_level = 3\n", 2, "log_level");
+}
+
+static void test_max_line_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        size_t expected;
+    } good[] = {{"64", 64}, {"1024", 1024}, {"1099511627776", (size_t)1 << 40},
+                {"33554432", 33554432}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[rpcd]\nmax_line_bytes = %s\n", good[i].value);
+        rpcd_config *config = load_ok(text);
+        assert_int_equal(config->max_line_bytes, good[i].expected);
+        cfg_free(config);
+    }
+    static const char *const bad[] = {"63", "0", "-1", "1099511627777", "abc", "12k", "+100",
+                                      "0x100", "1.5", "99999999999999999999999", "64 64"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128], fragment[64];
+        snprintf(text, sizeof text, "# settings\n[rpcd]\nmax_line_bytes = %s\n", bad[i]);
+        snprintf(fragment, sizeof fragment, "'%s'", bad[i]);
+        expect_error(text, 3, "max_line_bytes");
+        expect_error(text, 3, fragment);
+    }
+}
+
+static void test_max_depth(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        size_t expected;
+    } good[] = {{"2", 2}, {"100", 100}, {"1000000", 1000000}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[rpcd]\nmax_depth=%s\n", good[i].value);
+        rpcd_config *config = load_ok(text);
+        assert_int_equal(config->max_depth, good[i].expected);
+        cfg_free(config);
+    }
+    static const char *const bad[] = {"1", "0", "1000001", "-5", "deep", "", "2e3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[rpcd]\nlog_level = info\nmax_depth = %s\n", bad[i]);
+        expect_error(text, 3, "max_depth");
+    }
+}
+
+static void test_plugin_dir(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[rpcd]\nplugin_dir = plugins\n[plugin echo]\npath = echo.so\n");
+    assert_same_path(config->plugin_dir, "/etc/rpcd/plugins");
+    assert_same_path(config->plugins[0].path, "/etc/rpcd/plugins/echo.so");
+    cfg_free(config);
+
+    config = load_ok("[rpcd]\nplugin_dir = /opt/rpcd/lib\n[plugin echo]\npath = sub/echo.so\n");
+    assert_same_path(config->plugin_dir, "/opt/rpcd/lib");
+    assert_same_path(config->plugins[0].path, "/opt/rpcd/lib/sub/echo.so");
+    cfg_free(config);
+
+    /* plugin_dir may come after the plugins that use it. */
+    config = load_ok("[plugin echo]\npath = echo.so\n[rpcd]\nplugin_dir = /opt/p\n");
+    assert_same_path(config->plugins[0].path, "/opt/p/echo.so");
+    cfg_free(config);
+
+    expect_error("[rpcd]\nplugin_dir =\n", 2, "plugin_dir");
+    expect_error("[rpcd]\nplugin_dir = a\nplugin_dir = b\n", 3, "plugin_dir");
+}
+
+static void test_unknown_key_and_section(void **state)
+{
+    (void)state;
+    expect_error("[rpcd]\nlog_level = info\nmax_lines = 5\n", 3, "'max_lines'");
+    expect_error("[rpcd]\nlog_level = info\nmax_lines = 5\n", 3, "[rpcd]");
+    expect_error("[rpcd]\n[server]\nport = 1\n", 2, "[server]");
+    expect_error("[plugins echo]\npath = x.so\n", 1, "[plugins echo]");
+    expect_error("[plugin]\npath = x.so\n", 1, "[plugin]");
+    expect_error("; top\nstray = 1\n[rpcd]\n", 2, "'stray'");
+    expect_error("stray = 1\n", 1, "outside any section");
+    /* Only the first problem is reported, with its own line. */
+    expect_error("[rpcd]\nbad_one = 1\nbad_two = 2\n", 2, "'bad_one'");
+    /* Sections without keys are judged too. */
+    expect_error("[rpcd]\nlog_level = info\n[server]\n", 3, "[server]");
+    expect_error("[rpcd]\n[plugin empty]\n", 0, "[plugin empty] has no path");
+}
+
+static void test_syntax_error(void **state)
+{
+    (void)state;
+    expect_error("[rpcd]\nthis is not a key value pair\n", 2, "syntax");
+    expect_error("[rpcd]\nlog_level = info\n[plugin echo\npath = x.so\n", 3, "syntax");
+    expect_error("\n\n\n\njust words\n", 5, "syntax");
+}
+
+static void test_first_error_line_matches_message(void **state)
+{
+    (void)state;
+    /*
+     * A syntax error followed by a bad key: the message printed with the syntax error's line
+     * must be about that line, not about the later key.
+     */
+    static const char text[] = "[rpcd]\nthis line is garbage\nbogus_key = 1\n";
+    rpcd_config *config = NULL;
+    char error[512] = "";
+    assert_int_equal(cfg_load_string(text, conf_name, &config, error, sizeof error), -1);
+    char line2[128], line3[128];
+    snprintf(line2, sizeof line2, "%s:2: ", conf_name);
+    snprintf(line3, sizeof line3, "%s:3: ", conf_name);
+    if (strstr(error, "bogus_key")) {
+        if (strncmp(error, line3, strlen(line3)) != 0)
+            fail_msg("'%s': the message is about line 3 but names another line", error);
+    } else if (strncmp(error, line2, strlen(line2)) != 0 || !strstr(error, "syntax")) {
+        fail_msg("'%s': expected the syntax error of line 2", error);
+    }
+}
+
+static void test_plugin_sections(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[plugin echo]\n"
+                                  "path = echo.so\n"
+                                  "greeting = hello world\n"
+                                  "count = 3\n"
+                                  "[plugin math]\n"
+                                  "required = false\n"
+                                  "path = /usr/lib/rpcd/math.so\n"
+                                  "[plugin third]\n"
+                                  "path = third.so\n"
+                                  "required = true\n");
+    assert_int_equal(config->plugin_count, 3);
+    cfg_plugin *echo = &config->plugins[0];
+    assert_string_equal(echo->name, "echo");
+    assert_true(echo->required);
+    assert_same_path(echo->path, "/etc/rpcd/echo.so");
+    assert_int_equal(echo->pair_count, 2);
+    assert_string_equal(echo->pairs[0].key, "greeting");
+    assert_string_equal(echo->pairs[0].value, "hello world");
+    assert_string_equal(echo->pairs[1].key, "count");
+    assert_false(echo->pairs[0].used);
+    assert_false(echo->pairs[1].used);
+    const char *value = cfg_plugin_get(echo, "count");
+    assert_non_null(value);
+    assert_string_equal(value, "3");
+    assert_true(echo->pairs[1].used);
+    assert_false(echo->pairs[0].used);
+    assert_null(cfg_plugin_get(echo, "missing"));
+    assert_null(cfg_plugin_get(echo, "path")); /* path and required are the daemon's */
+    assert_null(cfg_plugin_get(echo, "Count"));
+
+    cfg_plugin *math = &config->plugins[1];
+    assert_string_equal(math->name, "math");
+    assert_false(math->required);
+    assert_string_equal(math->path, "/usr/lib/rpcd/math.so"); /* absolute: kept as is */
+    assert_int_equal(math->pair_count, 0);
+    assert_null(cfg_plugin_get(math, "greeting"));
+
+    assert_string_equal(config->plugins[2].name, "third");
+    assert_true(config->plugins[2].required);
+    cfg_free(config);
+
+    static const struct {
+        const char *value;
+        bool required;
+    } bools[] = {{"true", true}, {"yes", true}, {"1", true},
+                 {"false", false}, {"no", false}, {"0", false}};
+    for (size_t i = 0; i < sizeof bools / sizeof bools[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[plugin p]\npath = p.so\nrequired = %s\n", bools[i].value);
+        config = load_ok(text);
+        assert_int_equal(config->plugins[0].required, bools[i].required);
+        cfg_free(config);
+    }
+}
+
+static void test_plugin_section_errors(void **state)
+{
+    (void)state;
+    expect_error("[plugin echo]\ngreeting = hi\n", 0, "[plugin echo] has no path");
+    expect_error("[plugin a]\npath = a.so\n[plugin b]\nrequired = false\n", 0,
+                 "[plugin b] has no path");
+    expect_error("[plugin echo]\npath = e.so\nrequired = maybe\n", 3, "required");
+    expect_error("[plugin echo]\npath = e.so\nrequired = maybe\n", 3, "'maybe'");
+    expect_error("[plugin echo]\npath = e.so\nrequired =\n", 3, "required");
+    expect_error("[plugin echo]\npath = a.so\npath = b.so\n", 3, "path");
+    expect_error("[plugin echo]\npath =\n", 2, "path");
+    expect_error("[plugin echo]\npath = e.so\nkey = 1\nother = 2\nkey = 3\n", 5, "'key'");
+    expect_error("[plugin echo]\npath = e.so\nkey = 1\nother = 2\nkey = 3\n", 5, "[plugin echo]");
+    /* A section given twice is one plugin: its keys still may not repeat. */
+    expect_error("[plugin echo]\npath = a.so\n[rpcd]\n[plugin echo]\npath = b.so\n", 5, "path");
+    rpcd_config *config = load_ok("[plugin echo]\npath = a.so\n[rpcd]\n[plugin echo]\nx = 1\n");
+    assert_int_equal(config->plugin_count, 1);
+    assert_int_equal(config->plugins[0].pair_count, 1);
+    cfg_free(config);
+}
+
+static void test_relative_paths(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[plugin a]\npath = a.so\n[plugin b]\npath = lib/b.so\n"
+                                  "[plugin c]\npath = ../c.so\n[plugin d]\npath = /abs/d.so\n");
+    assert_same_path(config->plugins[0].path, "/etc/rpcd/a.so");
+    assert_same_path(config->plugins[1].path, "/etc/rpcd/lib/b.so");
+    assert_same_path(config->plugins[2].path, "/etc/rpcd/../c.so");
+    assert_string_equal(config->plugins[3].path, "/abs/d.so");
+    cfg_free(config);
+
+    /* A config named without a directory resolves against the working directory. */
+    char error[512] = "";
+    assert_int_equal(cfg_load_string("[plugin a]\npath = a.so\n", "rpcd.conf", &config, error,
+                                     sizeof error),
+                     0);
+    assert_same_path(config->plugins[0].path, "./a.so");
+    cfg_free(config);
+
+    /* plugin_dir relative to the config's directory; absolute plugin paths ignore it. */
+    config = load_ok("[rpcd]\nplugin_dir = ../lib/rpcd\n[plugin a]\npath = a.so\n"
+                     "[plugin b]\npath = /abs/b.so\n");
+    assert_same_path(config->plugins[0].path, "/etc/rpcd/../lib/rpcd/a.so");
+    assert_string_equal(config->plugins[1].path, "/abs/b.so");
+    cfg_free(config);
+}
+
+static void test_long_value_not_truncated(void **state)
+{
+    (void)state;
+    /* A long but ordinary path: kept whole, or refused; never silently cut short. */
+    char path[301];
+    path[0] = '/';
+    for (size_t i = 1; i < sizeof path - 1; i++)
+        path[i] = i % 20 == 0 ? '/' : (char)('a' + i % 26);
+    path[sizeof path - 1] = '\0';
+    char text[512];
+    snprintf(text, sizeof text, "[plugin long]\npath = %s\n", path);
+    rpcd_config *config = NULL;
+    char error[512] = "";
+    if (cfg_load_string(text, conf_name, &config, error, sizeof error) == 0) {
+        bool whole = config->plugin_count == 1 && strcmp(config->plugins[0].path, path) == 0;
+        cfg_free(config);
+        if (!whole)
+            fail_msg("a %zu-byte plugin path was not kept whole", strlen(path));
+    } else {
+        assert_true(strncmp(error, conf_name, strlen(conf_name)) == 0);
+    }
+
+    /* The same for a plugin's own key holding a long list of host:port pairs. */
+    char servers[301] = "";
+    for (int i = 0; strlen(servers) < 280 && i < 100; i++) {
+        char entry[64];
+        snprintf(entry, sizeof entry, "%shost%d.example:%d", i ? "," : "", i, 8000 + i);
+        strcat(servers, entry);
+    }
+    snprintf(text, sizeof text, "[plugin proxy]\npath = proxy.so\nservers = %s\n", servers);
+    config = NULL;
+    error[0] = '\0';
+    if (cfg_load_string(text, conf_name, &config, error, sizeof error) == 0) {
+        const char *value = cfg_plugin_get(&config->plugins[0], "servers");
+        size_t value_length = value ? strlen(value) : 0;
+        bool whole = value && strcmp(value, servers) == 0;
+        size_t pair_count = config->plugins[0].pair_count;
+        cfg_free(config); /* before any failure, so that a failure reports no leak */
+        if (!whole || pair_count != 1)
+            fail_msg("a %zu-byte value came back as %zu bytes, with %zu keys in the section",
+                     strlen(servers), value_length, pair_count);
+    } else {
+        assert_true(strncmp(error, conf_name, strlen(conf_name)) == 0);
+    }
+}
+
+/* A temporary directory with files, removed by the test itself. */
+typedef struct temp_dir {
+    char path[PATH_MAX];
+} temp_dir;
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *file = fopen(path, "w");
+    assert_non_null(file);
+    assert_int_equal(fputs(text, file) >= 0, 1);
+    assert_int_equal(fclose(file), 0);
+}
+
+static int make_temp_dir(void **state)
+{
+    temp_dir *dir = malloc(sizeof *dir);
+    if (!dir)
+        return -1;
+    const char *base = getenv("TMPDIR");
+    snprintf(dir->path, sizeof dir->path, "%s/rpcd-config-XXXXXX", base ? base : "/tmp");
+    if (!mkdtemp(dir->path)) {
+        free(dir);
+        return -1;
+    }
+    *state = dir;
+    return 0;
+}
+
+static int remove_temp_dir(void **state)
+{
+    temp_dir *dir = *state;
+    static const char *const names[] = {"rpcd.conf", "bad.conf", "plugins/echo.so", "echo.so",
+                                        "plugins", "conf.d"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", dir->path, names[i]);
+        if (unlink(path) != 0)
+            rmdir(path);
+    }
+    int status = rmdir(dir->path);
+    free(dir);
+    return status;
+}
+
+static void test_load_file(void **state)
+{
+    temp_dir *dir = *state;
+    char conf[PATH_MAX + 32], plugins[PATH_MAX + 32], plugin[PATH_MAX + 64];
+    snprintf(conf, sizeof conf, "%s/rpcd.conf", dir->path);
+    snprintf(plugins, sizeof plugins, "%s/plugins", dir->path);
+    snprintf(plugin, sizeof plugin, "%s/plugins/echo.so", dir->path);
+    assert_int_equal(mkdir(plugins, 0700), 0);
+    write_file(plugin, "not really a plugin");
+    write_file(conf, "# test config\n[rpcd]\nlog_level = debug\nmax_depth = 64\n"
+                     "plugin_dir = plugins\n\n[plugin echo]\npath = echo.so\nrequired = no\n"
+                     "greeting = hi\n");
+
+    rpcd_config *config = NULL;
+    char error[512] = "";
+    if (cfg_load(conf, &config, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    assert_string_equal(config->path, conf);
+    assert_int_equal(config->log_level, LOG_DEBUG);
+    assert_int_equal(config->max_depth, 64);
+    assert_int_equal(config->plugin_count, 1);
+    assert_false(config->plugins[0].required);
+    assert_same_path(config->plugins[0].path, plugin);
+    /* The resolved path is the real file. */
+    char expected[PATH_MAX], actual[PATH_MAX];
+    assert_non_null(realpath(plugin, expected));
+    assert_non_null(realpath(config->plugins[0].path, actual));
+    assert_string_equal(actual, expected);
+    assert_string_equal(cfg_plugin_get(&config->plugins[0], "greeting"), "hi");
+    cfg_free(config);
+
+    /* Without plugin_dir: next to the config file. */
+    char beside[PATH_MAX + 32];
+    snprintf(beside, sizeof beside, "%s/echo.so", dir->path);
+    write_file(beside, "x");
+    write_file(conf, "[plugin echo]\npath = echo.so\n");
+    assert_int_equal(cfg_load(conf, &config, error, sizeof error), 0);
+    assert_same_path(config->plugins[0].path, beside);
+    assert_non_null(realpath(config->plugins[0].path, actual));
+    assert_non_null(realpath(beside, expected));
+    assert_string_equal(actual, expected);
+    cfg_free(config);
+
+    /* Absolute plugin_dir. */
+    char text[PATH_MAX + 128];
+    snprintf(text, sizeof text, "[rpcd]\nplugin_dir = %s\n[plugin echo]\npath = echo.so\n",
+             plugins);
+    write_file(conf, text);
+    assert_int_equal(cfg_load(conf, &config, error, sizeof error), 0);
+    assert_same_path(config->plugins[0].path, plugin);
+    cfg_free(config);
+}
+
+static void test_load_file_errors(void **state)
+{
+    temp_dir *dir = *state;
+    char path[PATH_MAX + 32], expected[PATH_MAX + 64];
+    rpcd_config *config = NULL;
+    char error[512] = "";
+
+    snprintf(path, sizeof path, "%s/missing.conf", dir->path);
+    assert_int_equal(cfg_load(path, &config, error, sizeof error), -1);
+    assert_null(config);
+    snprintf(expected, sizeof expected, "%s: cannot read", path);
+    if (strncmp(error, expected, strlen(expected)) != 0)
+        fail_msg("'%s' does not start with '%s'", error, expected);
+
+    /* A directory opens fine on Linux; it must still be refused, by name. */
+    snprintf(path, sizeof path, "%s/conf.d", dir->path);
+    assert_int_equal(mkdir(path, 0700), 0);
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, &config, error, sizeof error), -1);
+    assert_null(config);
+    snprintf(expected, sizeof expected, "%s: ", path);
+    if (strncmp(error, expected, strlen(expected)) != 0 || !strstr(error, "cannot read") ||
+        !strstr(error, "not a regular file"))
+        fail_msg("'%s' is not '%scannot read: not a regular file'", error, expected);
+
+    /* An error inside a file names that file and the line. */
+    snprintf(path, sizeof path, "%s/bad.conf", dir->path);
+    write_file(path, "[rpcd]\nlog_level = info\n\nmax_depth = 1\n");
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, &config, error, sizeof error), -1);
+    assert_null(config);
+    snprintf(expected, sizeof expected, "%s:4: ", path);
+    if (strncmp(error, expected, strlen(expected)) != 0 || !strstr(error, "max_depth"))
+        fail_msg("'%s' does not start with '%s' or does not name max_depth", error, expected);
+
+    /* No path in a plugin section: file named, no line. */
+    write_file(path, "[plugin lonely]\nrequired = true\n");
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, &config, error, sizeof error), -1);
+    snprintf(expected, sizeof expected, "%s: [plugin lonely] has no path", path);
+    assert_string_equal(error, expected);
+}
+
+static void test_small_error_buffer(void **state)
+{
+    (void)state;
+    rpcd_config *config = NULL;
+    char error[16];
+    memset(error, 'x', sizeof error);
+    assert_int_equal(cfg_load_string("[rpcd]\nmax_depth = 1\n", conf_name, &config, error,
+                                     sizeof error),
+                     -1);
+    assert_non_null(memchr(error, '\0', sizeof error)); /* cut short, but terminated */
+    assert_int_equal(strncmp(error, conf_name, strlen(error)), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_log_level),
+        cmocka_unit_test(test_max_line_bytes),
+        cmocka_unit_test(test_max_depth),
+        cmocka_unit_test(test_plugin_dir),
+        cmocka_unit_test(test_unknown_key_and_section),
+        cmocka_unit_test(test_syntax_error),
+        cmocka_unit_test(test_first_error_line_matches_message),
+        cmocka_unit_test(test_plugin_sections),
+        cmocka_unit_test(test_plugin_section_errors),
+        cmocka_unit_test(test_relative_paths),
+        cmocka_unit_test(test_long_value_not_truncated),
+        cmocka_unit_test_setup_teardown(test_load_file, make_temp_dir, remove_temp_dir),
+        cmocka_unit_test_setup_teardown(test_load_file_errors, make_temp_dir, remove_temp_dir),
+        cmocka_unit_test(test_small_error_buffer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for output: line assembly from parts, when pending lines reach the write function
+ * (flush, reader idle, size threshold), failure handling, and whole lines from many threads.
+ */
+#include "output.h"
+
+#include "buffer.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+enum { FLUSH_THRESHOLD = 64 * 1024 }; /* as documented in output.c */
+
+/* A write function that records everything, and can be told to fail. */
+typedef struct sink {
+    buffer written;
+    size_t writes;
+    size_t last_write_length;
+    bool fail;
+    bool partial_line; /* a write ended inside a line */
+} sink;
+
+static int sink_write(void *context, const char *data, size_t length)
+{
+    sink *s = context;
+    s->writes++;
+    s->last_write_length = length;
+    if (s->fail)
+        return -1;
+    /* Writer threads call this too, where a failed assertion cannot unwind: just note it. */
+    if (length == 0 || data[length - 1] != '\n')
+        s->partial_line = true;
+    return buf_append(&s->written, data, length);
+}
+
+#define PART(literal) {(void *)(literal), sizeof(literal) - 1}
+
+#define ASSERT_WRITTEN(s, literal)                                                             \
+    do {                                                                                       \
+        assert_int_equal((s)->written.length, sizeof(literal) - 1);                            \
+        assert_memory_equal((s)->written.data, (literal), sizeof(literal) - 1);                \
+    } while (0)
+
+static output *open_output(sink *s)
+{
+    output *out = NULL;
+    assert_int_equal(out_new(sink_write, s, &out), 0);
+    assert_non_null(out);
+    return out;
+}
+
+static void test_line_from_parts(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    struct iovec parts[] = {PART("{\"a\":"), PART(""), PART("1}")};
+    assert_int_equal(out_write_line(out, parts, 3), 0);
+    assert_int_equal(out_write_line(out, NULL, 0), 0); /* an empty line is just "\n" */
+    struct iovec one[] = {PART("x")};
+    assert_int_equal(out_write_line(out, one, 1), 0);
+    assert_int_equal(s.writes, 0); /* nothing yet: the reader may have more input */
+    assert_int_equal(out_flush(out), 0);
+    assert_int_equal(s.writes, 1); /* one write for the whole burst */
+    ASSERT_WRITTEN(&s, "{\"a\":1}\n\nx\n");
+    assert_int_equal(out_flush(out), 0);
+    assert_int_equal(s.writes, 1); /* nothing pending: no empty write */
+    assert_false(out_failed(out));
+    out_free(out);
+    assert_false(s.partial_line);
+    buf_free(&s.written);
+}
+
+static void test_reader_idle(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    struct iovec a[] = {PART("a")}, b[] = {PART("b")}, c[] = {PART("c")}, d[] = {PART("d")};
+    assert_int_equal(out_write_line(out, a, 1), 0);
+    assert_int_equal(out_write_line(out, b, 1), 0);
+    assert_int_equal(s.writes, 0);
+    out_set_reader_idle(out, true); /* the reader waits: what is pending goes now */
+    assert_int_equal(s.writes, 1);
+    ASSERT_WRITTEN(&s, "a\nb\n");
+    assert_int_equal(out_write_line(out, c, 1), 0); /* while idle: at once */
+    assert_int_equal(s.writes, 2);
+    ASSERT_WRITTEN(&s, "a\nb\nc\n");
+    out_set_reader_idle(out, true); /* nothing pending: no write */
+    assert_int_equal(s.writes, 2);
+    out_set_reader_idle(out, false); /* busy again: batching resumes */
+    assert_int_equal(out_write_line(out, d, 1), 0);
+    assert_int_equal(s.writes, 2);
+    out_set_reader_idle(out, true);
+    assert_int_equal(s.writes, 3);
+    ASSERT_WRITTEN(&s, "a\nb\nc\nd\n");
+    out_free(out);
+    assert_false(s.partial_line);
+    buf_free(&s.written);
+}
+
+static void test_free_flushes(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    struct iovec parts[] = {PART("last words")};
+    assert_int_equal(out_write_line(out, parts, 1), 0);
+    assert_int_equal(s.writes, 0);
+    out_free(out);
+    ASSERT_WRITTEN(&s, "last words\n");
+    out_free(NULL);
+    buf_free(&s.written);
+}
+
+static void test_flush_threshold(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    char line[999];
+    memset(line, 'z', sizeof line);
+    struct iovec parts[] = {{line, sizeof line}};
+    size_t lines = 0;
+    while (s.writes == 0) {
+        assert_int_equal(out_write_line(out, parts, 1), 0);
+        lines++;
+        assert_true(lines < 1000);
+    }
+    /* The write came as soon as the pending bytes reached the threshold, not later. */
+    assert_int_equal(s.written.length, lines * 1000);
+    assert_true(s.written.length >= FLUSH_THRESHOLD);
+    assert_true(s.written.length < FLUSH_THRESHOLD + 1000);
+    /* Then batching starts over. */
+    assert_int_equal(out_write_line(out, parts, 1), 0);
+    assert_int_equal(s.writes, 1);
+
+    /* One line above the threshold goes out by itself, whole. */
+    size_t big_length = 3 * FLUSH_THRESHOLD;
+    char *big = malloc(big_length);
+    assert_non_null(big);
+    memset(big, 'B', big_length);
+    struct iovec big_parts[] = {{big, big_length / 2}, {big + big_length / 2, big_length / 2}};
+    assert_int_equal(out_write_line(out, big_parts, 2), 0);
+    assert_int_equal(s.writes, 2);
+    assert_int_equal(s.last_write_length, 1000 + big_length + 1);
+    /* Still working afterwards. */
+    struct iovec small[] = {PART("small")};
+    assert_int_equal(out_write_line(out, small, 1), 0);
+    assert_int_equal(s.writes, 2);
+    assert_int_equal(out_flush(out), 0);
+    assert_int_equal(s.writes, 3);
+    assert_int_equal(s.last_write_length, 6);
+    free(big);
+    out_free(out);
+    assert_false(s.partial_line);
+    buf_free(&s.written);
+}
+
+static void test_failed_write(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    struct iovec parts[] = {PART("line")};
+    out_set_reader_idle(out, true);
+    assert_int_equal(out_write_line(out, parts, 1), 0);
+    assert_int_equal(s.writes, 1);
+    assert_false(out_failed(out));
+
+    s.fail = true; /* the client went away */
+    assert_int_equal(out_write_line(out, parts, 1), -1);
+    assert_true(out_failed(out));
+    size_t writes = s.writes;
+    /* From now on lines are refused and nothing more is attempted. */
+    assert_int_equal(out_write_line(out, parts, 1), -1);
+    assert_int_equal(out_flush(out), -1);
+    out_set_reader_idle(out, false);
+    assert_int_equal(out_write_line(out, parts, 1), -1);
+    assert_true(out_failed(out));
+    assert_int_equal(s.writes, writes);
+    out_free(out);
+    assert_int_equal(s.writes, writes);
+    ASSERT_WRITTEN(&s, "line\n");
+    buf_free(&s.written);
+}
+
+static void test_failed_flush(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, true, false};
+    output *out = open_output(&s);
+    struct iovec parts[] = {PART("line")};
+    assert_int_equal(out_write_line(out, parts, 1), 0); /* only pending so far */
+    assert_false(out_failed(out));
+    assert_int_equal(out_flush(out), -1);
+    assert_true(out_failed(out));
+    assert_int_equal(out_write_line(out, parts, 1), -1);
+    out_free(out);
+    assert_int_equal(s.writes, 1);
+    buf_free(&s.written);
+}
+
+static void test_write_fd(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    output *out = NULL;
+    assert_int_equal(out_new(out_write_fd, &fds[1], &out), 0);
+    struct iovec parts[] = {PART("{\"id\":"), PART("7}")};
+    assert_int_equal(out_write_line(out, parts, 2), 0);
+    assert_int_equal(out_flush(out), 0);
+    char received[32];
+    ssize_t n = read(fds[0], received, sizeof received);
+    assert_int_equal(n, 9);
+    assert_memory_equal(received, "{\"id\":7}\n", 9);
+    out_free(out);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+enum { THREADS = 4, LINES_PER_THREAD = 10000 };
+
+typedef struct writer_args {
+    output *out;
+    int thread;
+    int failures;
+} writer_args;
+
+/* Line i of thread t: "t<t>:<i>:" then (i % 97) copies of a letter of t, in several parts. */
+static void *writer_main(void *context)
+{
+    writer_args *args = context;
+    char padding[128];
+    memset(padding, 'a' + args->thread, sizeof padding);
+    for (int i = 0; i < LINES_PER_THREAD; i++) {
+        char head[32], number[32];
+        int head_length = snprintf(head, sizeof head, "t%d", args->thread);
+        int number_length = snprintf(number, sizeof number, "%d", i);
+        struct iovec parts[] = {
+            {head, (size_t)head_length},
+            PART(":"),
+            {number, (size_t)number_length},
+            PART(":"),
+            {padding, (size_t)(i % 97)},
+        };
+        if (out_write_line(args->out, parts, 5) != 0)
+            args->failures++;
+    }
+    return NULL;
+}
+
+static void test_threads_lines_whole(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    pthread_t threads[THREADS];
+    writer_args args[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        args[t] = (writer_args){out, t, 0};
+        assert_int_equal(pthread_create(&threads[t], NULL, writer_main, &args[t]), 0);
+    }
+    /* Meanwhile, the reader goes idle and busy again, and flushes happen from here too. */
+    for (int round = 0; round < 2000; round++) {
+        out_set_reader_idle(out, round % 2 == 0);
+        if (round % 7 == 0)
+            out_flush(out);
+    }
+    out_set_reader_idle(out, false);
+    for (int t = 0; t < THREADS; t++) {
+        assert_int_equal(pthread_join(threads[t], NULL), 0);
+        assert_int_equal(args[t].failures, 0);
+    }
+    assert_int_equal(out_flush(out), 0);
+
+    bool *seen = calloc(THREADS * LINES_PER_THREAD, sizeof *seen);
+    assert_non_null(seen);
+    int next_expected[THREADS] = {0};
+    size_t count = 0;
+    const char *p = s.written.data, *end = s.written.data + s.written.length;
+    while (p < end) {
+        const char *newline = memchr(p, '\n', (size_t)(end - p));
+        assert_non_null(newline);
+        int thread = -1, index = -1, consumed = 0;
+        char line[256];
+        size_t length = (size_t)(newline - p);
+        assert_true(length < sizeof line);
+        memcpy(line, p, length);
+        line[length] = '\0';
+        if (sscanf(line, "t%d:%d:%n", &thread, &index, &consumed) != 2 || thread < 0 ||
+            thread >= THREADS || index < 0 || index >= LINES_PER_THREAD)
+            fail_msg("mangled line '%s'", line);
+        size_t padding = length - (size_t)consumed;
+        if (padding != (size_t)(index % 97))
+            fail_msg("line '%s' has %zu padding bytes, expected %d", line, padding, index % 97);
+        for (size_t i = (size_t)consumed; i < length; i++)
+            if (line[i] != 'a' + thread)
+                fail_msg("line '%s' holds bytes of another line", line);
+        if (seen[thread * LINES_PER_THREAD + index])
+            fail_msg("line '%s' arrived twice", line);
+        seen[thread * LINES_PER_THREAD + index] = true;
+        /* One thread's lines keep their order. */
+        assert_int_equal(index, next_expected[thread]);
+        next_expected[thread]++;
+        count++;
+        p = newline + 1;
+    }
+    assert_int_equal(count, THREADS * LINES_PER_THREAD);
+    free(seen);
+    out_free(out);
+    assert_false(s.partial_line);
+    buf_free(&s.written);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_line_from_parts),
+        cmocka_unit_test(test_reader_idle),
+        cmocka_unit_test(test_free_flushes),
+        cmocka_unit_test(test_flush_threshold),
+        cmocka_unit_test(test_failed_write),
+        cmocka_unit_test(test_failed_flush),
+        cmocka_unit_test(test_write_fd),
+        cmocka_unit_test(test_threads_lines_whole),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
