@@ -4,6 +4,7 @@
  * core library, which the tests link directly.
  */
 #include "log.h"
+#include "protocol_fds.h"
 #include "runtime.h"
 #include "server.h"
 
@@ -83,8 +84,14 @@ int main(int argc, char **argv)
     /* A client that closes its end must not kill us mid-write: EPIPE is handled instead. */
     signal(SIGPIPE, SIG_IGN);
 
-    rpcd_runtime runtime;
     char error[1024];
+    int input_fd, output_fd;
+    if (pfd_take(&input_fd, &output_fd, error, sizeof error) != 0) {
+        log_message(LOG_ERROR, "%s", error);
+        return EXIT_SOFTWARE;
+    }
+
+    rpcd_runtime runtime;
     if (rt_start(config_path, log_level, &runtime, error, sizeof error) != 0) {
         log_message(LOG_ERROR, "%s", error);
         return EXIT_CONFIG;
@@ -95,8 +102,6 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    int input_fd = STDIN_FILENO;
-    int output_fd = STDOUT_FILENO;
     srv_options serve_options = rt_serve_options(&runtime);
     int result = srv_serve(runtime.methods, &serve_options, lr_read_fd, &input_fd, out_write_fd,
                            &output_fd);

@@ -11,9 +11,11 @@ meson install -C "$build_dir" --no-rebuild --quiet --destdir "$work/root" >/dev/
 pc=$(find "$work/root" -name rpcd-plugin.pc | head -n 1)
 [ -n "$pc" ] || { echo "rpcd-plugin.pc was not installed"; exit 1; }
 export PKG_CONFIG_PATH="$(dirname "$pc")"
-# --define-prefix: the .pc file sits under the scratch root, not under its real prefix.
-cflags=$(pkg-config --define-prefix --cflags rpcd-plugin)
-plugindir=$(pkg-config --define-prefix --variable=plugindir rpcd-plugin)
+# The .pc file sits under the scratch root, not under its real prefix: move the prefix there.
+prefix=$(pkg-config --variable=prefix rpcd-plugin)
+pc() { pkg-config --define-variable=prefix="$work/root$prefix" "$@" rpcd-plugin; }
+cflags=$(pc --cflags)
+plugindir=$(pc --variable=plugindir)
 case "$plugindir" in */rpcd/plugins) ;; *) echo "unexpected plugindir: $plugindir"; exit 1 ;; esac
 [ -d "$plugindir" ] || { echo "plugindir $plugindir does not exist after install"; exit 1; }
 for name in echo spec progress fail; do

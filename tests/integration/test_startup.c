@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start-up through the real binary: every config or plugin failure exits 78 with one stderr line
+ * that says where, the command line options, and plugin sections reaching their plugins. Each
+ * test writes its config into a fresh temp dir, with absolute plugin paths from the environment.
+ */
+#include "harness.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+enum { EXIT_USAGE = 64, EXIT_CONFIG = 78, RUN_TIMEOUT_MS = 15000 };
+
+typedef struct fixture {
+    char *dir;   /* owned: this test's temp dir */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    f->dir = harness_temp_dir();
+    if (!f->dir) {
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    harness_remove_dir(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static const char *env(const char *name)
+{
+    const char *value = harness_env(name);
+    assert_non_null(value);
+    return value;
+}
+
+/* Writes text as dir/rpcd.conf. Returns the path (new). */
+static char *write_config(const fixture *f, const char *text)
+{
+    char *path = harness_write_file(f->dir, "rpcd.conf", text);
+    assert_non_null(path);
+    return path;
+}
+
+/* printf into a new string. */
+__attribute__((format(printf, 1, 2))) static char *format(const char *pattern, ...)
+{
+    va_list args;
+    va_start(args, pattern);
+    char *text;
+    int n = vasprintf(&text, pattern, args);
+    va_end(args);
+    assert_true(n >= 0);
+    return text;
+}
+
+/* Runs rpcd with args and input (may be NULL); the caller frees the result. */
+static void run(const harness_argv *args, const char *input, harness_run_result *result)
+{
+    assert_non_null(args->argv[0]);
+    harness_run(args->argv, input, input ? strlen(input) : 0, RUN_TIMEOUT_MS, result);
+    assert_int_equal(result->io_status, HARNESS_OK);
+    assert_false(result->status.timed_out);
+}
+
+static size_t count_lines(const char *text)
+{
+    size_t lines = 0;
+    for (const char *at = text; (at = strchr(at, '\n')) != NULL; at++)
+        lines++;
+    return lines;
+}
+
+/*
+ * Runs rpcd on config_path and checks the failure: exit 78, nothing on stdout, and exactly one
+ * line on stderr that contains every one of the NULL-terminated needles.
+ */
+static void expect_start_failure(const char *config_path, const char *const needles[])
+{
+    harness_argv args = harness_rpcd_argv(config_path);
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
+    bool ok = result.status.exited && result.status.code == EXIT_CONFIG &&
+              result.out_length == 0 && count_lines(result.err) == 1 &&
+              result.err[strlen(result.err) - 1] == '\n';
+    for (size_t i = 0; needles[i]; i++) {
+        if (!strstr(result.err, needles[i])) {
+            print_error("stderr does not contain \"%s\"\n", needles[i]);
+            ok = false;
+        }
+    }
+    if (!ok)
+        print_error("expected exit 78 and one stderr line; got %s\nstdout:\n%s\nstderr:\n%s\n",
+                    harness_exit_describe(&result.status), result.out ? result.out : "",
+                    result.err);
+    harness_run_result_free(&result);
+    assert_true(ok);
+}
+
+/* expect_start_failure of a config written from text. */
+static void expect_config_failure(const fixture *f, const char *text,
+                                  const char *const needles[])
+{
+    char *path = write_config(f, text);
+    expect_start_failure(path, needles);
+    free(path);
+}
+
+static void test_missing_config(void **state)
+{
+    fixture *f = *state;
+    char *path = format("%s/no-such.conf", f->dir);
+    expect_start_failure(path, (const char *const[]){path, NULL});
+    free(path);
+}
+
+static void test_config_is_a_directory(void **state)
+{
+    fixture *f = *state;
+    expect_start_failure(f->dir, (const char *const[]){f->dir, NULL});
+}
+
+static void test_syntax_error_names_line(void **state)
+{
+    fixture *f = *state;
+    char *path = write_config(f, "[rpcd]\nlog_level = info\nthis is not ini\n");
+    char *where = format("%s:3:", path);
+    expect_start_failure(path, (const char *const[]){where, NULL});
+    free(where);
+    free(path);
+}
+
+static void test_unknown_daemon_key(void **state)
+{
+    fixture *f = *state;
+    char *path = write_config(f, "[rpcd]\n\nbogus_key = 1\n");
+    char *where = format("%s:3:", path);
+    expect_start_failure(path, (const char *const[]){where, "bogus_key", NULL});
+    free(where);
+    free(path);
+}
+
+static void test_bad_daemon_value(void **state)
+{
+    fixture *f = *state;
+    char *path = write_config(f, "[rpcd]\nmax_line_bytes = lots\n");
+    char *where = format("%s:2:", path);
+    expect_start_failure(path, (const char *const[]){where, "max_line_bytes", "lots", NULL});
+    free(where);
+    free(path);
+}
+
+/* The line named is the section's own header, where the mistake is. */
+static void test_unknown_section(void **state)
+{
+    fixture *f = *state;
+    char *path = write_config(f, "[rpcd]\n[nope]\nx = 1\n");
+    char *where = format("%s:2:", path);
+    expect_start_failure(path, (const char *const[]){where, "nope", NULL});
+    free(where);
+    free(path);
+}
+
+static void test_missing_plugin_file(void **state)
+{
+    fixture *f = *state;
+    char *plugin = format("%s/missing.so", f->dir);
+    char *text = format("[plugin missing]\npath = %s\n", plugin);
+    expect_config_failure(f, text, (const char *const[]){plugin, NULL});
+    free(text);
+    free(plugin);
+}
+
+static void test_plugin_not_a_shared_object(void **state)
+{
+    fixture *f = *state;
+    char *plugin = harness_write_file(f->dir, "bogus.so", "this is text, not ELF\n");
+    assert_non_null(plugin);
+    char *text = format("[plugin bogus]\npath = %s\n", plugin);
+    expect_config_failure(f, text, (const char *const[]){plugin, NULL});
+    free(text);
+    free(plugin);
+}
+
+static void test_plugin_without_entry_point(void **state)
+{
+    fixture *f = *state;
+    const char *plugin = env("RPCD_FIXTURE_NO_ENTRY");
+    char *text = format("[plugin no_entry]\npath = %s\n", plugin);
+    expect_config_failure(f, text, (const char *const[]){plugin, "rpcd_plugin_entry", NULL});
+    free(text);
+}
+
+static void test_plugin_abi_too_new(void **state)
+{
+    fixture *f = *state;
+    const char *plugin = env("RPCD_FIXTURE_ABI_TOO_NEW");
+    char *text = format("[plugin abi_too_new]\npath = %s\n", plugin);
+    expect_config_failure(f, text, (const char *const[]){plugin, "1.1", "1.0", NULL});
+    free(text);
+}
+
+static void test_plugin_abi_major_2(void **state)
+{
+    fixture *f = *state;
+    const char *plugin = env("RPCD_FIXTURE_ABI_MAJOR_2");
+    char *text = format("[plugin abi_major_2]\npath = %s\n", plugin);
+    expect_config_failure(f, text, (const char *const[]){plugin, "2.0", "1.0", NULL});
+    free(text);
+}
+
+static void test_plugin_init_failure(void **state)
+{
+    fixture *f = *state;
+    const char *plugin = env("RPCD_FIXTURE_INIT_FAIL");
+    char *text = format("[plugin init_fail]\npath = %s\n", plugin);
+    expect_config_failure(f, text,
+                          (const char *const[]){plugin, "database unreachable", NULL});
+    free(text);
+}
+
+static void test_duplicate_method(void **state)
+{
+    fixture *f = *state;
+    char *text = format("[plugin a]\npath = %s\n\n[plugin b]\npath = %s\n",
+                        env("RPCD_FIXTURE_DUPLICATE_A"), env("RPCD_FIXTURE_DUPLICATE_B"));
+    expect_config_failure(f, text, (const char *const[]){"duplicate_a", "duplicate_b",
+                                                         "dup.method", NULL});
+    free(text);
+}
+
+/* A plugin's own config key with a bad value fails its init, and so the start. */
+static void test_plugin_config_value_rejected(void **state)
+{
+    fixture *f = *state;
+    const char *plugin = env("RPCD_PLUGIN_PROGRESS");
+    char *text = format("[plugin progress]\npath = %s\ndefault_steps = abc\n", plugin);
+    expect_config_failure(f, text, (const char *const[]){plugin, "default_steps", NULL});
+    free(text);
+}
+
+/* The error stays visible with -q, and --check fails the same way. */
+static void test_failure_with_quiet_and_check(void **state)
+{
+    fixture *f = *state;
+    char *plugin = format("%s/missing.so", f->dir);
+    char *text = format("[plugin missing]\npath = %s\n", plugin);
+    char *path = write_config(f, text);
+    static const char *const options[] = {"-q", "--check"};
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        harness_argv args = harness_rpcd_argv(path);
+        harness_argv_push(&args, options[i]);
+        harness_run_result result;
+        run(&args, NULL, &result);
+        if (!result.status.exited || result.status.code != EXIT_CONFIG)
+            print_error("%s: %s\n%s\n", options[i], harness_exit_describe(&result.status),
+                        result.err);
+        assert_true(result.status.exited);
+        assert_int_equal(result.status.code, EXIT_CONFIG);
+        assert_int_equal(count_lines(result.err), 1);
+        assert_non_null(strstr(result.err, plugin));
+        harness_run_result_free(&result);
+    }
+    free(path);
+    free(text);
+    free(plugin);
+}
+
+/* A plugin marked required = false that fails is skipped with a warning; the rest is served. */
+static void test_optional_plugin_failure_skipped(void **state)
+{
+    fixture *f = *state;
+    const char *broken = env("RPCD_FIXTURE_INIT_FAIL");
+    char *text = format("[plugin echo]\npath = %s\n\n"
+                        "[plugin broken]\npath = %s\nrequired = false\n",
+                        env("RPCD_PLUGIN_ECHO"), broken);
+    char *path = write_config(f, text);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_run_result result;
+    run(&args,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[\"up\"]}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"init_fail.never\"}\n",
+        &result);
+    if (!result.status.exited || result.status.code != 0)
+        print_error("%s\n%s\n", harness_exit_describe(&result.status), result.err);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    harness_lines lines;
+    assert_int_equal(harness_split_lines(result.out, result.out_length, &lines), 0);
+    assert_int_equal(lines.count, 2);
+    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[\"up\"]}",
+                                   lines.items[0]));
+    /* What the failed init registered is gone with it. */
+    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32601,"
+                                   "\"message\":\"Method not found\"}}", lines.items[1]));
+    harness_lines_free(&lines);
+    assert_non_null(strstr(result.err, "rpcd: warning:"));
+    assert_non_null(strstr(result.err, broken));
+    assert_non_null(strstr(result.err, "database unreachable"));
+    harness_run_result_free(&result);
+    free(path);
+    free(text);
+}
+
+/* --check loads everything and exits 0, keeping stdout for the protocol: nothing there. */
+static void test_check_default_config(void **state)
+{
+    (void)state;
+    harness_argv args = harness_rpcd_argv(env("RPCD_BUILD_CONFIG"));
+    harness_argv_push(&args, "--check");
+    harness_run_result result;
+    run(&args, NULL, &result);
+    if (!result.status.exited || result.status.code != 0)
+        print_error("%s\n%s\n", harness_exit_describe(&result.status), result.err);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    assert_int_equal(result.out_length, 0);
+    harness_run_result_free(&result);
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    harness_argv args = harness_rpcd_argv(NULL);
+    harness_argv_push(&args, "--help");
+    harness_run_result result;
+    run(&args, NULL, &result);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    assert_non_null(strstr(result.out, "Usage: rpcd"));
+    assert_non_null(strstr(result.out, "--config"));
+    assert_string_equal(result.err, "");
+    harness_run_result_free(&result);
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    harness_argv args = harness_rpcd_argv(NULL);
+    harness_argv_push(&args, "--version");
+    harness_run_result result;
+    run(&args, NULL, &result);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    assert_int_equal(strncmp(result.out, "rpcd ", 5), 0);
+    /* The plugin ABI a plugin author must build against. */
+    assert_non_null(strstr(result.out, "1.0"));
+    assert_non_null(strstr(result.out, "ABI"));
+    assert_int_equal(count_lines(result.out), 1);
+    harness_run_result_free(&result);
+}
+
+static void test_bad_usage(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"--no-such-option", "-Z", "stray-argument"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        harness_argv args = harness_rpcd_argv(env("RPCD_BUILD_CONFIG"));
+        harness_argv_push(&args, bad[i]);
+        harness_run_result result;
+        run(&args, NULL, &result);
+        if (!result.status.exited || result.status.code != EXIT_USAGE)
+            print_error("%s: %s\n", bad[i], harness_exit_describe(&result.status));
+        assert_true(result.status.exited);
+        assert_int_equal(result.status.code, EXIT_USAGE);
+        assert_int_equal(result.out_length, 0);
+        assert_true(strlen(result.err) > 0);
+        harness_run_result_free(&result);
+    }
+}
+
+/* The default level logs an info line at start; -q keeps only errors. */
+static void test_quiet_hides_info(void **state)
+{
+    (void)state;
+    harness_argv args = harness_rpcd_argv(env("RPCD_BUILD_CONFIG"));
+    harness_run_result result;
+    run(&args, NULL, &result);
+    assert_int_equal(result.status.code, 0);
+    assert_non_null(strstr(result.err, "rpcd: info:"));
+    harness_run_result_free(&result);
+
+    harness_argv_push(&args, "-q");
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fail.bad_result\"}\n", &result);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    if (result.err[0])
+        print_error("stderr with -q:\n%s\n", result.err);
+    assert_string_equal(result.err, "");
+    harness_run_result_free(&result);
+}
+
+/* Keys of a plugin section reach the plugin: misbehave answers with its greeting. */
+static void test_plugin_reads_its_section(void **state)
+{
+    fixture *f = *state;
+    char *text = format("[plugin misbehave]\npath = %s\ngreeting = hi\n",
+                        env("RPCD_FIXTURE_MISBEHAVE"));
+    char *path = write_config(f, text);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"misbehave.greeting\"}\n", &result);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    if (!harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"hi\"}\n", result.out))
+        print_error("got %s\nstderr:\n%s\n", result.out, result.err);
+    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"hi\"}\n",
+                                   result.out));
+    /* The key was used: no warning about it. */
+    assert_null(strstr(result.err, "greeting"));
+    harness_run_result_free(&result);
+    free(path);
+    free(text);
+}
+
+/* A plugin built against ABI 1.0 with the shorter method descriptor of its time still works. */
+static void test_old_plugin(void **state)
+{
+    fixture *f = *state;
+    char *text = format("[plugin old]\npath = %s\n", env("RPCD_FIXTURE_OLD_PLUGIN"));
+    char *path = write_config(f, text);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"old.ping\"}\n", &result);
+    if (!result.status.exited || result.status.code != 0)
+        print_error("%s\n%s\n", harness_exit_describe(&result.status), result.err);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"pong\"}",
+                                   result.out));
+    harness_run_result_free(&result);
+    free(path);
+    free(text);
+}
+
+/* A key no plugin reads is most likely a typo: rpcd warns, naming it, and serves anyway. */
+static void test_unused_plugin_key_warns(void **state)
+{
+    fixture *f = *state;
+    char *text = format("[plugin echo]\npath = %s\ncolour = blue\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = write_config(f, text);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}\n", &result);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1]}", result.out));
+    const char *warning = strstr(result.err, "rpcd: warning:");
+    if (!warning || !strstr(warning, "colour"))
+        print_error("no warning naming the key:\n%s\n", result.err);
+    assert_non_null(warning);
+    assert_non_null(strstr(warning, "colour"));
+    harness_run_result_free(&result);
+    free(path);
+    free(text);
+}
+
+int main(void)
+{
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        TEST(test_missing_config),
+        TEST(test_config_is_a_directory),
+        TEST(test_syntax_error_names_line),
+        TEST(test_unknown_daemon_key),
+        TEST(test_bad_daemon_value),
+        TEST(test_unknown_section),
+        TEST(test_missing_plugin_file),
+        TEST(test_plugin_not_a_shared_object),
+        TEST(test_plugin_without_entry_point),
+        TEST(test_plugin_abi_too_new),
+        TEST(test_plugin_abi_major_2),
+        TEST(test_plugin_init_failure),
+        TEST(test_duplicate_method),
+        TEST(test_plugin_config_value_rejected),
+        TEST(test_failure_with_quiet_and_check),
+        TEST(test_optional_plugin_failure_skipped),
+        TEST(test_check_default_config),
+        TEST(test_help),
+        TEST(test_version),
+        TEST(test_bad_usage),
+        TEST(test_quiet_hides_info),
+        TEST(test_plugin_reads_its_section),
+        TEST(test_old_plugin),
+        TEST(test_unused_plugin_key_warns),
+    };
+#undef TEST
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
