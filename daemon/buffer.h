@@ -9,12 +9,15 @@
 #include <stddef.h>
 
 typedef struct buffer {
-    char *data;      /* owned; NULL until the first append */
+    char *data; /* owned; NULL until the first append */
     size_t length;
     size_t capacity;
 } buffer;
 
-#define BUFFER_INIT {NULL, 0, 0}
+#define BUFFER_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Makes room for extra more bytes. Returns 0 or -1 when memory runs out (contents kept). */
 int buf_reserve(buffer *buf, size_t extra);

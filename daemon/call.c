@@ -31,8 +31,8 @@ enum { KEEP_BUFFER_BYTES = 64 * 1024 };
 #define GENERATION_MASK ((uint32_t)(UINTPTR_MAX >> INDEX_BITS))
 
 typedef struct call_slot {
-    pthread_mutex_t lock;       /* guards everything below while the call runs */
-    uint32_t generation;        /* part of the handle; moves on when the call ends */
+    pthread_mutex_t lock; /* guards everything below while the call runs */
+    uint32_t generation;  /* part of the handle; moves on when the call ends */
     bool active;
     uint32_t next_free;
     atomic_bool cancelled;
@@ -49,16 +49,16 @@ typedef struct call_slot {
 
     bool has_result;
     buffer result;
-    bool result_invalid;        /* call_result got text that is not JSON */
-    int failure_status;         /* what call_fail/call_fail_code recorded, 0 when nothing */
+    bool result_invalid; /* call_result got text that is not JSON */
+    int failure_status;  /* what call_fail/call_fail_code recorded, 0 when nothing */
     int64_t failure_code;
     bool has_failure_message;
     buffer failure_message;
     bool has_failure_data;
     buffer failure_data;
 
-    buffer scratch;             /* notification lines and error data */
-    buffer line;                /* the response line */
+    buffer scratch; /* notification lines and error data */
+    buffer line;    /* the response line */
 } call_slot;
 
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,8 +75,8 @@ static call_slot *slot_at(uint32_t index)
 
 static rpcd_call *handle_of(uint32_t index, uint32_t generation)
 {
-    uintptr_t value = ((uintptr_t)index + 1) | ((uintptr_t)(generation & GENERATION_MASK)
-                                                << INDEX_BITS);
+    uintptr_t value =
+        ((uintptr_t)index + 1) | ((uintptr_t)(generation & GENERATION_MASK) << INDEX_BITS);
     return (rpcd_call *)value;
 }
 
@@ -183,7 +183,7 @@ struct call_batch {
     pthread_mutex_t lock;
     size_t references;
     size_t item_count;
-    buffer items;      /* the responses so far, comma-separated */
+    buffer items; /* the responses so far, comma-separated */
     const call_context *context;
 };
 
@@ -255,8 +255,8 @@ int call_respond_error(const call_context *context, call_batch *batch, const js_
     buffer line = BUFFER_INIT;
     if (!message)
         message = rpcerr_standard_message(code);
-    int status = env_append_error(&line, id, code, message ? message : "Server error", data,
-                                  data_length);
+    int status =
+        env_append_error(&line, id, code, message ? message : "Server error", data, data_length);
     if (status == 0) {
         struct iovec part = {line.data, line.length};
         status = respond(context, batch, &part, 1);
@@ -331,8 +331,8 @@ static int host_call_fail(rpcd_call *call, int status, const char *message, cons
     return result;
 }
 
-static int host_call_fail_code(rpcd_call *call, int64_t code, const char *message,
-                               const char *data, size_t data_length)
+static int host_call_fail_code(rpcd_call *call, int64_t code, const char *message, const char *data,
+                               size_t data_length)
 {
     if (!message)
         return RPCD_ERR_INVALID_ARGUMENT;
@@ -377,9 +377,10 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
     if (params && (!valid_json(slot, params, params_length) ||
                    (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
                     params[strspn(params, " \t\r\n")] != '['))) {
-        log_message(LOG_WARNING, "%s: %s sent a notification \"%s\" with params that are not "
-                    "a JSON array or object; dropped", slot->method->owner_name,
-                    slot->method->name, method);
+        log_message(LOG_WARNING,
+                    "%s: %s sent a notification \"%s\" with params that are not "
+                    "a JSON array or object; dropped",
+                    slot->method->owner_name, slot->method->name, method);
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else {
         status = send_notification(slot, method, strlen(method), params, params_length);
@@ -422,9 +423,9 @@ static int host_call_progress(rpcd_call *call, double done, double total, const 
         }
         failed |= buf_append_char(&params, '}');
         static const char method[] = "notifications/progress";
-        status = failed ? RPCD_ERR_NO_MEMORY
-                        : send_notification(slot, method, sizeof method - 1, params.data,
-                                            params.length);
+        status =
+            failed ? RPCD_ERR_NO_MEMORY
+                   : send_notification(slot, method, sizeof method - 1, params.data, params.length);
         buf_free(&params);
     }
     pthread_mutex_unlock(&slot->lock);
@@ -475,8 +476,8 @@ static int append_plugin_error_data(buffer *data, const call_slot *slot, int sta
     if (!name)
         failed |= buf_printf(data, ",\"status\":%d", status);
     failed |= buf_append_string(data, ",\"plugin\":");
-    failed |= buf_append_json_string(data, slot->method->owner_name,
-                                     strlen(slot->method->owner_name));
+    failed |=
+        buf_append_json_string(data, slot->method->owner_name, strlen(slot->method->owner_name));
     failed |= buf_append_string(data, ",\"method\":");
     failed |= buf_append_json_string(data, slot->method->name, slot->method->name_length);
     if (detail) {
@@ -501,8 +502,7 @@ static int build_error(call_slot *slot, int status)
     bool recorded = slot->failure_status == status && status != 0;
     if (!recorded)
         slot->has_failure_data = false;
-    const char *message = recorded && slot->has_failure_message ? slot->failure_message.data
-                                                                : NULL;
+    const char *message = recorded && slot->has_failure_message ? slot->failure_message.data : NULL;
 
     int64_t code;
     const char *detail = message;
@@ -580,8 +580,8 @@ static int end_call(uint32_t index, int status)
                 written = respond(slot->context, slot->batch, &part, 1);
             } else {
                 const js_span id = {slot->id.data, slot->id.length};
-                written = call_respond_error(slot->context, slot->batch, &id,
-                                             RPC_INTERNAL_ERROR, NULL, NULL, 0);
+                written = call_respond_error(slot->context, slot->batch, &id, RPC_INTERNAL_ERROR,
+                                             NULL, NULL, 0);
             }
         }
     }
@@ -598,8 +598,8 @@ int call_run(const call_context *context, const call_request *request)
         log_message(LOG_ERROR, "out of memory for a call of %s", request->method->name);
         if (!request->id)
             return 0;
-        return call_respond_error(context, request->batch, request->id, RPC_INTERNAL_ERROR,
-                                  NULL, "{\"exception\":\"RPCD_ERR_NO_MEMORY\"}", 33);
+        return call_respond_error(context, request->batch, request->id, RPC_INTERNAL_ERROR, NULL,
+                                  "{\"exception\":\"RPCD_ERR_NO_MEMORY\"}", 33);
     }
     call_slot *slot = slot_at(index);
     pthread_mutex_lock(&slot->lock);

@@ -22,7 +22,7 @@
 
 /* What every call of one server shares: where responses go and how deep results may nest. */
 typedef struct call_context {
-    output *out;        /* borrowed */
+    output *out; /* borrowed */
     size_t max_depth;
 } call_context;
 

@@ -18,11 +18,11 @@
 
 typedef struct parse_state {
     rpcd_config *config;
-    char *message;        /* the first problem, without file and line */
-    int message_line;     /* where it is */
+    char *message;    /* the first problem, without file and line */
+    int message_line; /* where it is */
     bool plugin_dir_set;
-    const char *next;     /* the text not yet handed to inih */
-    int line;             /* the line inih is working on */
+    const char *next; /* the text not yet handed to inih */
+    int line;         /* the line inih is working on */
 } parse_state;
 
 static const char plugin_prefix[] = "plugin ";
@@ -71,16 +71,14 @@ static int daemon_key(parse_state *state, const char *name, const char *value)
     rpcd_config *config = state->config;
     if (strcmp(name, "log_level") == 0) {
         if (log_level_parse(value, &config->log_level) != 0)
-            return fail(state, "log_level must be error, warning, info or debug, not '%s'",
-                        value);
+            return fail(state, "log_level must be error, warning, info or debug, not '%s'", value);
     } else if (strcmp(name, "max_line_bytes") == 0) {
         if (parse_size(value, 64, (size_t)1 << 40, &config->max_line_bytes) != 0)
             return fail(state, "max_line_bytes must be an integer from 64 to 2^40, not '%s'",
                         value);
     } else if (strcmp(name, "max_depth") == 0) {
         if (parse_size(value, 2, 1000000, &config->max_depth) != 0)
-            return fail(state, "max_depth must be an integer from 2 to 1000000, not '%s'",
-                        value);
+            return fail(state, "max_depth must be an integer from 2 to 1000000, not '%s'", value);
     } else if (strcmp(name, "plugin_dir") == 0) {
         if (state->plugin_dir_set)
             return fail(state, "plugin_dir is given twice");

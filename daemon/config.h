@@ -10,27 +10,27 @@
 #include <stddef.h>
 
 typedef struct cfg_pair {
-    char *key;     /* owned */
-    char *value;   /* owned */
-    bool used;     /* the plugin asked for it */
+    char *key;   /* owned */
+    char *value; /* owned */
+    bool used;   /* the plugin asked for it */
 } cfg_pair;
 
 typedef struct cfg_plugin {
-    char *name;        /* owned: NAME of [plugin NAME] */
-    char *path;        /* owned: resolved against plugin_dir; NULL when the section had none */
-    bool required;     /* refuse to start when it fails to load (default true) */
-    cfg_pair *pairs;   /* owned: every other key, for the plugin */
+    char *name;      /* owned: NAME of [plugin NAME] */
+    char *path;      /* owned: resolved against plugin_dir; NULL when the section had none */
+    bool required;   /* refuse to start when it fails to load (default true) */
+    cfg_pair *pairs; /* owned: every other key, for the plugin */
     size_t pair_count;
 } cfg_plugin;
 
 typedef struct rpcd_config {
-    char *path;             /* owned: the file read */
-    int log_level;          /* LOG_* (default info) */
-    size_t max_line_bytes;  /* longest request line (default 32 MiB) */
-    size_t max_depth;       /* deepest JSON nesting (default 512) */
-    char *plugin_dir;       /* owned: where relative plugin paths start (default: the
-                               config file's directory) */
-    cfg_plugin *plugins;    /* owned, in file order: the load order */
+    char *path;            /* owned: the file read */
+    int log_level;         /* LOG_* (default info) */
+    size_t max_line_bytes; /* longest request line (default 32 MiB) */
+    size_t max_depth;      /* deepest JSON nesting (default 512) */
+    char *plugin_dir;      /* owned: where relative plugin paths start (default: the
+                              config file's directory) */
+    cfg_plugin *plugins;   /* owned, in file order: the load order */
     size_t plugin_count;
 } rpcd_config;
 

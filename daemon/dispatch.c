@@ -61,8 +61,8 @@ static int handle_message(const dispatcher *dispatch, js_span value, call_batch 
     if (!method) {
         if (message.kind == ENV_NOTIFICATION)
             return 0;
-        return call_respond_error(&dispatch->calls, batch, &message.id, RPC_METHOD_NOT_FOUND,
-                                  NULL, NULL, 0);
+        return call_respond_error(&dispatch->calls, batch, &message.id, RPC_METHOD_NOT_FOUND, NULL,
+                                  NULL, 0);
     }
     call_request request = {
         .method = method,
@@ -84,8 +84,7 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
     int status = js_validate(line, length, dispatch->max_depth, &value, &offset);
     if (status == JS_ERR_DEPTH) {
         char data[96];
-        int n = snprintf(data, sizeof data,
-                         "{\"detail\":\"nested deeper than max_depth (%zu)\"}",
+        int n = snprintf(data, sizeof data, "{\"detail\":\"nested deeper than max_depth (%zu)\"}",
                          dispatch->max_depth);
         return call_respond_error(&dispatch->calls, NULL, NULL, RPC_PARSE_ERROR, NULL, data,
                                   (size_t)n);
@@ -102,12 +101,10 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
     js_span element;
     js_iter_init(&elements, value);
     if (!js_iter_next(&elements, NULL, &element)) /* "[]" is one invalid request, no array */
-        return call_respond_error(&dispatch->calls, NULL, NULL, RPC_INVALID_REQUEST, NULL, NULL,
-                                  0);
+        return call_respond_error(&dispatch->calls, NULL, NULL, RPC_INVALID_REQUEST, NULL, NULL, 0);
     call_batch *batch;
     if (call_batch_new(&dispatch->calls, &batch) != 0)
-        return call_respond_error(&dispatch->calls, NULL, NULL, RPC_INTERNAL_ERROR, NULL, NULL,
-                                  0);
+        return call_respond_error(&dispatch->calls, NULL, NULL, RPC_INTERNAL_ERROR, NULL, NULL, 0);
     do {
         handle_message(dispatch, element, batch);
     } while (js_iter_next(&elements, NULL, &element));

@@ -12,9 +12,9 @@
 #include <stddef.h>
 
 typedef struct dispatcher {
-    const registry *methods;  /* borrowed */
-    call_context calls;       /* where responses go */
-    size_t max_depth;         /* deepest nesting accepted in a line */
+    const registry *methods; /* borrowed */
+    call_context calls;      /* where responses go */
+    size_t max_depth;        /* deepest nesting accepted in a line */
 } dispatcher;
 
 /*

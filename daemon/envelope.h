@@ -22,14 +22,14 @@ typedef enum env_kind {
 /* One message; every span is borrowed from the validated text it was parsed from. */
 typedef struct env_message {
     env_kind kind;
-    bool has_id;           /* id holds a valid id (string, number or null), echoed verbatim */
+    bool has_id; /* id holds a valid id (string, number or null), echoed verbatim */
     js_span id;
-    js_span method;        /* the method string, quotes included */
+    js_span method; /* the method string, quotes included */
     bool has_params;
-    js_span params;        /* an array or object */
+    js_span params; /* an array or object */
     bool has_progress_token;
     js_span progress_token; /* params._meta.progressToken, a string or number */
-    const char *problem;   /* why the message is invalid, for the log */
+    const char *problem;    /* why the message is invalid, for the log */
 } env_message;
 
 /* Classifies one validated JSON value (a batch element or a whole line). Never fails. */

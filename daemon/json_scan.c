@@ -239,18 +239,10 @@ int js_validate(const char *text, size_t length, size_t max_depth, js_span *valu
             if (stack_top_is_object(&stack))
                 goto expect_key;
             continue;
-        case '"':
-            p = scan_string(p, end);
-            break;
-        case 't':
-            p = scan_literal(p, end, "true", 4);
-            break;
-        case 'f':
-            p = scan_literal(p, end, "false", 5);
-            break;
-        case 'n':
-            p = scan_literal(p, end, "null", 4);
-            break;
+        case '"': p = scan_string(p, end); break;
+        case 't': p = scan_literal(p, end, "true", 4); break;
+        case 'f': p = scan_literal(p, end, "false", 5); break;
+        case 'n': p = scan_literal(p, end, "null", 4); break;
         default:
             if (*p == '-' || is_digit(*p)) {
                 const char *after = scan_number(p, end);
@@ -457,7 +449,9 @@ int js_string_decode(js_span string, char *out, size_t capacity, size_t *out_len
                 n = put_utf8(unit, scratch);
                 break;
             }
-            default: scratch[0] = e; break; /* the quote, backslash and slash stand for themselves */
+            default:
+                scratch[0] = e;
+                break; /* the quote, backslash and slash stand for themselves */
             }
         }
         if (used + n <= capacity)
@@ -475,8 +469,7 @@ bool js_string_equals(js_span string, const char *bytes, size_t length)
         return memcmp(string.start + 1, bytes, length) == 0;
     char buffer[64];
     size_t decoded;
-    if (length > sizeof buffer ||
-        js_string_decode(string, buffer, sizeof buffer, &decoded) != 0)
+    if (length > sizeof buffer || js_string_decode(string, buffer, sizeof buffer, &decoded) != 0)
         return false;
     return decoded == length && memcmp(buffer, bytes, length) == 0;
 }

@@ -12,8 +12,8 @@
 #include <stddef.h>
 
 enum js_error {
-    JS_ERR_SYNTAX = -1,   /* not JSON */
-    JS_ERR_DEPTH = -2,    /* nested deeper than the limit */
+    JS_ERR_SYNTAX = -1, /* not JSON */
+    JS_ERR_DEPTH = -2,  /* nested deeper than the limit */
     JS_ERR_NO_MEMORY = -3,
 };
 

@@ -20,12 +20,12 @@ struct line_reader {
     size_t max_line_bytes;
     char *data;
     size_t capacity;
-    size_t start;       /* first byte not yet handed out */
-    size_t end;         /* one past the last byte read */
-    size_t scanned;     /* bytes from start known to hold no newline */
+    size_t start;   /* first byte not yet handed out */
+    size_t end;     /* one past the last byte read */
+    size_t scanned; /* bytes from start known to hold no newline */
     bool at_eof;
-    bool skipping;      /* inside an over-long line, discarding up to its newline */
-    size_t skipped;     /* bytes of the over-long line discarded so far */
+    bool skipping;  /* inside an over-long line, discarding up to its newline */
+    size_t skipped; /* bytes of the over-long line discarded so far */
 };
 
 int lr_new(lr_read_fn read, void *source, size_t max_line_bytes, line_reader **out)

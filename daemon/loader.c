@@ -19,17 +19,17 @@
 #include <sys/stat.h>
 
 struct rpcd_plugin {
-    void *handle;                  /* from dlopen */
-    const rpcd_plugin_info *info;  /* static storage inside the plugin */
-    void *state;                   /* what init stored for shutdown */
-    cfg_plugin *config;            /* borrowed from the config */
-    registry *methods;             /* borrowed */
-    bool initialising;             /* register_method and config_get are allowed */
-    char *conflict;                /* the first duplicate name it tried, for the message */
+    void *handle;                 /* from dlopen */
+    const rpcd_plugin_info *info; /* static storage inside the plugin */
+    void *state;                  /* what init stored for shutdown */
+    cfg_plugin *config;           /* borrowed from the config */
+    registry *methods;            /* borrowed */
+    bool initialising;            /* register_method and config_get are allowed */
+    char *conflict;               /* the first duplicate name it tried, for the message */
 };
 
 struct loader {
-    struct rpcd_plugin **plugins;  /* load order */
+    struct rpcd_plugin **plugins; /* load order */
     size_t count;
 };
 
@@ -43,18 +43,19 @@ static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
     const reg_method *existing = NULL;
     int status = reg_add(plugin->methods, method, plugin, plugin->info->name, &existing);
     switch (status) {
-    case 0:
-        return RPCD_OK;
+    case 0: return RPCD_OK;
     case REG_ERR_EXISTS:
         if (!plugin->conflict &&
-            asprintf(&plugin->conflict, "method '%s' is registered by both plugin '%s' and "
-                     "plugin '%s'", method->name, existing->owner_name, plugin->info->name) < 0)
+            asprintf(&plugin->conflict,
+                     "method '%s' is registered by both plugin '%s' and "
+                     "plugin '%s'",
+                     method->name, existing->owner_name, plugin->info->name) < 0)
             plugin->conflict = NULL;
         return RPCD_ERR_EXISTS;
-    case REG_ERR_NO_MEMORY:
-        return RPCD_ERR_NO_MEMORY;
+    case REG_ERR_NO_MEMORY: return RPCD_ERR_NO_MEMORY;
     default:
-        log_message(LOG_WARNING, "%s: refused to register method '%s': no name or handler, a "
+        log_message(LOG_WARNING,
+                    "%s: refused to register method '%s': no name or handler, a "
                     "reserved 'rpc.' name, or a params_schema that is not JSON",
                     plugin->info->name, method && method->name ? method->name : "(null)");
         return RPCD_ERR_INVALID_ARGUMENT;
@@ -114,8 +115,8 @@ static void unload_one(struct rpcd_plugin *plugin, registry *methods, bool initi
 }
 
 /* Loads one plugin. Returns 0, or -1 with the reason in error. */
-static int load_one(cfg_plugin *config, registry *methods, struct rpcd_plugin **out,
-                    char *error, size_t error_size)
+static int load_one(cfg_plugin *config, registry *methods, struct rpcd_plugin **out, char *error,
+                    size_t error_size)
 {
     const char *path = config->path;
     struct rpcd_plugin *plugin = calloc(1, sizeof *plugin);
@@ -154,16 +155,20 @@ static int load_one(cfg_plugin *config, registry *methods, struct rpcd_plugin **
         goto fail;
     }
     if (plugin_info->abi_major != RPCD_ABI_MAJOR || plugin_info->abi_minor > RPCD_ABI_MINOR) {
-        snprintf(error, error_size, "plugin %s: built for plugin ABI %u.%u, but this rpcd "
-                 "has ABI %d.%d (%s)", path, plugin_info->abi_major, plugin_info->abi_minor,
-                 RPCD_ABI_MAJOR, RPCD_ABI_MINOR,
+        snprintf(error, error_size,
+                 "plugin %s: built for plugin ABI %u.%u, but this rpcd "
+                 "has ABI %d.%d (%s)",
+                 path, plugin_info->abi_major, plugin_info->abi_minor, RPCD_ABI_MAJOR,
+                 RPCD_ABI_MINOR,
                  plugin_info->abi_major != RPCD_ABI_MAJOR ? "the major versions differ"
                                                           : "the plugin needs a newer rpcd");
         goto fail;
     }
     if (plugin_info->size < INFO_V1_0_SIZE || !plugin_info->name || !plugin_info->init) {
-        snprintf(error, error_size, "plugin %s: incomplete plugin description (size %zu, "
-                 "name and init required)", path, plugin_info->size);
+        snprintf(error, error_size,
+                 "plugin %s: incomplete plugin description (size %zu, "
+                 "name and init required)",
+                 path, plugin_info->size);
         goto fail;
     }
     plugin->info = plugin_info;

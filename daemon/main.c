@@ -70,9 +70,9 @@ int main(int argc, char **argv)
         case 'v': log_level = LOG_DEBUG; break;
         case 'q': log_level = LOG_ERROR; break;
         case 'h': usage(stdout); return 0;
-        case 'V': printf("rpcd %s (plugin ABI %d.%d)\n", RPCD_VERSION, RPCD_ABI_MAJOR,
-                         RPCD_ABI_MINOR);
-                  return 0;
+        case 'V':
+            printf("rpcd %s (plugin ABI %d.%d)\n", RPCD_VERSION, RPCD_ABI_MAJOR, RPCD_ABI_MINOR);
+            return 0;
         default: usage(stderr); return EXIT_USAGE;
         }
     }
@@ -103,8 +103,8 @@ int main(int argc, char **argv)
     }
 
     srv_options serve_options = rt_serve_options(&runtime);
-    int result = srv_serve(runtime.methods, &serve_options, lr_read_fd, &input_fd, out_write_fd,
-                           &output_fd);
+    int result =
+        srv_serve(runtime.methods, &serve_options, lr_read_fd, &input_fd, out_write_fd, &output_fd);
     rt_stop(&runtime);
     switch (result) {
     case SRV_DONE: return 0;

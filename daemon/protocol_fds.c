@@ -19,8 +19,7 @@ int pfd_take(int *input, int *output, char *error, size_t error_size)
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (in < 0 || out < 0 || null < 0 || dup2(null, STDIN_FILENO) < 0 ||
         dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-        snprintf(error, error_size, "cannot set up the protocol descriptors: %s",
-                 strerror(errno));
+        snprintf(error, error_size, "cannot set up the protocol descriptors: %s", strerror(errno));
         if (in >= 0)
             close(in);
         if (out >= 0)

@@ -14,8 +14,8 @@ struct registry {
     reg_method **methods; /* registration order, owned */
     size_t count;
     size_t capacity;
-    size_t *slots;        /* index + 1 into methods, 0 when empty */
-    size_t slot_count;    /* a power of two, at least twice count */
+    size_t *slots;     /* index + 1 into methods, 0 when empty */
+    size_t slot_count; /* a power of two, at least twice count */
 };
 
 static uint64_t hash_name(const char *name, size_t length)
@@ -101,11 +101,11 @@ static char *copy_optional(const char *text, int *failed)
 }
 
 /* True when the member lies inside the size the plugin declared. */
-#define DESCRIBES(descriptor, member)                                                          \
+#define DESCRIBES(descriptor, member)                                                              \
     ((descriptor)->size >= offsetof(rpcd_method, member) + sizeof((descriptor)->member))
 
-int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner,
-            const char *owner_name, const reg_method **existing)
+int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
+            const reg_method **existing)
 {
     if (!descriptor || !DESCRIBES(descriptor, handler) || !descriptor->name ||
         !descriptor->handler || descriptor->name[0] == '\0')

@@ -12,22 +12,22 @@
 #include <stdint.h>
 
 enum reg_error {
-    REG_ERR_INVALID = -1,   /* missing name or handler, reserved name, bad schema */
-    REG_ERR_EXISTS = -2,    /* the name is taken */
+    REG_ERR_INVALID = -1, /* missing name or handler, reserved name, bad schema */
+    REG_ERR_EXISTS = -2,  /* the name is taken */
     REG_ERR_NO_MEMORY = -3,
 };
 
 typedef struct reg_method {
-    char *name;                 /* owned, NUL-terminated (names never hold NUL) */
+    char *name; /* owned, NUL-terminated (names never hold NUL) */
     size_t name_length;
     rpcd_handler_fn handler;
-    void *user_data;            /* the plugin's, freed with free_user_data at unload */
+    void *user_data; /* the plugin's, freed with free_user_data at unload */
     void (*free_user_data)(void *data);
     uint32_t flags;
-    char *description;          /* owned, or NULL */
-    char *params_schema;        /* owned, or NULL */
-    const void *owner;          /* the plugin that registered it (borrowed) */
-    const char *owner_name;     /* borrowed from the plugin's info */
+    char *description;      /* owned, or NULL */
+    char *params_schema;    /* owned, or NULL */
+    const void *owner;      /* the plugin that registered it (borrowed) */
+    const char *owner_name; /* borrowed from the plugin's info */
 } reg_method;
 
 typedef struct registry registry;
@@ -41,8 +41,8 @@ void reg_free(registry *reg);
  * Strings are copied. On REG_ERR_EXISTS, *existing (when not NULL) is the method holding the
  * name. Not thread-safe: only while plugins initialise.
  */
-int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner,
-            const char *owner_name, const reg_method **existing);
+int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
+            const reg_method **existing);
 
 /* Finds a method by its name bytes, or NULL. Thread-safe once registration is over. */
 const reg_method *reg_find(const registry *reg, const char *name, size_t length);

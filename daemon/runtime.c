@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int rt_start(const char *config_path, int log_level_override, rpcd_runtime *runtime,
-             char *error, size_t error_size)
+int rt_start(const char *config_path, int log_level_override, rpcd_runtime *runtime, char *error,
+             size_t error_size)
 {
     memset(runtime, 0, sizeof *runtime);
     if (cfg_load(config_path, &runtime->config, error, error_size) != 0)

@@ -14,17 +14,17 @@
 #include <stddef.h>
 
 typedef struct rpcd_runtime {
-    rpcd_config *config;   /* owned */
-    registry *methods;     /* owned */
-    loader *plugins;       /* owned */
+    rpcd_config *config; /* owned */
+    registry *methods;   /* owned */
+    loader *plugins;     /* owned */
 } rpcd_runtime;
 
 /*
  * Reads the config at path and loads its plugins. log_level_override, when >= 0, replaces the
  * config's log_level. Returns 0 and fills runtime, or -1 with a one-line message in error.
  */
-int rt_start(const char *config_path, int log_level_override, rpcd_runtime *runtime,
-             char *error, size_t error_size);
+int rt_start(const char *config_path, int log_level_override, rpcd_runtime *runtime, char *error,
+             size_t error_size);
 
 /* The serve options the config asks for. */
 srv_options rt_serve_options(const rpcd_runtime *runtime);

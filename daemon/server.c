@@ -15,8 +15,8 @@ static void reader_idle(void *context, bool idle)
     out_set_reader_idle(context, idle);
 }
 
-int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read,
-              void *source, out_write_fn write, void *sink)
+int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read, void *source,
+              out_write_fn write, void *sink)
 {
     output *out = NULL;
     line_reader *reader = NULL;

@@ -28,7 +28,7 @@ enum srv_result {
  * Serves requests for methods (borrowed, read-only while serving) from read/source to
  * write/sink. Returns SRV_DONE or an error above.
  */
-int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read,
-              void *source, out_write_fn write, void *sink);
+int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read, void *source,
+              out_write_fn write, void *sink);
 
 #endif

@@ -33,7 +33,7 @@ enum { SCRIPT_LINES = sizeof script / sizeof script[0] };
 
 typedef struct session {
     size_t next_line;
-    char *received;      /* everything rpcd wrote */
+    char *received; /* everything rpcd wrote */
     size_t received_length;
 } session;
 
@@ -109,8 +109,8 @@ static void check(const char *received)
                 seen_a += strcmp(json_string_value(id), "a") == 0;
                 seen_b += strcmp(json_string_value(id), "b") == 0;
             } else if (json_is_null(id)) {
-                parse_errors += json_integer_value(
-                    json_object_get(json_object_get(item, "error"), "code")) == -32700;
+                parse_errors += json_integer_value(json_object_get(json_object_get(item, "error"),
+                                                                   "code")) == -32700;
             }
         }
         json_decref(message);

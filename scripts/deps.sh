@@ -5,7 +5,7 @@
 set -euo pipefail
 
 RPCD_PACKAGES=(meson ninja-build pkg-config gcc g++ libc6-dev binutils sed
-               libjansson-dev libcmocka-dev libinih-dev)
+               libjansson-dev libcmocka-dev libinih-dev clang-format git)
 
 rpcd_install_packages() {
     local missing=()

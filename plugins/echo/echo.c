@@ -24,8 +24,8 @@ static int echo_call(rpcd_call *call, const char *params, size_t params_length, 
     return host->call_result(call, params, params_length);
 }
 
-static int echo_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state,
-                     char *error, size_t error_size)
+static int echo_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
+                     size_t error_size)
 {
     rpcd_method method = rpcd_method_new("echo", echo_call);
     int status;

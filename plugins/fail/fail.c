@@ -23,8 +23,7 @@ static int fail_invalid_params(rpcd_call *call, const char *params, size_t param
     return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "always invalid", NULL, 0);
 }
 
-static int fail_internal(rpcd_call *call, const char *params, size_t params_length,
-                         void *user_data)
+static int fail_internal(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     static const char data[] = "{\"where\":\"fail.internal\"}";
 
@@ -100,8 +99,7 @@ static int fail_no_result(rpcd_call *call, const char *params, size_t params_len
 }
 
 /* fail.custom: {"code": N}, N defaulting to 42; fails with that code through call_fail_code. */
-static int fail_custom(rpcd_call *call, const char *params, size_t params_length,
-                       void *user_data)
+static int fail_custom(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     json_t *root = NULL;
     const json_t *code = NULL;
@@ -111,14 +109,13 @@ static int fail_custom(rpcd_call *call, const char *params, size_t params_length
     if (rpcd_params_load(params, params_length, &root) != RPCD_OK ||
         (root != NULL && !json_is_object(root))) {
         json_decref(root);
-        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "params must be an object", NULL,
-                               0);
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "params must be an object", NULL, 0);
     }
     code = root != NULL ? json_object_get(root, "code") : NULL;
     if (code != NULL && !json_is_integer(code)) {
         json_decref(root);
-        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "\"code\" must be an integer",
-                               NULL, 0);
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "\"code\" must be an integer", NULL,
+                               0);
     }
     if (code != NULL) {
         value = json_integer_value(code);
@@ -145,8 +142,8 @@ static const struct {
     {"fail.no_result", fail_no_result, "Succeeds without a result: null."},
 };
 
-static int fail_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state,
-                     char *error, size_t error_size)
+static int fail_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
+                     size_t error_size)
 {
     size_t i;
     int status;

@@ -96,8 +96,7 @@ static int progress_load_object(rpcd_call *call, const char *params, size_t para
         (*out != NULL && !json_is_object(*out))) {
         json_decref(*out);
         *out = NULL;
-        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "params must be an object", NULL,
-                               0);
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "params must be an object", NULL, 0);
     }
     return RPCD_OK;
 }

@@ -89,8 +89,7 @@ static int spec_load(rpcd_call *call, const char *params, size_t params_length, 
  * subtract: [minuend, subtrahend] or {"minuend": a, "subtrahend": b}. Other members of the
  * object are ignored, so that params._meta (progress tokens and the like) does not get in the way.
  */
-static int spec_subtract(rpcd_call *call, const char *params, size_t params_length,
-                         void *user_data)
+static int spec_subtract(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     json_t *root = NULL;
     const json_t *minuend = NULL;
@@ -149,10 +148,11 @@ static int spec_sum(rpcd_call *call, const char *params, size_t params_length, v
     }
     if (!json_is_array(root)) {
         json_decref(root);
-        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "expected an array of numbers",
-                               NULL, 0);
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "expected an array of numbers", NULL,
+                               0);
     }
-    json_array_foreach(root, index, item) {
+    json_array_foreach(root, index, item)
+    {
         if (!json_is_number(item)) {
             char detail[64];
 
@@ -168,8 +168,7 @@ static int spec_sum(rpcd_call *call, const char *params, size_t params_length, v
 }
 
 /* get_data: takes nothing (no params, [] or {}) and returns ["hello", 5]. */
-static int spec_get_data(rpcd_call *call, const char *params, size_t params_length,
-                         void *user_data)
+static int spec_get_data(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     json_t *root = NULL;
     int empty;
@@ -184,8 +183,7 @@ static int spec_get_data(rpcd_call *call, const char *params, size_t params_leng
             (json_is_object(root) && json_object_size(root) == 0);
     json_decref(root);
     if (!empty) {
-        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "get_data takes no params", NULL,
-                               0);
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "get_data takes no params", NULL, 0);
     }
     return rpcd_call_result_json(host, call, json_pack("[si]", "hello", 5));
 }
@@ -194,8 +192,7 @@ static int spec_get_data(rpcd_call *call, const char *params, size_t params_leng
  * update, notify_hello, notify_sum: the specification only ever sends them as notifications, so
  * any params are accepted and the result is null.
  */
-static int spec_accept(rpcd_call *call, const char *params, size_t params_length,
-                       void *user_data)
+static int spec_accept(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     (void)call;
     (void)params;
@@ -224,8 +221,8 @@ static const struct {
     {"notify_sum", spec_accept, "Accepts anything and returns null.", NULL},
 };
 
-static int spec_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state,
-                     char *error, size_t error_size)
+static int spec_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
+                     size_t error_size)
 {
     size_t i;
     int status;

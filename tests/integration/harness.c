@@ -20,18 +20,18 @@
 #include <unistd.h>
 
 typedef struct byte_buffer {
-    char *data;        /* always NUL-terminated when not NULL */
+    char *data; /* always NUL-terminated when not NULL */
     size_t length;
     size_t capacity;
 } byte_buffer;
 
 struct harness_process {
     pid_t pid;
-    int in_fd;         /* -1 once closed */
-    int out_fd;        /* -1 at EOF */
-    int err_fd;        /* -1 at EOF */
-    byte_buffer out;   /* stdout read but not handed out yet */
-    byte_buffer err;   /* all of stderr so far */
+    int in_fd;       /* -1 once closed */
+    int out_fd;      /* -1 at EOF */
+    int err_fd;      /* -1 at EOF */
+    byte_buffer out; /* stdout read but not handed out yet */
+    byte_buffer err; /* all of stderr so far */
     bool reaped;
     int wait_status;
 };
@@ -444,8 +444,8 @@ const char *harness_exit_describe(const harness_exit *status)
     return text;
 }
 
-int harness_run(const char *const argv[], const char *input, size_t input_length,
-                int timeout_ms, harness_run_result *out)
+int harness_run(const char *const argv[], const char *input, size_t input_length, int timeout_ms,
+                harness_run_result *out)
 {
     memset(out, 0, sizeof *out);
     long long deadline = now_ms() + timeout_ms;
@@ -459,8 +459,7 @@ int harness_run(const char *const argv[], const char *input, size_t input_length
         status = harness_write(process, input, input_length, timeout_ms);
     harness_close_stdin(process);
     if (status == HARNESS_OK)
-        status = harness_read_all(process, (int)(deadline - now_ms()), &out->out,
-                                  &out->out_length);
+        status = harness_read_all(process, (int)(deadline - now_ms()), &out->out, &out->out_length);
     if (status == HARNESS_OK)
         status = harness_collect_stderr(process, (int)(deadline - now_ms()));
     long long left = deadline - now_ms();
@@ -644,8 +643,7 @@ static bool same_without_whitespace(const char *a, const char *b)
     const char *at[2] = {a, b};
     for (;;) {
         for (int side = 0; side < 2; side++) {
-            while (!in_string[side] && *at[side] &&
-                   strchr(" \t\r\n", *at[side]) != NULL)
+            while (!in_string[side] && *at[side] && strchr(" \t\r\n", *at[side]) != NULL)
                 at[side]++;
         }
         if (*at[0] != *at[1])

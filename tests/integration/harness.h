@@ -17,19 +17,19 @@ enum { HARNESS_TIMEOUT_MS = 10000 };
 /* What the I/O functions return. */
 enum harness_status {
     HARNESS_OK = 0,
-    HARNESS_EOF = 1,          /* read_line: stdout closed and nothing is left */
-    HARNESS_ERROR = -1,       /* a system call failed, or the child closed its stdin */
-    HARNESS_TIMED_OUT = -2,   /* the deadline passed first */
+    HARNESS_EOF = 1,        /* read_line: stdout closed and nothing is left */
+    HARNESS_ERROR = -1,     /* a system call failed, or the child closed its stdin */
+    HARNESS_TIMED_OUT = -2, /* the deadline passed first */
 };
 
 typedef struct harness_process harness_process;
 
 /* How a child ended. */
 typedef struct harness_exit {
-    bool exited;       /* it called exit(): code is valid */
+    bool exited; /* it called exit(): code is valid */
     int code;
-    int signal;        /* it was killed by this signal (0 when it exited) */
-    bool timed_out;    /* it did not end in time and the harness killed its process group */
+    int signal;     /* it was killed by this signal (0 when it exited) */
+    bool timed_out; /* it did not end in time and the harness killed its process group */
 } harness_exit;
 
 /*
@@ -73,9 +73,9 @@ int harness_read_all(harness_process *process, int timeout_ms, char **text, size
 
 /* Lines of a text, split at "\n". */
 typedef struct harness_lines {
-    char **items;       /* owned, each NUL-terminated without its "\n" */
+    char **items; /* owned, each NUL-terminated without its "\n" */
     size_t count;
-    bool unterminated;  /* the text did not end with "\n" (and was not empty) */
+    bool unterminated; /* the text did not end with "\n" (and was not empty) */
 } harness_lines;
 
 /* Splits text (borrowed) into lines. Returns 0, or -1 when out of memory. */
@@ -116,15 +116,15 @@ const char *harness_exit_describe(const harness_exit *status);
  * EOF and waits for the exit, all within timeout_ms.
  */
 typedef struct harness_run_result {
-    char *out;            /* owned: all of stdout, NUL-terminated (NULL when it timed out) */
+    char *out; /* owned: all of stdout, NUL-terminated (NULL when it timed out) */
     size_t out_length;
-    char *err;            /* owned: all of stderr, NUL-terminated */
+    char *err; /* owned: all of stderr, NUL-terminated */
     harness_exit status;
-    int io_status;        /* HARNESS_OK, or what went wrong with the pipes */
+    int io_status; /* HARNESS_OK, or what went wrong with the pipes */
 } harness_run_result;
 
-int harness_run(const char *const argv[], const char *input, size_t input_length,
-                int timeout_ms, harness_run_result *out);
+int harness_run(const char *const argv[], const char *input, size_t input_length, int timeout_ms,
+                harness_run_result *out);
 void harness_run_result_free(harness_run_result *result);
 
 /* ---- Environment, argv and config files ------------------------------------------------ */

@@ -31,17 +31,17 @@
 enum { CASE_TIMEOUT_MS = 20000 };
 
 typedef struct expected_line {
-    char *text;     /* owned */
-    int line;       /* where it is in the case file */
+    char *text; /* owned */
+    int line;   /* where it is in the case file */
 } expected_line;
 
 typedef struct test_case {
-    char *path;               /* owned */
-    char *input;              /* owned: every "--> " line, each with "\n" */
+    char *path;  /* owned */
+    char *input; /* owned: every "--> " line, each with "\n" */
     size_t input_length;
-    expected_line *expected;  /* owned */
+    expected_line *expected; /* owned */
     size_t expected_count;
-    char *config_name;        /* owned, NULL for the build config */
+    char *config_name; /* owned, NULL for the build config */
     bool ordered;
 } test_case;
 
@@ -150,7 +150,8 @@ static int case_parse(const char *path, test_case *tc)
         } else {
             /* A typo must not silently drop a check. */
             print_error("%s:%d: not a case line (\"--> \", \"<-- \", \"# \", @config, "
-                        "@ordered): %.*s\n", path, number, (int)line_length, line);
+                        "@ordered): %.*s\n",
+                        path, number, (int)line_length, line);
             status = -1;
         }
     }
@@ -200,8 +201,7 @@ static int compare_output(const test_case *tc, const harness_lines *output)
             print_error("%s:%d: missing expected line: %s\n", tc->path, tc->expected[i].line,
                         tc->expected[i].text);
         for (size_t i = common; i < output->count; i++, problems++)
-            print_error("%s: unexpected output line %zu: %s\n", tc->path, i + 1,
-                        output->items[i]);
+            print_error("%s: unexpected output line %zu: %s\n", tc->path, i + 1, output->items[i]);
         return problems;
     }
 
@@ -224,8 +224,7 @@ static int compare_output(const test_case *tc, const harness_lines *output)
     }
     for (size_t j = 0; j < output->count; j++) {
         if (!matched[j]) {
-            print_error("%s: unexpected output line %zu: %s\n", tc->path, j + 1,
-                        output->items[j]);
+            print_error("%s: unexpected output line %zu: %s\n", tc->path, j + 1, output->items[j]);
             problems++;
         }
     }

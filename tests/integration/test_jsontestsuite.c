@@ -126,7 +126,8 @@ static void test_corpus(void **state)
         char probe[128];
         int probe_length = snprintf(probe, sizeof probe,
                                     "\n{\"jsonrpc\":\"2.0\",\"id\":\"probe-%d\",\"method\":"
-                                    "\"echo\",\"params\":[%d]}\n", n, n);
+                                    "\"echo\",\"params\":[%d]}\n",
+                                    n, n);
         char expected[128];
         snprintf(expected, sizeof expected,
                  "{\"jsonrpc\":\"2.0\",\"id\":\"probe-%d\",\"result\":[%d]}", n, n);
@@ -144,9 +145,10 @@ static void test_corpus(void **state)
             char *line;
             int status = harness_read_line(rpcd, LINE_TIMEOUT_MS, &line, NULL, NULL);
             if (status != HARNESS_OK) {
-                record_failure(&failures, name, status == HARNESS_TIMED_OUT
-                                                    ? "the probe after it was not answered in time"
-                                                    : "rpcd closed stdout (crashed?)");
+                record_failure(&failures, name,
+                               status == HARNESS_TIMED_OUT
+                                   ? "the probe after it was not answered in time"
+                                   : "rpcd closed stdout (crashed?)");
                 failure_count++;
                 alive = false;
                 break;

@@ -19,7 +19,7 @@
 enum { EXIT_USAGE = 64, EXIT_CONFIG = 78, RUN_TIMEOUT_MS = 15000 };
 
 typedef struct fixture {
-    char *dir;   /* owned: this test's temp dir */
+    char *dir; /* owned: this test's temp dir */
 } fixture;
 
 static int setup(void **state)
@@ -98,9 +98,8 @@ static void expect_start_failure(const char *config_path, const char *const need
     harness_argv args = harness_rpcd_argv(config_path);
     harness_run_result result;
     run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
-    bool ok = result.status.exited && result.status.code == EXIT_CONFIG &&
-              result.out_length == 0 && count_lines(result.err) == 1 &&
-              result.err[strlen(result.err) - 1] == '\n';
+    bool ok = result.status.exited && result.status.code == EXIT_CONFIG && result.out_length == 0 &&
+              count_lines(result.err) == 1 && result.err[strlen(result.err) - 1] == '\n';
     for (size_t i = 0; needles[i]; i++) {
         if (!strstr(result.err, needles[i])) {
             print_error("stderr does not contain \"%s\"\n", needles[i]);
@@ -116,8 +115,7 @@ static void expect_start_failure(const char *config_path, const char *const need
 }
 
 /* expect_start_failure of a config written from text. */
-static void expect_config_failure(const fixture *f, const char *text,
-                                  const char *const needles[])
+static void expect_config_failure(const fixture *f, const char *text, const char *const needles[])
 {
     char *path = write_config(f, text);
     expect_start_failure(path, needles);
@@ -232,8 +230,7 @@ static void test_plugin_init_failure(void **state)
     fixture *f = *state;
     const char *plugin = env("RPCD_FIXTURE_INIT_FAIL");
     char *text = format("[plugin init_fail]\npath = %s\n", plugin);
-    expect_config_failure(f, text,
-                          (const char *const[]){plugin, "database unreachable", NULL});
+    expect_config_failure(f, text, (const char *const[]){plugin, "database unreachable", NULL});
     free(text);
 }
 
@@ -242,8 +239,8 @@ static void test_duplicate_method(void **state)
     fixture *f = *state;
     char *text = format("[plugin a]\npath = %s\n\n[plugin b]\npath = %s\n",
                         env("RPCD_FIXTURE_DUPLICATE_A"), env("RPCD_FIXTURE_DUPLICATE_B"));
-    expect_config_failure(f, text, (const char *const[]){"duplicate_a", "duplicate_b",
-                                                         "dup.method", NULL});
+    expect_config_failure(f, text,
+                          (const char *const[]){"duplicate_a", "duplicate_b", "dup.method", NULL});
     free(text);
 }
 
@@ -306,11 +303,12 @@ static void test_optional_plugin_failure_skipped(void **state)
     harness_lines lines;
     assert_int_equal(harness_split_lines(result.out, result.out_length, &lines), 0);
     assert_int_equal(lines.count, 2);
-    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[\"up\"]}",
-                                   lines.items[0]));
+    assert_true(
+        harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[\"up\"]}", lines.items[0]));
     /* What the failed init registered is gone with it. */
     assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32601,"
-                                   "\"message\":\"Method not found\"}}", lines.items[1]));
+                                   "\"message\":\"Method not found\"}}",
+                                   lines.items[1]));
     harness_lines_free(&lines);
     assert_non_null(strstr(result.err, "rpcd: warning:"));
     assert_non_null(strstr(result.err, broken));
@@ -412,8 +410,8 @@ static void test_quiet_hides_info(void **state)
 static void test_plugin_reads_its_section(void **state)
 {
     fixture *f = *state;
-    char *text = format("[plugin misbehave]\npath = %s\ngreeting = hi\n",
-                        env("RPCD_FIXTURE_MISBEHAVE"));
+    char *text =
+        format("[plugin misbehave]\npath = %s\ngreeting = hi\n", env("RPCD_FIXTURE_MISBEHAVE"));
     char *path = write_config(f, text);
     harness_argv args = harness_rpcd_argv(path);
     harness_run_result result;
@@ -422,8 +420,8 @@ static void test_plugin_reads_its_section(void **state)
     assert_int_equal(result.status.code, 0);
     if (!harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"hi\"}\n", result.out))
         print_error("got %s\nstderr:\n%s\n", result.out, result.err);
-    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"hi\"}\n",
-                                   result.out));
+    assert_true(
+        harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"hi\"}\n", result.out));
     /* The key was used: no warning about it. */
     assert_null(strstr(result.err, "greeting"));
     harness_run_result_free(&result);
@@ -444,8 +442,8 @@ static void test_old_plugin(void **state)
         print_error("%s\n%s\n", harness_exit_describe(&result.status), result.err);
     assert_true(result.status.exited);
     assert_int_equal(result.status.code, 0);
-    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"pong\"}",
-                                   result.out));
+    assert_true(
+        harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"pong\"}", result.out));
     harness_run_result_free(&result);
     free(path);
     free(text);

@@ -143,7 +143,8 @@ static void test_pipelined_requests(void **state)
     for (int i = 0; i < COUNT; i++)
         used += (size_t)snprintf(input + used, capacity - used,
                                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\","
-                                 "\"params\":[%d]}\n", i, i * 7);
+                                 "\"params\":[%d]}\n",
+                                 i, i * 7);
     harness_process *rpcd = start_rpcd(NULL, NULL);
     send_bytes(rpcd, input, used);
     free(input);
@@ -211,8 +212,8 @@ static void test_blank_lines_ignored(void **state)
         for (size_t i = 0; i < lines.count; i++)
             print_error("line %zu: %s\n", i + 1, lines.items[i]);
     assert_int_equal(lines.count, 1);
-    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1]}",
-                                   lines.items[0]));
+    assert_true(
+        harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1]}", lines.items[0]));
     harness_lines_free(&lines);
     finish(rpcd);
 }
@@ -225,14 +226,25 @@ static void test_ids_echoed_byte_for_byte(void **state)
 {
     (void)state;
     static const char *const ids[] = {
-        "9007199254740993", "1.0", "-0", "1e400", "18446744073709551617", "\"\\u00e9\"",
-        "-1.5E-7", "0.10", "\"a\\/b\"", "\"\\uD834\\uDD1E\"", "null",
+        "9007199254740993",
+        "1.0",
+        "-0",
+        "1e400",
+        "18446744073709551617",
+        "\"\\u00e9\"",
+        "-1.5E-7",
+        "0.10",
+        "\"a\\/b\"",
+        "\"\\uD834\\uDD1E\"",
+        "null",
     };
     harness_process *rpcd = start_rpcd(NULL, NULL);
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         char *request, *needle;
-        assert_true(asprintf(&request, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"echo\","
-                             "\"params\":[%zu]}\n", ids[i], i) >= 0);
+        assert_true(asprintf(&request,
+                             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"echo\","
+                             "\"params\":[%zu]}\n",
+                             ids[i], i) >= 0);
         assert_true(asprintf(&needle, "\"id\":%s,", ids[i]) >= 0);
         send_text(rpcd, request);
         char *line = expect_line(rpcd);
@@ -427,8 +439,8 @@ static char *nested_request(int id, size_t depth)
     size_t length = arrays * 2 + 128;
     char *text = malloc(length);
     assert_non_null(text);
-    int n = snprintf(text, length, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\",\"params\":",
-                     id);
+    int n = snprintf(text, length,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\",\"params\":", id);
     size_t used = (size_t)n;
     memset(text + used, '[', arrays);
     used += arrays;
@@ -492,17 +504,16 @@ static void test_stdout_protocol_stderr_logs(void **state)
 {
     (void)state;
     harness_process *rpcd = start_rpcd(NULL, "-v");
-    send_text(rpcd,
-              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}\n"
-              "garbage\n"
-              "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}\n"
-              "{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":1}\n"
-              "{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"echo\"}\n"
-              "[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"fail.internal\"},1]\n"
-              "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"fail.bad_result\"}\n"
-              "{\"jsonrpc\":\"2.0\",\"method\":\"fail.unknown_status\"}\n"
-              "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"progress\","
-              "\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}\n");
+    send_text(rpcd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}\n"
+                    "garbage\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}\n"
+                    "{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":1}\n"
+                    "{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"echo\"}\n"
+                    "[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"fail.internal\"},1]\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"fail.bad_result\"}\n"
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"fail.unknown_status\"}\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"progress\","
+                    "\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}\n");
     harness_close_stdin(rpcd);
     harness_lines lines;
     assert_int_equal(harness_read_all_lines(rpcd, HARNESS_TIMEOUT_MS, &lines), HARNESS_OK);
@@ -577,7 +588,8 @@ static void test_large_message(void **state)
     enum { PAYLOAD = 3 * 1024 * 1024 };
     char *request = malloc(PAYLOAD + 128);
     assert_non_null(request);
-    int head = snprintf(request, 128, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\","
+    int head = snprintf(request, 128,
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\","
                         "\"params\":[\"");
     memset(request + head, 'z', PAYLOAD);
     memcpy(request + head + PAYLOAD, "\"]}\n", 5);
@@ -586,8 +598,7 @@ static void test_large_message(void **state)
     send_bytes(rpcd, request, (size_t)head + PAYLOAD + 4);
     send_text(rpcd, "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"quiet\"]}\n");
     char *line = expect_line(rpcd);
-    size_t expected_length =
-        strlen("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[\"\"]}") + PAYLOAD;
+    size_t expected_length = strlen("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[\"\"]}") + PAYLOAD;
     assert_int_equal(strlen(line), expected_length);
     assert_non_null(strstr(line, "zzzz\"]}"));
     free(line);

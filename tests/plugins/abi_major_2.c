@@ -5,8 +5,8 @@
  */
 #include <rpcd/plugin.h>
 
-static int major_2_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **state,
-                        char *error, size_t error_size)
+static int major_2_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **state, char *error,
+                        size_t error_size)
 {
     (void)plugin;
     (void)host;

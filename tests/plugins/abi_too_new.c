@@ -5,8 +5,8 @@
  */
 #include <rpcd/plugin.h>
 
-static int too_new_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **state,
-                        char *error, size_t error_size)
+static int too_new_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **state, char *error,
+                        size_t error_size)
 {
     (void)plugin;
     (void)host;
@@ -21,8 +21,13 @@ RPCD_EXPORT const rpcd_plugin_info *rpcd_plugin_entry(void);
 RPCD_EXPORT const rpcd_plugin_info *rpcd_plugin_entry(void)
 {
     static const rpcd_plugin_info info = {
-        sizeof(rpcd_plugin_info), RPCD_ABI_MAJOR, RPCD_ABI_MINOR + 1,
-        "abi_too_new", "1.0.0", too_new_init, NULL,
+        sizeof(rpcd_plugin_info),
+        RPCD_ABI_MAJOR,
+        RPCD_ABI_MINOR + 1,
+        "abi_too_new",
+        "1.0.0",
+        too_new_init,
+        NULL,
     };
     return &info;
 }

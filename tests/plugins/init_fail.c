@@ -19,8 +19,8 @@ static int init_fail_call(rpcd_call *call, const char *params, size_t params_len
     return RPCD_OK;
 }
 
-static int init_fail_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **state,
-                          char *error, size_t error_size)
+static int init_fail_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **state, char *error,
+                          size_t error_size)
 {
     rpcd_method method = rpcd_method_new("init_fail.never", init_fail_call);
     char *data = (char *)malloc(32);

@@ -147,13 +147,13 @@ static int misbehave_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, vo
     (void)state;
     host = host_api;
     for (i = 0; i < sizeof(misbehave_methods) / sizeof(misbehave_methods[0]); i++) {
-        rpcd_method plain = rpcd_method_new(misbehave_methods[i].name,
-                                            misbehave_methods[i].handler);
+        rpcd_method plain =
+            rpcd_method_new(misbehave_methods[i].name, misbehave_methods[i].handler);
 
         status = host->register_method(plugin, &plain);
         if (status != RPCD_OK) {
-            snprintf(error, error_size, "cannot register %s (status %d)",
-                     misbehave_methods[i].name, status);
+            snprintf(error, error_size, "cannot register %s (status %d)", misbehave_methods[i].name,
+                     status);
             return status;
         }
     }

@@ -35,8 +35,8 @@ static int old_ping(rpcd_call *call, const char *params, size_t params_length, v
     return host->call_result(call, pong, sizeof(pong) - 1);
 }
 
-static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state,
-                    char *error, size_t error_size)
+static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
+                    size_t error_size)
 {
     old_method method;
     int status;

@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#define ASSERT_CONTENT(buf, literal)                                                           \
-    do {                                                                                       \
-        assert_int_equal((buf)->length, sizeof(literal) - 1);                                  \
-        assert_memory_equal((buf)->data, (literal), sizeof(literal) - 1);                      \
+#define ASSERT_CONTENT(buf, literal)                                                               \
+    do {                                                                                           \
+        assert_int_equal((buf)->length, sizeof(literal) - 1);                                      \
+        assert_memory_equal((buf)->data, (literal), sizeof(literal) - 1);                          \
     } while (0)
 
 static void test_empty_buffer(void **state)
@@ -116,7 +116,8 @@ static void test_printf(void **state)
     assert_int_equal(buf_printf(&buf, "%s", ""), 0);
     ASSERT_CONTENT(&buf, "42-x");
     assert_int_equal(buf_printf(&buf, ",%lld,%zu,%.3f", -9223372036854775807LL - 1,
-                                (size_t)18446744073709551615ULL, 1.5), 0);
+                                (size_t)18446744073709551615ULL, 1.5),
+                     0);
     ASSERT_CONTENT(&buf, "42-x,-9223372036854775808,18446744073709551615,1.500");
 
     /* Longer than any first allocation, appended after existing content. */
@@ -155,7 +156,7 @@ static void check_escape(const char *text, size_t length, const char *expected,
     buf_free(&buf);
 }
 
-#define CHECK_ESCAPE(text, expected)                                                           \
+#define CHECK_ESCAPE(text, expected)                                                               \
     check_escape((text), sizeof(text) - 1, (expected), sizeof(expected) - 1)
 
 static void test_json_string_escaping(void **state)
@@ -207,14 +208,16 @@ static void test_json_string_utf8(void **state)
     CHECK_ESCAPE("a\xC3\xA9\"\xE2\x82\xAC\n", "\"a\xC3\xA9\\\"\xE2\x82\xAC\\n\"");
     /* Invalid bytes become U+FFFD, one replacement per byte that cannot start a sequence. */
     CHECK_ESCAPE("\xFF", "\"\xEF\xBF\xBD\"");
-    CHECK_ESCAPE("a\xFF" "b", "\"a\xEF\xBF\xBD" "b\"");
+    CHECK_ESCAPE("a\xFF"
+                 "b",
+                 "\"a\xEF\xBF\xBD"
+                 "b\"");
     CHECK_ESCAPE("\x80", "\"\xEF\xBF\xBD\"");
     CHECK_ESCAPE("\xC3", "\"\xEF\xBF\xBD\"");
     CHECK_ESCAPE("\xC3z", "\"\xEF\xBF\xBDz\"");
     CHECK_ESCAPE("\xC0\x80", "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");
     CHECK_ESCAPE("\xED\xA0\x80", "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
-    CHECK_ESCAPE("\xF4\x90\x80\x80",
-                 "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+    CHECK_ESCAPE("\xF4\x90\x80\x80", "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
     CHECK_ESCAPE("\xE2\x82\"", "\"\xEF\xBF\xBD\xEF\xBF\xBD\\\"\"");
     CHECK_ESCAPE("\xC3\xA9\xFF\xC3\xA9", "\"\xC3\xA9\xEF\xBF\xBD\xC3\xA9\"");
     /* A sequence cut by the length is invalid even if the next byte in memory completes it. */
@@ -236,8 +239,7 @@ static void test_json_string_output_is_valid_json(void **state)
         buffer buf = BUFFER_INIT;
         assert_int_equal(buf_append_json_string(&buf, text, length), 0);
         json_error_t error;
-        json_t *parsed = json_loadb(buf.data, buf.length, JSON_DECODE_ANY | JSON_ALLOW_NUL,
-                                    &error);
+        json_t *parsed = json_loadb(buf.data, buf.length, JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
         if (!parsed)
             fail_msg("round %d: output not JSON: %s", round, error.text);
         assert_true(json_is_string(parsed));
@@ -269,8 +271,8 @@ static void test_json_string_round_trip(void **state)
         assert_int_equal(buf_append_string(&buf, "prefix "), 0);
         assert_int_equal(buf_append_json_string(&buf, cases[i].text, cases[i].length), 0);
         json_error_t error;
-        json_t *parsed = json_loadb(buf.data + 7, buf.length - 7,
-                                    JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+        json_t *parsed =
+            json_loadb(buf.data + 7, buf.length - 7, JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
         if (!parsed)
             fail_msg("case %zu: %s", i, error.text);
         assert_true(json_is_string(parsed));

@@ -108,8 +108,8 @@ static void test_log_level(void **state)
     static const struct {
         const char *name;
         int level;
-    } levels[] = {{"error", LOG_ERROR}, {"warning", LOG_WARNING}, {"info", LOG_INFO},
-                  {"debug", LOG_DEBUG}};
+    } levels[] = {
+        {"error", LOG_ERROR}, {"warning", LOG_WARNING}, {"info", LOG_INFO}, {"debug", LOG_DEBUG}};
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
         char text[128];
         snprintf(text, sizeof text, "[rpcd]\nlog_level = %s\n", levels[i].name);
@@ -129,8 +129,8 @@ static void test_max_line_bytes(void **state)
     static const struct {
         const char *value;
         size_t expected;
-    } good[] = {{"64", 64}, {"1024", 1024}, {"1099511627776", (size_t)1 << 40},
-                {"33554432", 33554432}};
+    } good[] = {
+        {"64", 64}, {"1024", 1024}, {"1099511627776", (size_t)1 << 40}, {"33554432", 33554432}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         char text[128];
         snprintf(text, sizeof text, "[rpcd]\nmax_line_bytes = %s\n", good[i].value);
@@ -138,8 +138,9 @@ static void test_max_line_bytes(void **state)
         assert_int_equal(config->max_line_bytes, good[i].expected);
         cfg_free(config);
     }
-    static const char *const bad[] = {"63", "0", "-1", "1099511627777", "abc", "12k", "+100",
-                                      "0x100", "1.5", "99999999999999999999999", "64 64"};
+    static const char *const bad[] = {
+        "63",   "0",     "-1",  "1099511627777",           "abc",  "12k",
+        "+100", "0x100", "1.5", "99999999999999999999999", "64 64"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[128], fragment[64];
         snprintf(text, sizeof text, "# settings\n[rpcd]\nmax_line_bytes = %s\n", bad[i]);
@@ -287,7 +288,7 @@ static void test_plugin_sections(void **state)
     static const struct {
         const char *value;
         bool required;
-    } bools[] = {{"true", true}, {"yes", true}, {"1", true},
+    } bools[] = {{"true", true},   {"yes", true}, {"1", true},
                  {"false", false}, {"no", false}, {"0", false}};
     for (size_t i = 0; i < sizeof bools / sizeof bools[0]; i++) {
         char text[128];
@@ -332,9 +333,8 @@ static void test_relative_paths(void **state)
 
     /* A config named without a directory resolves against the working directory. */
     char error[512] = "";
-    assert_int_equal(cfg_load_string("[plugin a]\npath = a.so\n", "rpcd.conf", &config, error,
-                                     sizeof error),
-                     0);
+    assert_int_equal(
+        cfg_load_string("[plugin a]\npath = a.so\n", "rpcd.conf", &config, error, sizeof error), 0);
     assert_same_path(config->plugins[0].path, "./a.so");
     cfg_free(config);
 
@@ -423,8 +423,8 @@ static int make_temp_dir(void **state)
 static int remove_temp_dir(void **state)
 {
     temp_dir *dir = *state;
-    static const char *const names[] = {"rpcd.conf", "bad.conf", "plugins/echo.so", "echo.so",
-                                        "plugins", "conf.d"};
+    static const char *const names[] = {"rpcd.conf", "bad.conf", "plugins/echo.so",
+                                        "echo.so",   "plugins",  "conf.d"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", dir->path, names[i]);
@@ -538,9 +538,8 @@ static void test_small_error_buffer(void **state)
     rpcd_config *config = NULL;
     char error[16];
     memset(error, 'x', sizeof error);
-    assert_int_equal(cfg_load_string("[rpcd]\nmax_depth = 1\n", conf_name, &config, error,
-                                     sizeof error),
-                     -1);
+    assert_int_equal(
+        cfg_load_string("[rpcd]\nmax_depth = 1\n", conf_name, &config, error, sizeof error), -1);
     assert_non_null(memchr(error, '\0', sizeof error)); /* cut short, but terminated */
     assert_int_equal(strncmp(error, conf_name, strlen(error)), 0);
 }

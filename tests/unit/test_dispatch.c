@@ -153,8 +153,7 @@ static int setup(void **state)
     add(f->methods, "fail_code", handle_fail_code, NULL);
     add(f->methods, "status.internal", handle_status, (void *)(intptr_t)RPCD_ERR_INTERNAL);
     add(f->methods, "status.unknown", handle_status, (void *)(intptr_t)777);
-    add(f->methods, "status.application", handle_status,
-        (void *)(intptr_t)RPCD_ERR_APPLICATION);
+    add(f->methods, "status.application", handle_status, (void *)(intptr_t)RPCD_ERR_APPLICATION);
     add(f->methods, "status.cancelled", handle_status, (void *)(intptr_t)RPCD_ERR_CANCELLED);
     add(f->methods, "status.mismatch", handle_fail, NULL);
     add(f->methods, "bad_result", handle_bad_result, "{not json");
@@ -247,16 +246,19 @@ static void test_fail_with_detail_and_data(void **state)
 static void test_application_codes(void **state)
 {
     assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"fail_code\","
-                              "\"params\":{\"code\":7}}"), 1,
+                              "\"params\":{\"code\":7}}"),
+                 1,
                  "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":7,\"message\":"
                  "\"own failure\",\"data\":[1,2]}}");
     assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"fail_code\","
-                              "\"params\":{\"code\":-32001}}"), 1,
+                              "\"params\":{\"code\":-32001}}"),
+                 1,
                  "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32001,\"message\":"
                  "\"own failure\",\"data\":[1,2]}}");
     /* A reserved code is not the plugin's to send. */
     assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"fail_code\","
-                              "\"params\":{\"code\":-32700}}"), 1,
+                              "\"params\":{\"code\":-32700}}"),
+                 1,
                  "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32603,\"message\":"
                  "\"Internal error\",\"data\":{\"exception\":\"RPCD_ERR_APPLICATION\","
                  "\"plugin\":\"testplugin\",\"method\":\"fail_code\",\"detail\":"
@@ -279,8 +281,7 @@ static void test_statuses(void **state)
                  "{\"jsonrpc\":\"2.0\",\"id\":8,\"error\":{\"code\":-32603,\"message\":"
                  "\"Internal error\",\"data\":{\"exception\":\"unknown status\",\"status\":777,"
                  "\"plugin\":\"testplugin\",\"method\":\"status.unknown\"}}}");
-    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"status.cancelled\"}"),
-                 1,
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"status.cancelled\"}"), 1,
                  "{\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32800,\"message\":"
                  "\"Request cancelled\",\"data\":{\"exception\":\"RPCD_ERR_CANCELLED\","
                  "\"plugin\":\"testplugin\",\"method\":\"status.cancelled\"}}}");
@@ -314,10 +315,11 @@ static void test_notifications_before_response(void **state)
 static void test_progress_needs_a_token(void **state)
 {
     assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"progress\","
-                              "\"params\":{}}"), 1,
-                 "{\"jsonrpc\":\"2.0\",\"id\":14,\"result\":null}");
+                              "\"params\":{}}"),
+                 1, "{\"jsonrpc\":\"2.0\",\"id\":14,\"result\":null}");
     assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"progress\","
-                              "\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}"), 3,
+                              "\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}"),
+                 3,
                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
                  "{\"progressToken\":\"t\",\"progress\":1,\"total\":4,"
                  "\"message\":\"a \\\"quoted\\\" step\"}}",
@@ -325,8 +327,9 @@ static void test_progress_needs_a_token(void **state)
                  "{\"progressToken\":\"t\",\"progress\":2.5}}",
                  "{\"jsonrpc\":\"2.0\",\"id\":15,\"result\":null}");
     /* An integer token is echoed as sent. */
-    const char *out = send(*state, "{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"progress\","
-                                   "\"params\":{\"_meta\":{\"progressToken\":12345678901234567890}}}");
+    const char *out =
+        send(*state, "{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"progress\","
+                     "\"params\":{\"_meta\":{\"progressToken\":12345678901234567890}}}");
     assert_non_null(strstr(out, "\"progressToken\":12345678901234567890"));
 }
 
@@ -375,7 +378,8 @@ static void test_batches(void **state)
                  "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
                  "\"Invalid Request\"}}]");
     assert_string_equal(send(f, "[{\"jsonrpc\":\"2.0\",\"method\":\"echo\"}, "
-                                "{\"jsonrpc\":\"2.0\",\"method\":\"nope\"}]"), "");
+                                "{\"jsonrpc\":\"2.0\",\"method\":\"nope\"}]"),
+                        "");
     assert_lines(send(f, " [ ] "), 1,
                  "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
                  "\"Invalid Request\"}}");

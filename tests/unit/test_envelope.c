@@ -55,8 +55,8 @@ static void test_request(void **state)
     assert_span(m.params, "{ \"a\" : 1 }");
 
     /* Without params; ids of every allowed kind, echoed byte for byte. */
-    static const char *const ids[] = {"0", "-1", "1.5e3", "18446744073709551617", "\"\"",
-                                      "\"\\u00e9\"", "null"};
+    static const char *const ids[] = {"0",    "-1",          "1.5e3", "18446744073709551617",
+                                      "\"\"", "\"\\u00e9\"", "null"};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         char text[128];
         snprintf(text, sizeof text, "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":%s}", ids[i]);
@@ -271,8 +271,7 @@ static json_t *error_line(const js_span *id, int64_t code, const char *message, 
     json_error_t error;
     json_t *root = json_loadb(out.data + start, out.length - start, 0, &error);
     if (!root)
-        fail_msg("'%.*s' is not JSON: %s", (int)(out.length - start), out.data + start,
-                 error.text);
+        fail_msg("'%.*s' is not JSON: %s", (int)(out.length - start), out.data + start, error.text);
     buf_free(&out);
     assert_string_equal(json_string_value(json_object_get(root, "jsonrpc")), "2.0");
     assert_null(json_object_get(root, "result"));

@@ -24,13 +24,36 @@ static void test_validate_every_type(void **state)
 {
     (void)state;
     static const char *const valid[] = {
-        "null", "true", "false", "0", "-0", "1", "-1", "1.5", "-1.5e+10", "1E-2", "0e0",
-        "123456789012345678901234567890", "1e400", "18446744073709551617", "\"\"", "\"abc\"",
+        "null",
+        "true",
+        "false",
+        "0",
+        "-0",
+        "1",
+        "-1",
+        "1.5",
+        "-1.5e+10",
+        "1E-2",
+        "0e0",
+        "123456789012345678901234567890",
+        "1e400",
+        "18446744073709551617",
+        "\"\"",
+        "\"abc\"",
         "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\uD834\\uDD1E\"",
-        "\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"", "\"\x7F\"", "\"\\uD800\"", "\"\\uDC00x\"",
-        "[]", "{}", "[ ]", "{ }", "[1,\"a\",null,true,false,{},[]]",
-        "{\"a\":{\"b\":[1,{\"c\":null}]},\"\":0}", "{\"a\":1,\"a\":2}",
-        " \t\r\n[ 1 , 2 ] \n", "\n{\n\"k\"\n:\n\"v\"\n}\n",
+        "\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"",
+        "\"\x7F\"",
+        "\"\\uD800\"",
+        "\"\\uDC00x\"",
+        "[]",
+        "{}",
+        "[ ]",
+        "{ }",
+        "[1,\"a\",null,true,false,{},[]]",
+        "{\"a\":{\"b\":[1,{\"c\":null}]},\"\":0}",
+        "{\"a\":1,\"a\":2}",
+        " \t\r\n[ 1 , 2 ] \n",
+        "\n{\n\"k\"\n:\n\"v\"\n}\n",
     };
     for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++) {
         size_t offset = 12345;
@@ -44,15 +67,74 @@ static void test_validate_rejects(void **state)
 {
     (void)state;
     static const char *const invalid[] = {
-        "", " ", "\n", "nul", "True", "nulls", "truefalse", "01", "-01", "-", "1.", ".1", "+1",
-        "1e", "1e+", "0x10", "NaN", "Infinity", "-Infinity", "[", "]", "{", "}", "[1,]", "[,1]",
-        "[,]", "{\"a\"}", "{\"a\":}", "{a:1}", "{\"a\":1,}", "{,}", "{1:2}", "[1 2]",
-        "{\"a\":1 \"b\":2}", "[}", "{]", "[[]}", "{\"a\":[}]", "\"abc", "\"\\x\"", "\"\\u12G4\"",
-        "\"\\u123\"", "\"\\\"", "\"a\tb\"", "\"a\nb\"", "\"\x1F\"", "1 2", "[] []", "'a'",
-        "\f1", "\v1", "\xEF\xBB\xBF{}", "\"\xC3\"", "\"\xC0\x80\"", "\"\xC1\xBF\"",
-        "\"\xE0\x80\x80\"", "\"\xED\xA0\x80\"", "\"\xF0\x80\x80\x80\"", "\"\xF4\x90\x80\x80\"",
-        "\"\xF5\x80\x80\x80\"", "\"\xFF\"", "\"\x80\"", "\"\xE2\x82\"", "\xC3\xA9",
-        "[1]]", "{\"a\":1}}", "/* */1", "1//",
+        "",
+        " ",
+        "\n",
+        "nul",
+        "True",
+        "nulls",
+        "truefalse",
+        "01",
+        "-01",
+        "-",
+        "1.",
+        ".1",
+        "+1",
+        "1e",
+        "1e+",
+        "0x10",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "[",
+        "]",
+        "{",
+        "}",
+        "[1,]",
+        "[,1]",
+        "[,]",
+        "{\"a\"}",
+        "{\"a\":}",
+        "{a:1}",
+        "{\"a\":1,}",
+        "{,}",
+        "{1:2}",
+        "[1 2]",
+        "{\"a\":1 \"b\":2}",
+        "[}",
+        "{]",
+        "[[]}",
+        "{\"a\":[}]",
+        "\"abc",
+        "\"\\x\"",
+        "\"\\u12G4\"",
+        "\"\\u123\"",
+        "\"\\\"",
+        "\"a\tb\"",
+        "\"a\nb\"",
+        "\"\x1F\"",
+        "1 2",
+        "[] []",
+        "'a'",
+        "\f1",
+        "\v1",
+        "\xEF\xBB\xBF{}",
+        "\"\xC3\"",
+        "\"\xC0\x80\"",
+        "\"\xC1\xBF\"",
+        "\"\xE0\x80\x80\"",
+        "\"\xED\xA0\x80\"",
+        "\"\xF0\x80\x80\x80\"",
+        "\"\xF4\x90\x80\x80\"",
+        "\"\xF5\x80\x80\x80\"",
+        "\"\xFF\"",
+        "\"\x80\"",
+        "\"\xE2\x82\"",
+        "\xC3\xA9",
+        "[1]]",
+        "{\"a\":1}}",
+        "/* */1",
+        "1//",
     };
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         size_t offset = 12345;
@@ -124,9 +206,9 @@ static void test_validate_error_offsets(void **state)
         const char *text;
         size_t offset;
     } cases[] = {
-        {"[1,]", 3},       {"[1 2]", 3},   {"{\"a\" 1}", 5}, {"  x", 2},    {"[1] x", 4},
-        {"", 0},           {"01", 1},      {"[1,2", 4},      {"{\"a\":1,}", 7}, {"[}", 1},
-        {"{]", 1},         {"{a:1}", 1},   {"[-]", 1},       {"   ", 3},
+        {"[1,]", 3}, {"[1 2]", 3}, {"{\"a\" 1}", 5}, {"  x", 2},        {"[1] x", 4},
+        {"", 0},     {"01", 1},    {"[1,2", 4},      {"{\"a\":1,}", 7}, {"[}", 1},
+        {"{]", 1},   {"{a:1}", 1}, {"[-]", 1},       {"   ", 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t offset = 12345;
@@ -156,8 +238,7 @@ static void test_validate_error_offset_inside_bad_token(void **state)
     offset = 12345;
     assert_int_equal(js_validate(utf8, sizeof utf8 - 1, 512, NULL, &offset), JS_ERR_SYNTAX);
     if (offset < 7 || offset > 11)
-        fail_msg("bad byte at bytes 7..11 of %zu reported at offset %zu", sizeof utf8 - 1,
-                 offset);
+        fail_msg("bad byte at bytes 7..11 of %zu reported at offset %zu", sizeof utf8 - 1, offset);
 }
 
 /* depth nested arrays around a number: "[[[1]]]" for 3. New string, length in *length. */
@@ -177,8 +258,8 @@ static void test_validate_depth_boundary(void **state)
 {
     (void)state;
     /* Around the byte boundaries of the bit stack and its switch from stack to heap. */
-    static const size_t depths[] = {1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 511, 512, 513, 514,
-                                    520, 1000, 4096, 4097};
+    static const size_t depths[] = {1,  2,   7,   8,   9,   15,  16,   17,   63,  64,
+                                    65, 511, 512, 513, 514, 520, 1000, 4096, 4097};
     for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
         size_t depth = depths[i], length, offset = 12345;
         char *text = nested_arrays(depth, &length);
@@ -365,8 +446,9 @@ static void test_iter_object(void **state)
         const char *key;
         const char *value;
     } expected[] = {
-        {"\"a\"", "1"},         {"\"b\\n\"", "[1, {\"x\":2}]"}, {"\"c\"", "\"s,}\""},
-        {"\"d\"", "{}"},        {"\"e\"", "-1.5e3"},            {"\"f\"", "true"},
+        {"\"a\"", "1"},       {"\"b\\n\"", "[1, {\"x\":2}]"},
+        {"\"c\"", "\"s,}\""}, {"\"d\"", "{}"},
+        {"\"e\"", "-1.5e3"},  {"\"f\"", "true"},
         {"\"g\"", "null"},
     };
     js_iter iter;
@@ -389,8 +471,8 @@ static void test_iter_array(void **state)
 {
     (void)state;
     static const char text[] = "[ 1,\"two\" ,[3,[4]],{\"five\":5},false ,\n-6 ]";
-    static const char *const expected[] = {"1", "\"two\"", "[3,[4]]", "{\"five\":5}", "false",
-                                           "-6"};
+    static const char *const expected[] = {"1",     "\"two\"", "[3,[4]]", "{\"five\":5}",
+                                           "false", "-6"};
     js_span array;
     assert_int_equal(js_validate(text, sizeof text - 1, 512, &array, NULL), 0);
     js_iter iter;
@@ -458,7 +540,7 @@ static void check_decode(const char *literal, size_t literal_length, const char 
     assert_memory_equal(out, expected, expected_length);
 }
 
-#define CHECK_DECODE(literal, expected)                                                        \
+#define CHECK_DECODE(literal, expected)                                                            \
     check_decode((literal), sizeof(literal) - 1, (expected), sizeof(expected) - 1)
 
 static void test_string_decode(void **state)
@@ -484,7 +566,8 @@ static void test_string_decode_lone_surrogates(void **state)
     CHECK_DECODE("\"\\uD800\"", "\xEF\xBF\xBD");
     CHECK_DECODE("\"\\uDC00\"", "\xEF\xBF\xBD");
     CHECK_DECODE("\"\\uDFFFx\"", "\xEF\xBF\xBDx");
-    CHECK_DECODE("\"\\uD800\\u0041\"", "\xEF\xBF\xBD" "A");
+    CHECK_DECODE("\"\\uD800\\u0041\"", "\xEF\xBF\xBD"
+                                       "A");
     CHECK_DECODE("\"\\uD800\\uD800\"", "\xEF\xBF\xBD\xEF\xBF\xBD");
     CHECK_DECODE("\"\\uD800x\\uDC00\"", "\xEF\xBF\xBDx\xEF\xBF\xBD");
     CHECK_DECODE("\"\\uDC00\\uD800\"", "\xEF\xBF\xBD\xEF\xBF\xBD");
@@ -524,8 +607,8 @@ static void test_string_equals(void **state)
     (void)state;
     assert_true(js_string_equals(SPAN("\"method\""), "method", 6));
     assert_true(js_string_equals(SPAN("\"m\\u0065thod\""), "method", 6));
-    assert_true(js_string_equals(SPAN("\"\\u006d\\u0065\\u0074\\u0068\\u006f\\u0064\""), "method",
-                                 6));
+    assert_true(
+        js_string_equals(SPAN("\"\\u006d\\u0065\\u0074\\u0068\\u006f\\u0064\""), "method", 6));
     assert_true(js_string_equals(SPAN("\"\""), "", 0));
     assert_true(js_string_equals(SPAN("\"a\\u0000\""), "a\0", 2));
     assert_true(js_string_equals(SPAN("\"\\uD834\\uDD1E\""), "\xF0\x9D\x84\x9E", 4));
@@ -536,7 +619,8 @@ static void test_string_equals(void **state)
     assert_false(js_string_equals(SPAN("\"m\\u0065tho\""), "method", 6));
     assert_false(js_string_equals(SPAN("\"\""), "a", 1));
     /* Exactly 64 bytes after decoding, escapes included, still compares. */
-    static const char escaped64[] = "\"\\u0061aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"";
+    static const char escaped64[] =
+        "\"\\u0061aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"";
     char sixty_four[64];
     memset(sixty_four, 'a', sizeof sixty_four);
     assert_true(js_string_equals(SPAN(escaped64), sixty_four, 64));
@@ -573,36 +657,36 @@ static void test_utf8_valid(void **state)
     assert_true(UTF8_VALID(""));
     assert_true(UTF8_VALID("plain ascii \x01\x7F"));
     assert_true(UTF8_VALID("\0"));
-    assert_true(UTF8_VALID("\xC2\x80"));                 /* U+0080 */
-    assert_true(UTF8_VALID("\xDF\xBF"));                 /* U+07FF */
-    assert_true(UTF8_VALID("\xE0\xA0\x80"));             /* U+0800 */
-    assert_true(UTF8_VALID("\xED\x9F\xBF"));             /* U+D7FF */
-    assert_true(UTF8_VALID("\xEE\x80\x80"));             /* U+E000 */
-    assert_true(UTF8_VALID("\xEF\xBF\xBF"));             /* U+FFFF */
-    assert_true(UTF8_VALID("\xF0\x90\x80\x80"));         /* U+10000 */
-    assert_true(UTF8_VALID("\xF4\x8F\xBF\xBF"));         /* U+10FFFF */
+    assert_true(UTF8_VALID("\xC2\x80"));         /* U+0080 */
+    assert_true(UTF8_VALID("\xDF\xBF"));         /* U+07FF */
+    assert_true(UTF8_VALID("\xE0\xA0\x80"));     /* U+0800 */
+    assert_true(UTF8_VALID("\xED\x9F\xBF"));     /* U+D7FF */
+    assert_true(UTF8_VALID("\xEE\x80\x80"));     /* U+E000 */
+    assert_true(UTF8_VALID("\xEF\xBF\xBF"));     /* U+FFFF */
+    assert_true(UTF8_VALID("\xF0\x90\x80\x80")); /* U+10000 */
+    assert_true(UTF8_VALID("\xF4\x8F\xBF\xBF")); /* U+10FFFF */
     assert_true(UTF8_VALID("a\xC3\xA9z\xE2\x82\xAC\xF0\x9F\x98\x80"));
 
-    assert_false(UTF8_VALID("\x80"));                    /* lone continuation */
+    assert_false(UTF8_VALID("\x80")); /* lone continuation */
     assert_false(UTF8_VALID("\xBF"));
-    assert_false(UTF8_VALID("\xC0\x80"));                /* overlong NUL */
-    assert_false(UTF8_VALID("\xC1\xBF"));                /* overlong 2-byte */
-    assert_false(UTF8_VALID("\xE0\x80\x80"));            /* overlong 3-byte */
+    assert_false(UTF8_VALID("\xC0\x80"));     /* overlong NUL */
+    assert_false(UTF8_VALID("\xC1\xBF"));     /* overlong 2-byte */
+    assert_false(UTF8_VALID("\xE0\x80\x80")); /* overlong 3-byte */
     assert_false(UTF8_VALID("\xE0\x9F\xBF"));
-    assert_false(UTF8_VALID("\xF0\x80\x80\x80"));        /* overlong 4-byte */
+    assert_false(UTF8_VALID("\xF0\x80\x80\x80")); /* overlong 4-byte */
     assert_false(UTF8_VALID("\xF0\x8F\xBF\xBF"));
-    assert_false(UTF8_VALID("\xED\xA0\x80"));            /* U+D800 */
-    assert_false(UTF8_VALID("\xED\xBF\xBF"));            /* U+DFFF */
-    assert_false(UTF8_VALID("\xF4\x90\x80\x80"));        /* U+110000 */
+    assert_false(UTF8_VALID("\xED\xA0\x80"));     /* U+D800 */
+    assert_false(UTF8_VALID("\xED\xBF\xBF"));     /* U+DFFF */
+    assert_false(UTF8_VALID("\xF4\x90\x80\x80")); /* U+110000 */
     assert_false(UTF8_VALID("\xF5\x80\x80\x80"));
     assert_false(UTF8_VALID("\xF8\x88\x80\x80\x80"));
     assert_false(UTF8_VALID("\xFE"));
     assert_false(UTF8_VALID("\xFF"));
-    assert_false(UTF8_VALID("\xC3"));                    /* truncated */
+    assert_false(UTF8_VALID("\xC3")); /* truncated */
     assert_false(UTF8_VALID("\xE2\x82"));
     assert_false(UTF8_VALID("\xF0\x9F\x98"));
     assert_false(UTF8_VALID("ok\xF0\x9F\x98"));
-    assert_false(UTF8_VALID("\xC3\x28"));                /* bad continuation */
+    assert_false(UTF8_VALID("\xC3\x28")); /* bad continuation */
     assert_false(UTF8_VALID("\xE2\x28\xA1"));
     assert_false(UTF8_VALID("\xE2\x82\x28"));
     assert_false(UTF8_VALID("\xF0\x9F\x28\x80"));

@@ -113,23 +113,22 @@ static result next(line_reader *reader, script *s)
     return r;
 }
 
-#define EXPECT_LINE(reader, s, literal)                                                        \
-    do {                                                                                       \
-        result r_ = next((reader), (s));                                                       \
-        assert_int_equal(r_.status, LR_LINE);                                                  \
-        assert_int_equal(r_.length, sizeof(literal) - 1);                                      \
-        assert_memory_equal(r_.text, (literal), sizeof(literal) - 1);                          \
+#define EXPECT_LINE(reader, s, literal)                                                            \
+    do {                                                                                           \
+        result r_ = next((reader), (s));                                                           \
+        assert_int_equal(r_.status, LR_LINE);                                                      \
+        assert_int_equal(r_.length, sizeof(literal) - 1);                                          \
+        assert_memory_equal(r_.text, (literal), sizeof(literal) - 1);                              \
     } while (0)
 
-#define EXPECT_TOO_LONG(reader, s, skipped)                                                    \
-    do {                                                                                       \
-        result r_ = next((reader), (s));                                                       \
-        assert_int_equal(r_.status, LR_TOO_LONG);                                              \
-        assert_int_equal(r_.length, (skipped));                                                \
+#define EXPECT_TOO_LONG(reader, s, skipped)                                                        \
+    do {                                                                                           \
+        result r_ = next((reader), (s));                                                           \
+        assert_int_equal(r_.status, LR_TOO_LONG);                                                  \
+        assert_int_equal(r_.length, (skipped));                                                    \
     } while (0)
 
-#define EXPECT_STATUS(reader, s, expected)                                                     \
-    assert_int_equal(next((reader), (s)).status, (expected))
+#define EXPECT_STATUS(reader, s, expected) assert_int_equal(next((reader), (s)).status, (expected))
 
 static line_reader *open_reader(script *s, size_t max_line_bytes, bool hook)
 {
@@ -177,8 +176,8 @@ static void test_any_split_gives_same_lines(void **state)
     (void)state;
     static const char *const text[] = {"first\r\nsecond\n\n\r\nmid\rdle\n\r\r\nx\r\n0123456789"
                                        "\nlast"};
-    static const char *const expected[] = {"first", "second", "", "", "mid\rdle", "\r", "x",
-                                           "0123456789", "last"};
+    static const char *const expected[] = {"first", "second", "",           "",    "mid\rdle",
+                                           "\r",    "x",      "0123456789", "last"};
     static const size_t splits[] = {0, 1, 2, 3, 5, 7, 13};
     for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) {
         script s = {.chunks = text, .chunk_count = 1, .max_per_read = splits[i]};
@@ -202,11 +201,11 @@ static void test_crlf(void **state)
     script s = {.chunks = chunks, .chunk_count = 6};
     line_reader *reader = open_reader(&s, 1024, true);
     EXPECT_LINE(reader, &s, "a");
-    EXPECT_LINE(reader, &s, "b");      /* CR and LF in different reads */
-    EXPECT_LINE(reader, &s, "c\rd");   /* a lone CR in the middle is data */
+    EXPECT_LINE(reader, &s, "b");    /* CR and LF in different reads */
+    EXPECT_LINE(reader, &s, "c\rd"); /* a lone CR in the middle is data */
     EXPECT_LINE(reader, &s, "");
-    EXPECT_LINE(reader, &s, "\r");     /* only the one CR before the LF goes */
-    result r = next(reader, &s);       /* last line without LF: returned, CR or not */
+    EXPECT_LINE(reader, &s, "\r"); /* only the one CR before the LF goes */
+    result r = next(reader, &s);   /* last line without LF: returned, CR or not */
     assert_int_equal(r.status, LR_LINE);
     assert_true(r.length >= 1 && r.text[0] == 'e');
     EXPECT_STATUS(reader, &s, LR_EOF);
@@ -240,11 +239,11 @@ static void test_too_long(void **state)
     static const size_t splits[] = {0, 1, 4};
     for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) {
         static const char *const chunks[] = {
-            "0123456789\n",                    /* exactly the limit: fine */
-            "0123456789A\n",                   /* one over */
+            "0123456789\n",  /* exactly the limit: fine */
+            "0123456789A\n", /* one over */
             "ok\n",
-            "0123456789\r\n",                  /* the CR does not count */
-            "0123456789AB\r\n",                /* over: raw bytes before the LF skipped */
+            "0123456789\r\n",   /* the CR does not count */
+            "0123456789AB\r\n", /* over: raw bytes before the LF skipped */
             "0123456789012345678901234567890123456789\n",
             "after\n",
         };

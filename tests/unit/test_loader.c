@@ -40,9 +40,9 @@ static void load(attempt *a, const char *sections)
 {
     memset(a, 0, sizeof *a);
     char config_error[512];
-    assert_int_equal(cfg_load_string(sections, "/test/rpcd.conf", &a->config, config_error,
-                                     sizeof config_error),
-                     0);
+    assert_int_equal(
+        cfg_load_string(sections, "/test/rpcd.conf", &a->config, config_error, sizeof config_error),
+        0);
     assert_int_equal(reg_new(&a->methods), 0);
     FILE *log_file = tmpfile();
     assert_non_null(log_file);
@@ -178,8 +178,9 @@ static void test_optional_plugin_is_skipped(void **state)
     (void)state;
     attempt a;
     char *text;
-    assert_true(asprintf(&text, "[plugin broken]\npath = %s\nrequired = false\n"
-                                "[plugin echo]\npath = %s\n",
+    assert_true(asprintf(&text,
+                         "[plugin broken]\npath = %s\nrequired = false\n"
+                         "[plugin echo]\npath = %s\n",
                          env_path("RPCD_FIXTURE_INIT_FAIL"), env_path("RPCD_PLUGIN_ECHO")) > 0);
     load(&a, text);
     assert_int_equal(a.status, 0);
@@ -196,10 +197,11 @@ static void test_old_descriptor_and_config_keys(void **state)
     (void)state;
     attempt a;
     char *text;
-    assert_true(asprintf(&text, "[plugin old]\npath = %s\n[plugin m]\npath = %s\n"
-                                "greeting = hi\nunused_key = 1\n",
-                         env_path("RPCD_FIXTURE_OLD_PLUGIN"), env_path("RPCD_FIXTURE_MISBEHAVE")) >
-                0);
+    assert_true(asprintf(&text,
+                         "[plugin old]\npath = %s\n[plugin m]\npath = %s\n"
+                         "greeting = hi\nunused_key = 1\n",
+                         env_path("RPCD_FIXTURE_OLD_PLUGIN"),
+                         env_path("RPCD_FIXTURE_MISBEHAVE")) > 0);
     load(&a, text);
     assert_int_equal(a.status, 0);
     const reg_method *old = reg_find(a.methods, "old.ping", 8);

@@ -44,12 +44,15 @@ static int sink_write(void *context, const char *data, size_t length)
     return buf_append(&s->written, data, length);
 }
 
-#define PART(literal) {(void *)(literal), sizeof(literal) - 1}
+#define PART(literal)                                                                              \
+    {                                                                                              \
+        (void *)(literal), sizeof(literal) - 1                                                     \
+    }
 
-#define ASSERT_WRITTEN(s, literal)                                                             \
-    do {                                                                                       \
-        assert_int_equal((s)->written.length, sizeof(literal) - 1);                            \
-        assert_memory_equal((s)->written.data, (literal), sizeof(literal) - 1);                \
+#define ASSERT_WRITTEN(s, literal)                                                                 \
+    do {                                                                                           \
+        assert_int_equal((s)->written.length, sizeof(literal) - 1);                                \
+        assert_memory_equal((s)->written.data, (literal), sizeof(literal) - 1);                    \
     } while (0)
 
 static output *open_output(sink *s)
@@ -250,10 +253,7 @@ static void *writer_main(void *context)
         int head_length = snprintf(head, sizeof head, "t%d", args->thread);
         int number_length = snprintf(number, sizeof number, "%d", i);
         struct iovec parts[] = {
-            {head, (size_t)head_length},
-            PART(":"),
-            {number, (size_t)number_length},
-            PART(":"),
+            {head, (size_t)head_length}, PART(":"), {number, (size_t)number_length}, PART(":"),
             {padding, (size_t)(i % 97)},
         };
         if (out_write_line(args->out, parts, 5) != 0)
@@ -328,14 +328,10 @@ static void test_threads_lines_whole(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_from_parts),
-        cmocka_unit_test(test_reader_idle),
-        cmocka_unit_test(test_free_flushes),
-        cmocka_unit_test(test_flush_threshold),
-        cmocka_unit_test(test_failed_write),
-        cmocka_unit_test(test_failed_flush),
-        cmocka_unit_test(test_write_fd),
-        cmocka_unit_test(test_threads_lines_whole),
+        cmocka_unit_test(test_line_from_parts), cmocka_unit_test(test_reader_idle),
+        cmocka_unit_test(test_free_flushes),    cmocka_unit_test(test_flush_threshold),
+        cmocka_unit_test(test_failed_write),    cmocka_unit_test(test_failed_flush),
+        cmocka_unit_test(test_write_fd),        cmocka_unit_test(test_threads_lines_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

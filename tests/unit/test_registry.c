@@ -168,8 +168,13 @@ static void test_invalid_descriptors(void **state)
     (void)state;
     registry *reg = new_registry();
     int data = 0;
-    static const char *const bad_names[] = {"", "rpc.", "rpc.discover", "rpc.x.y",
-                                            "bad\xFF" "utf8", "\xC0\x80"};
+    static const char *const bad_names[] = {"",
+                                            "rpc.",
+                                            "rpc.discover",
+                                            "rpc.x.y",
+                                            "bad\xFF"
+                                            "utf8",
+                                            "\xC0\x80"};
     for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
         rpcd_method method = rpcd_method_new(bad_names[i], handler_a);
         method.user_data = &data;
@@ -185,8 +190,8 @@ static void test_invalid_descriptors(void **state)
     assert_int_equal(reg_add(reg, &method, NULL, "p", NULL), REG_ERR_INVALID);
     assert_int_equal(reg_add(reg, NULL, NULL, "p", NULL), REG_ERR_INVALID);
 
-    static const char *const bad_schemas[] = {"", "{", "not json", "{\"a\":1,}", "{} {}",
-                                              "[\"\xFF\"]"};
+    static const char *const bad_schemas[] = {"",           "{",     "not json",
+                                              "{\"a\":1,}", "{} {}", "[\"\xFF\"]"};
     for (size_t i = 0; i < sizeof bad_schemas / sizeof bad_schemas[0]; i++) {
         method = rpcd_method_new("schema.bad", handler_a);
         method.params_schema = bad_schemas[i];
@@ -207,7 +212,8 @@ static void test_invalid_descriptors(void **state)
     assert_int_equal(freed_count, 0);
 
     /* Names close to the reserved prefix are fine. */
-    static const char *const fine[] = {"rpc", "rpcx", "rpc_", "RPC.x", "x.rpc.y", "\xC3\xA9t\xC3\xA9"};
+    static const char *const fine[] = {"rpc",   "rpcx",    "rpc_",
+                                       "RPC.x", "x.rpc.y", "\xC3\xA9t\xC3\xA9"};
     for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
         method = rpcd_method_new(fine[i], handler_a);
         if (reg_add(reg, &method, NULL, "p", NULL) != 0)

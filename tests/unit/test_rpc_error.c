@@ -23,10 +23,18 @@ static void test_status_codes(void **state)
     assert_int_equal(rpcerr_code_for_status(RPCD_ERR_CANCELLED, 0), -32800);
     assert_int_equal(rpcerr_code_for_status(RPCD_ERR_APPLICATION, 42), 42);
     /* Everything else is an internal error, whatever application code comes with it. */
-    static const int internal[] = {RPCD_ERR_INTERNAL,      RPCD_ERR_NO_MEMORY,
-                                   RPCD_ERR_INVALID_ARGUMENT, RPCD_ERR_STALE,
-                                   RPCD_ERR_EXISTS,        RPCD_ERR_UNSUPPORTED,
-                                   -11, -1000, 1, 7, INT32_MIN, INT32_MAX};
+    static const int internal[] = {RPCD_ERR_INTERNAL,
+                                   RPCD_ERR_NO_MEMORY,
+                                   RPCD_ERR_INVALID_ARGUMENT,
+                                   RPCD_ERR_STALE,
+                                   RPCD_ERR_EXISTS,
+                                   RPCD_ERR_UNSUPPORTED,
+                                   -11,
+                                   -1000,
+                                   1,
+                                   7,
+                                   INT32_MIN,
+                                   INT32_MAX};
     for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++) {
         if (rpcerr_code_for_status(internal[i], 0) != -32603)
             fail_msg("status %d not mapped to -32603", internal[i]);
@@ -43,9 +51,9 @@ static void test_status_codes(void **state)
 static void test_application_codes(void **state)
 {
     (void)state;
-    static const int64_t allowed[] = {0,      1,      -1,     42,     -32000, -32001, -32050,
-                                      -32099, -32769, -31999, -40000, 32000,  INT64_MIN,
-                                      INT64_MAX, -32800};
+    static const int64_t allowed[] = {0,      1,      -1,        42,        -32000,
+                                      -32001, -32050, -32099,    -32769,    -31999,
+                                      -40000, 32000,  INT64_MIN, INT64_MAX, -32800};
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
         if (!rpcerr_code_allowed_for_plugin(allowed[i]))
             fail_msg("code %lld refused", (long long)allowed[i]);
@@ -71,8 +79,17 @@ static void test_standard_messages(void **state)
     assert_string_equal(rpcerr_standard_message(-32602), "Invalid params");
     assert_string_equal(rpcerr_standard_message(-32603), "Internal error");
     assert_string_equal(rpcerr_standard_message(-32800), "Request cancelled");
-    static const int64_t others[] = {0, 1, -32000, -32099, -32604, -32768, -32701, 42,
-                                     INT64_MIN, INT64_MAX, -32700LL - 0x100000000LL};
+    static const int64_t others[] = {0,
+                                     1,
+                                     -32000,
+                                     -32099,
+                                     -32604,
+                                     -32768,
+                                     -32701,
+                                     42,
+                                     INT64_MIN,
+                                     INT64_MAX,
+                                     -32700LL - 0x100000000LL};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (rpcerr_standard_message(others[i]) != NULL)
             fail_msg("code %lld has a standard message", (long long)others[i]);

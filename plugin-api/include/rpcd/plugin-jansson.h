@@ -102,8 +102,7 @@ static inline char *rpcd_jansson_dump_(const json_t *value, char *small, size_t 
  *           `return rpcd_call_result_json(host, call, json_integer(n));` needs no check.
  * Returns the status of call_result(), or RPCD_ERR_NO_MEMORY when the value could not be encoded.
  */
-static inline int rpcd_call_result_json(const rpcd_host_api *host, rpcd_call *call,
-                                        json_t *result)
+static inline int rpcd_call_result_json(const rpcd_host_api *host, rpcd_call *call, json_t *result)
 {
     char small[512];
     char *text;
@@ -189,8 +188,8 @@ static inline int rpcd_call_fail_json(const rpcd_host_api *host, rpcd_call *call
  *   data     optional value for error.data, or NULL; STOLEN: released even on failure. When it
  *            cannot be encoded, the failure is recorded without data.
  */
-static inline int rpcd_call_fail_code_json(const rpcd_host_api *host, rpcd_call *call,
-                                           int64_t code, const char *message, json_t *data)
+static inline int rpcd_call_fail_code_json(const rpcd_host_api *host, rpcd_call *call, int64_t code,
+                                           const char *message, json_t *data)
 {
     char small[512];
     char *text = NULL;
