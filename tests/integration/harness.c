@@ -700,3 +700,33 @@ bool harness_json_equal(const char *expected, const char *actual)
     json_decref(right);
     return equal;
 }
+
+char *harness_read_file(const char *path, size_t *length)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return NULL;
+    char *text = NULL;
+    size_t used = 0, capacity = 0;
+    for (;;) {
+        if (capacity - used < 4096) {
+            capacity = capacity ? capacity * 2 : 8192;
+            char *grown = realloc(text, capacity + 1);
+            if (!grown) {
+                free(text);
+                fclose(file);
+                return NULL;
+            }
+            text = grown;
+        }
+        size_t n = fread(text + used, 1, capacity - used, file);
+        used += n;
+        if (n == 0)
+            break;
+    }
+    fclose(file);
+    text[used] = '\0';
+    if (length)
+        *length = used;
+    return text;
+}

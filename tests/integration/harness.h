@@ -151,6 +151,12 @@ void harness_argv_push(harness_argv *args, const char *arg);
 /* A new directory from mkdtemp under $TMPDIR (or /tmp). New string, or NULL. */
 char *harness_temp_dir(void);
 
+/*
+ * Reads a whole file. Returns its bytes (new, NUL-terminated for convenience; free()) and, when
+ * length is not NULL, their count; NULL when the file cannot be read.
+ */
+char *harness_read_file(const char *path, size_t *length);
+
 /* Writes text to dir/name. Returns the path (new string), or NULL. */
 char *harness_write_file(const char *dir, const char *name, const char *text);
 

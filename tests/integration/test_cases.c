@@ -55,35 +55,6 @@ static void case_free(test_case *tc)
     memset(tc, 0, sizeof *tc);
 }
 
-static char *read_file(const char *path, size_t *length)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return NULL;
-    char *text = NULL;
-    size_t used = 0, capacity = 0;
-    for (;;) {
-        if (capacity - used < 4096) {
-            capacity = capacity ? capacity * 2 : 8192;
-            char *grown = realloc(text, capacity + 1);
-            if (!grown) {
-                free(text);
-                fclose(file);
-                return NULL;
-            }
-            text = grown;
-        }
-        size_t n = fread(text + used, 1, capacity - used, file);
-        used += n;
-        if (n == 0)
-            break;
-    }
-    fclose(file);
-    text[used] = '\0';
-    if (length)
-        *length = used;
-    return text;
-}
 
 static int append_input(test_case *tc, const char *text, size_t length)
 {
@@ -123,7 +94,7 @@ static bool blank(const char *text, size_t length)
 static int case_parse(const char *path, test_case *tc)
 {
     size_t length;
-    char *text = read_file(path, &length);
+    char *text = harness_read_file(path, &length);
     if (!text) {
         print_error("%s: cannot read\n", path);
         return -1;
@@ -165,7 +136,7 @@ static char *prepare_config(const char *cases_dir, const char *name, char **temp
     char *template_path;
     if (asprintf(&template_path, "%s/%s", cases_dir, name) < 0)
         return NULL;
-    char *template_text = read_file(template_path, NULL);
+    char *template_text = harness_read_file(template_path, NULL);
     if (!template_text)
         print_error("%s: cannot read the config of this case\n", template_path);
     free(template_path);

@@ -20,33 +20,6 @@
 
 enum { LINE_TIMEOUT_MS = 10000 };
 
-static char *read_file(const char *path, size_t *length)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return NULL;
-    char *data = NULL;
-    size_t used = 0, capacity = 0;
-    for (;;) {
-        if (capacity - used < 4096) {
-            capacity = capacity ? capacity * 2 : 8192;
-            char *grown = realloc(data, capacity);
-            if (!grown) {
-                free(data);
-                fclose(file);
-                return NULL;
-            }
-            data = grown;
-        }
-        size_t n = fread(data + used, 1, capacity - used, file);
-        used += n;
-        if (n == 0)
-            break;
-    }
-    fclose(file);
-    *length = used;
-    return data;
-}
 
 /* Whether a response line is a -32700 Parse error. */
 static bool is_parse_error(const char *line)
@@ -110,7 +83,7 @@ static void test_corpus(void **state)
         char *path;
         assert_true(asprintf(&path, "%s/%s", dir, name) >= 0);
         size_t length = 0;
-        char *data = read_file(path, &length);
+        char *data = harness_read_file(path, &length);
         free(path);
         assert_non_null(data);
 
