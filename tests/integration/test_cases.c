@@ -55,7 +55,6 @@ static void case_free(test_case *tc)
     memset(tc, 0, sizeof *tc);
 }
 
-
 static int append_input(test_case *tc, const char *text, size_t length)
 {
     char *grown = realloc(tc->input, tc->input_length + length + 2);

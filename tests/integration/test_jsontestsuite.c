@@ -20,7 +20,6 @@
 
 enum { LINE_TIMEOUT_MS = 10000 };
 
-
 /* Whether a response line is a -32700 Parse error. */
 static bool is_parse_error(const char *line)
 {
