@@ -8,6 +8,7 @@
 
 #include "buffer.h"
 #include "envelope.h"
+#include "executor.h"
 #include "log.h"
 #include "rpc_error.h"
 
@@ -30,20 +31,37 @@ enum { KEEP_BUFFER_BYTES = 64 * 1024 };
 #define INDEX_MASK (((uintptr_t)1 << INDEX_BITS) - 1)
 #define GENERATION_MASK ((uint32_t)(UINTPTR_MAX >> INDEX_BITS))
 
+typedef enum slot_state {
+    SLOT_QUEUED,   /* waiting for a worker (or for its serialized method) */
+    SLOT_RUNNING,  /* its handler runs */
+    SLOT_DEFERRED, /* its handler returned RPCD_DEFERRED: call_complete ends it */
+} slot_state;
+
 typedef struct call_slot {
     pthread_mutex_t lock; /* guards everything below while the call runs */
     uint32_t generation;  /* part of the handle; moves on when the call ends */
     bool active;
     uint32_t next_free;
     atomic_bool cancelled;
+    int cancel_style; /* the strongest cancellation asked for (call_cancel_style) */
+    slot_state state;
+    bool completed_early; /* call_complete ran before the handler returned RPCD_DEFERRED */
+    int early_status;
+    exec_job job;
+    uint32_t index;
 
-    const call_context *context;
+    call_context *context;
     const reg_method *method;
     call_batch *batch;
+    uint64_t ticket;
     bool is_request;
+    bool tracked;         /* in the context's id table */
+    uint32_t id_next;     /* next slot in the same id bucket, NO_SLOT at the end */
+    uint32_t serial_next; /* next slot waiting for the same serialized method */
     buffer id;
     bool has_progress_token;
     buffer progress_token;
+    buffer params_copy; /* the params, when a worker runs the handler later */
     const char *params;
     size_t params_length;
 
@@ -139,6 +157,7 @@ static void release_slot(uint32_t index)
     call_slot *slot = slot_at(index);
     trim(&slot->id);
     trim(&slot->progress_token);
+    trim(&slot->params_copy);
     trim(&slot->result);
     trim(&slot->failure_message);
     trim(&slot->failure_data);
@@ -161,6 +180,7 @@ void call_store_release(void)
                 call_slot *slot = &slots[i];
                 buf_free(&slot->id);
                 buf_free(&slot->progress_token);
+                buf_free(&slot->params_copy);
                 buf_free(&slot->result);
                 buf_free(&slot->failure_message);
                 buf_free(&slot->failure_data);
@@ -177,6 +197,237 @@ void call_store_release(void)
     pthread_mutex_unlock(&store_lock);
 }
 
+/* ---- The context ------------------------------------------------------------------- */
+
+/* A serialized method's queue: one call runs, the others wait here in order. */
+typedef struct serial_queue {
+    bool busy;
+    uint32_t head;
+    uint32_t tail;
+} serial_queue;
+
+struct call_context {
+    output *out;
+    size_t max_depth;
+    size_t max_in_flight;
+    executor *pool; /* NULL: handlers run on the starting thread */
+
+    pthread_mutex_t lock;   /* guards what follows */
+    pthread_cond_t changed; /* a call ended, or waits were interrupted */
+    size_t in_flight;
+    atomic_bool interrupted;
+    uint32_t *id_buckets;   /* slot indices by id hash; NO_SLOT when empty */
+    size_t id_bucket_count; /* a power of two */
+    size_t tracked_count;
+    serial_queue *serial; /* per method index */
+    size_t serial_count;
+};
+
+static void run_job(exec_job *job);
+
+int call_context_new(const call_settings *settings, call_context **out)
+{
+    call_context *context = calloc(1, sizeof *context);
+    if (!context)
+        return -1;
+    context->out = settings->out;
+    context->max_depth = settings->max_depth;
+    context->max_in_flight = settings->max_in_flight ? settings->max_in_flight : 1;
+    pthread_mutex_init(&context->lock, NULL);
+    pthread_cond_init(&context->changed, NULL);
+    context->id_bucket_count = 64;
+    context->id_buckets = malloc(context->id_bucket_count * sizeof *context->id_buckets);
+    context->serial_count = settings->methods ? reg_count(settings->methods) : 0;
+    context->serial = calloc(context->serial_count + 1, sizeof *context->serial);
+    if (!context->id_buckets || !context->serial ||
+        (settings->workers > 0 && exec_new(settings->workers, &context->pool) != 0)) {
+        free(context->id_buckets);
+        free(context->serial);
+        free(context);
+        return -1;
+    }
+    for (size_t i = 0; i < context->id_bucket_count; i++)
+        context->id_buckets[i] = NO_SLOT;
+    *out = context;
+    return 0;
+}
+
+void call_context_free(call_context *context)
+{
+    if (!context)
+        return;
+    call_wait_idle(context, -1);
+    exec_free(context->pool);
+    pthread_cond_destroy(&context->changed);
+    pthread_mutex_destroy(&context->lock);
+    free(context->id_buckets);
+    free(context->serial);
+    free(context);
+}
+
+static uint64_t hash_bytes(const char *bytes, size_t length)
+{
+    uint64_t hash = 1469598103934665603ull;
+    for (size_t i = 0; i < length; i++) {
+        hash ^= (unsigned char)bytes[i];
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
+
+/* The slot in flight with exactly this id text, or NO_SLOT. Context lock held. */
+static uint32_t find_id(const call_context *context, const char *id, size_t length)
+{
+    size_t bucket = hash_bytes(id, length) & (context->id_bucket_count - 1);
+    for (uint32_t index = context->id_buckets[bucket]; index != NO_SLOT;) {
+        call_slot *slot = slot_at(index);
+        if (slot->id.length == length && memcmp(slot->id.data, id, length) == 0)
+            return index;
+        index = slot->id_next;
+    }
+    return NO_SLOT;
+}
+
+/* Doubles the id table when it gets crowded; keeps it as it is when memory runs out. */
+static void grow_ids(call_context *context)
+{
+    size_t count = context->id_bucket_count * 2;
+    uint32_t *buckets = malloc(count * sizeof *buckets);
+    if (!buckets)
+        return;
+    for (size_t i = 0; i < count; i++)
+        buckets[i] = NO_SLOT;
+    for (size_t i = 0; i < context->id_bucket_count; i++) {
+        for (uint32_t index = context->id_buckets[i]; index != NO_SLOT;) {
+            call_slot *slot = slot_at(index);
+            uint32_t next = slot->id_next;
+            size_t bucket = hash_bytes(slot->id.data, slot->id.length) & (count - 1);
+            slot->id_next = buckets[bucket];
+            buckets[bucket] = index;
+            index = next;
+        }
+    }
+    free(context->id_buckets);
+    context->id_buckets = buckets;
+    context->id_bucket_count = count;
+}
+
+/* Context lock held. */
+static void track_id(call_context *context, call_slot *slot)
+{
+    if (context->tracked_count >= context->id_bucket_count)
+        grow_ids(context);
+    size_t bucket = hash_bytes(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
+    slot->id_next = context->id_buckets[bucket];
+    context->id_buckets[bucket] = slot->index;
+    slot->tracked = true;
+    context->tracked_count++;
+}
+
+/* Context lock held. */
+static void untrack_id(call_context *context, call_slot *slot)
+{
+    size_t bucket = hash_bytes(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
+    for (uint32_t *link = &context->id_buckets[bucket]; *link != NO_SLOT;
+         link = &slot_at(*link)->id_next) {
+        if (*link == slot->index) {
+            *link = slot->id_next;
+            break;
+        }
+    }
+    slot->tracked = false;
+    context->tracked_count--;
+}
+
+int call_wait_for_room(call_context *context)
+{
+    pthread_mutex_lock(&context->lock);
+    bool full = context->in_flight >= context->max_in_flight;
+    pthread_mutex_unlock(&context->lock);
+    if (!full)
+        return atomic_load(&context->interrupted) ? -1 : 0;
+
+    /* The reader stops reading: what is written meanwhile must go out at once. */
+    out_set_reader_idle(context->out, true);
+    pthread_mutex_lock(&context->lock);
+    while (context->in_flight >= context->max_in_flight && !atomic_load(&context->interrupted))
+        pthread_cond_wait(&context->changed, &context->lock);
+    pthread_mutex_unlock(&context->lock);
+    out_set_reader_idle(context->out, false);
+    return atomic_load(&context->interrupted) ? -1 : 0;
+}
+
+void call_interrupt_waits(call_context *context)
+{
+    pthread_mutex_lock(&context->lock);
+    atomic_store(&context->interrupted, true);
+    pthread_cond_broadcast(&context->changed);
+    pthread_mutex_unlock(&context->lock);
+}
+
+int call_wait_idle(call_context *context, int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    if (timeout_ms >= 0) {
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    pthread_mutex_lock(&context->lock);
+    int status = 0;
+    while (context->in_flight > 0) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&context->changed, &context->lock);
+        } else if (pthread_cond_timedwait(&context->changed, &context->lock, &deadline) != 0) {
+            status = context->in_flight > 0 ? -1 : 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&context->lock);
+    return status;
+}
+
+/* Marks one slot cancelled; a stronger style wins over a weaker one. Slot lock held. */
+static void mark_cancelled(call_slot *slot, int style)
+{
+    if (!atomic_load(&slot->cancelled) || style < slot->cancel_style)
+        slot->cancel_style = style;
+    atomic_store(&slot->cancelled, true);
+}
+
+int call_cancel(call_context *context, js_span id, int style)
+{
+    pthread_mutex_lock(&context->lock);
+    uint32_t index = find_id(context, id.start, id.length);
+    if (index != NO_SLOT) {
+        call_slot *slot = slot_at(index);
+        pthread_mutex_lock(&slot->lock);
+        mark_cancelled(slot, style);
+        pthread_mutex_unlock(&slot->lock);
+    }
+    pthread_mutex_unlock(&context->lock);
+    return index != NO_SLOT;
+}
+
+void call_cancel_all(call_context *context)
+{
+    /* Every slot of the store: only this context's active ones are touched. */
+    pthread_mutex_lock(&store_lock);
+    uint32_t total = slot_total;
+    pthread_mutex_unlock(&store_lock);
+    for (uint32_t index = 0; index < total; index++) {
+        call_slot *slot = slot_at(index);
+        pthread_mutex_lock(&slot->lock);
+        if (slot->active && slot->context == context)
+            mark_cancelled(slot, CALL_CANCEL_FLAG);
+        pthread_mutex_unlock(&slot->lock);
+    }
+}
+
 /* ---- Batches -------------------------------------------------------------------------- */
 
 struct call_batch {
@@ -184,10 +435,11 @@ struct call_batch {
     size_t references;
     size_t item_count;
     buffer items; /* the responses so far, comma-separated */
-    const call_context *context;
+    call_context *context;
+    uint64_t ticket;
 };
 
-int call_batch_new(const call_context *context, call_batch **out)
+int call_batch_new(call_context *context, uint64_t ticket, call_batch **out)
 {
     call_batch *batch = calloc(1, sizeof *batch);
     if (!batch || pthread_mutex_init(&batch->lock, NULL) != 0) {
@@ -196,6 +448,7 @@ int call_batch_new(const call_context *context, call_batch **out)
     }
     batch->references = 1;
     batch->context = context;
+    batch->ticket = ticket;
     *out = batch;
     return 0;
 }
@@ -233,7 +486,9 @@ void call_batch_release(call_batch *batch)
             {batch->items.data, batch->items.length},
             {"]", 1},
         };
-        out_write_line(batch->context->out, parts, 3);
+        out_write_ticket(batch->context->out, batch->ticket, parts, 3);
+    } else {
+        out_ticket_drop(batch->context->out, batch->ticket);
     }
     buf_free(&batch->items);
     pthread_mutex_destroy(&batch->lock);
@@ -241,15 +496,15 @@ void call_batch_release(call_batch *batch)
 }
 
 /* Sends one response line, alone or into its batch. */
-static int respond(const call_context *context, call_batch *batch, const struct iovec *parts,
-                   int part_count)
+static int respond(call_context *context, call_batch *batch, uint64_t ticket,
+                   const struct iovec *parts, int part_count)
 {
     if (batch)
         return batch_append(batch, parts, part_count);
-    return out_write_line(context->out, parts, part_count);
+    return out_write_ticket(context->out, ticket, parts, part_count);
 }
 
-int call_respond_error(const call_context *context, call_batch *batch, const js_span *id,
+int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket, const js_span *id,
                        int64_t code, const char *message, const char *data, size_t data_length)
 {
     buffer line = BUFFER_INIT;
@@ -259,7 +514,9 @@ int call_respond_error(const call_context *context, call_batch *batch, const js_
         env_append_error(&line, id, code, message ? message : "Server error", data, data_length);
     if (status == 0) {
         struct iovec part = {line.data, line.length};
-        status = respond(context, batch, &part, 1);
+        status = respond(context, batch, ticket, &part, 1);
+    } else {
+        out_ticket_drop(context->out, ticket);
     }
     buf_free(&line);
     return status;
@@ -452,6 +709,32 @@ static const char *host_call_method(rpcd_call *call)
     return name;
 }
 
+static void finish(uint32_t index, int status);
+
+static int host_call_complete(rpcd_call *call, int status)
+{
+    if (status == RPCD_DEFERRED)
+        return RPCD_ERR_UNSUPPORTED;
+    call_slot *slot = lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    if (slot->state == SLOT_RUNNING && !slot->completed_early) {
+        /* The handler has not returned RPCD_DEFERRED yet: it ends the call when it does. */
+        slot->completed_early = true;
+        slot->early_status = status;
+        pthread_mutex_unlock(&slot->lock);
+        return RPCD_OK;
+    }
+    if (slot->state != SLOT_DEFERRED) {
+        pthread_mutex_unlock(&slot->lock);
+        return RPCD_ERR_UNSUPPORTED;
+    }
+    uint32_t index = slot->index;
+    pthread_mutex_unlock(&slot->lock);
+    finish(index, status);
+    return RPCD_OK;
+}
+
 void call_fill_host_api(rpcd_host_api *api)
 {
     api->call_result = host_call_result;
@@ -461,6 +744,7 @@ void call_fill_host_api(rpcd_host_api *api)
     api->call_progress = host_call_progress;
     api->call_is_cancelled = host_call_is_cancelled;
     api->call_method = host_call_method;
+    api->call_complete = host_call_complete;
 }
 
 /* ---- Ending a call -------------------------------------------------------------------- */
@@ -546,73 +830,144 @@ static void log_failure(const call_slot *slot, int status)
                 slot->is_request ? "" : " in a notification");
 }
 
-static int end_call(uint32_t index, int status)
+/* Writes the response of an ended call (nothing for notifications and silent cancels). */
+static void write_response(call_slot *slot, int status, bool silent)
 {
-    call_slot *slot = slot_at(index);
-    pthread_mutex_lock(&slot->lock);
-    slot->active = false;
-    slot->generation++; /* from here on, the plugin's handle is stale */
-    pthread_mutex_unlock(&slot->lock);
-
     if (status == RPCD_OK && slot->result_invalid)
         log_message(LOG_WARNING, "%s: %s gave a result that is not valid JSON",
                     slot->method->owner_name, slot->method->name);
-
-    int written = 0;
     bool failed = status != RPCD_OK || slot->result_invalid;
     if (failed)
         log_failure(slot, status);
-    if (slot->is_request) {
-        if (!failed) {
-            struct iovec parts[] = {
-                {"{\"jsonrpc\":\"2.0\",\"id\":", 22},
-                {slot->id.data, slot->id.length},
-                {",\"result\":", 10},
-                {slot->has_result ? slot->result.data : "null",
-                 slot->has_result ? slot->result.length : 4},
-                {"}", 1},
-            };
-            written = respond(slot->context, slot->batch, parts, 5);
+    if (!slot->is_request || silent) {
+        out_ticket_drop(slot->context->out, slot->ticket);
+        return;
+    }
+    if (!failed) {
+        struct iovec parts[] = {
+            {"{\"jsonrpc\":\"2.0\",\"id\":", 22},
+            {slot->id.data, slot->id.length},
+            {",\"result\":", 10},
+            {slot->has_result ? slot->result.data : "null",
+             slot->has_result ? slot->result.length : 4},
+            {"}", 1},
+        };
+        respond(slot->context, slot->batch, slot->ticket, parts, 5);
+        return;
+    }
+    buf_clear(&slot->line);
+    if (build_error(slot, status) == 0) {
+        struct iovec part = {slot->line.data, slot->line.length};
+        respond(slot->context, slot->batch, slot->ticket, &part, 1);
+    } else {
+        const js_span id = {slot->id.data, slot->id.length};
+        call_respond_error(slot->context, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
+                           NULL, 0);
+    }
+}
+
+/* Queues a call for a worker, or runs it here when there are none. */
+static void dispatch_slot(call_slot *slot)
+{
+    if (slot->context->pool)
+        exec_submit(slot->context->pool, &slot->job);
+    else
+        run_job(&slot->job);
+}
+
+/* Ends a call once: stale handle, response, bookkeeping, the next serialized call. */
+static void finish(uint32_t index, int status)
+{
+    call_slot *slot = slot_at(index);
+    call_context *context = slot->context;
+    pthread_mutex_lock(&slot->lock);
+    slot->active = false;
+    slot->generation++; /* from here on, the plugin's handle is stale */
+    bool cancelled = atomic_load(&slot->cancelled);
+    int style = slot->cancel_style;
+    pthread_mutex_unlock(&slot->lock);
+
+    if (cancelled && style == CALL_CANCEL_RESPOND)
+        status = RPCD_ERR_CANCELLED; /* the client asked, and gets the answer it expects */
+    write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
+
+    call_slot *next = NULL;
+    pthread_mutex_lock(&context->lock);
+    if (slot->tracked)
+        untrack_id(context, slot);
+    if (slot->method->flags & RPCD_METHOD_SERIALIZED &&
+        slot->method->index < context->serial_count) {
+        serial_queue *queue = &context->serial[slot->method->index];
+        if (queue->head != NO_SLOT && queue->busy) {
+            next = slot_at(queue->head);
+            queue->head = next->serial_next;
+            if (queue->head == NO_SLOT)
+                queue->tail = NO_SLOT;
         } else {
-            buf_clear(&slot->line);
-            if (build_error(slot, status) == 0) {
-                struct iovec part = {slot->line.data, slot->line.length};
-                written = respond(slot->context, slot->batch, &part, 1);
-            } else {
-                const js_span id = {slot->id.data, slot->id.length};
-                written = call_respond_error(slot->context, slot->batch, &id, RPC_INTERNAL_ERROR,
-                                             NULL, NULL, 0);
-            }
+            queue->busy = false;
         }
     }
+    context->in_flight--;
+    pthread_cond_broadcast(&context->changed);
+    pthread_mutex_unlock(&context->lock);
+
     if (slot->batch)
         call_batch_release(slot->batch);
     release_slot(index);
-    return written;
+    if (next)
+        dispatch_slot(next);
 }
 
-int call_run(const call_context *context, const call_request *request)
+static void run_job(exec_job *job)
+{
+    call_slot *slot = (call_slot *)((char *)job - offsetof(call_slot, job));
+    pthread_mutex_lock(&slot->lock);
+    /* Not started yet: a client's cancel, or a shutdown, means it never needs to. */
+    bool skip = atomic_load(&slot->cancelled) && (slot->cancel_style != CALL_CANCEL_FLAG ||
+                                                  atomic_load(&slot->context->interrupted));
+    slot->state = SLOT_RUNNING;
+    rpcd_call *handle = handle_of(slot->index, slot->generation);
+    pthread_mutex_unlock(&slot->lock);
+
+    /* A call cancelled before it started never reaches its handler. */
+    int status = skip ? RPCD_ERR_CANCELLED
+                      : slot->method->handler(handle, slot->params, slot->params_length,
+                                              slot->method->user_data);
+    if (status == RPCD_DEFERRED) {
+        pthread_mutex_lock(&slot->lock);
+        slot->state = SLOT_DEFERRED;
+        bool early = slot->completed_early;
+        status = slot->early_status;
+        pthread_mutex_unlock(&slot->lock);
+        if (!early)
+            return; /* call_complete ends it */
+    }
+    finish(slot->index, status);
+}
+
+int call_start(call_context *context, const call_request *request)
 {
     uint32_t index;
-    if (acquire_slot(&index) != 0) {
-        log_message(LOG_ERROR, "out of memory for a call of %s", request->method->name);
-        if (!request->id)
-            return 0;
-        return call_respond_error(context, request->batch, request->id, RPC_INTERNAL_ERROR, NULL,
-                                  "{\"exception\":\"RPCD_ERR_NO_MEMORY\"}", 33);
-    }
+    if (acquire_slot(&index) != 0)
+        return CALL_NO_MEMORY;
     call_slot *slot = slot_at(index);
     pthread_mutex_lock(&slot->lock);
+    slot->index = index;
     slot->context = context;
     slot->method = request->method;
     slot->batch = request->batch;
+    slot->ticket = request->ticket;
     slot->is_request = request->id != NULL;
+    slot->tracked = false;
     slot->has_progress_token = request->progress_token != NULL;
-    slot->params = request->params ? request->params->start : NULL;
-    slot->params_length = request->params ? request->params->length : 0;
     slot->has_result = slot->result_invalid = false;
     slot->failure_status = 0;
     slot->has_failure_message = slot->has_failure_data = false;
+    slot->state = SLOT_QUEUED;
+    slot->completed_early = false;
+    slot->cancel_style = CALL_CANCEL_FLAG;
+    slot->job.run = run_job;
+    slot->serial_next = NO_SLOT;
     atomic_store(&slot->cancelled, false);
     int failed = 0;
     if (request->id)
@@ -620,15 +975,54 @@ int call_run(const call_context *context, const call_request *request)
     if (request->progress_token)
         failed |= buf_append(&slot->progress_token, request->progress_token->start,
                              request->progress_token->length);
+    slot->params = request->params ? request->params->start : NULL;
+    slot->params_length = request->params ? request->params->length : 0;
+    if (request->params && context->pool) {
+        /* The reader moves on to the next line: the worker needs its own copy. */
+        failed |= buf_append(&slot->params_copy, slot->params, slot->params_length);
+        slot->params = slot->params_copy.data;
+    }
+    pthread_mutex_unlock(&slot->lock);
+    if (failed) {
+        release_slot(index);
+        return CALL_NO_MEMORY;
+    }
+
+    bool run_now = true;
+    pthread_mutex_lock(&context->lock);
+    /* An id null cannot be told apart from another: only real ids are tracked. */
+    bool trackable = request->id && js_kind_of(*request->id) != JS_NULL;
+    if (trackable && find_id(context, request->id->start, request->id->length) != NO_SLOT) {
+        pthread_mutex_unlock(&context->lock);
+        release_slot(index);
+        return CALL_DUPLICATE_ID;
+    }
+    if (trackable)
+        track_id(context, slot);
+    if (request->method->flags & RPCD_METHOD_SERIALIZED &&
+        request->method->index < context->serial_count) {
+        serial_queue *queue = &context->serial[request->method->index];
+        if (queue->busy) {
+            if (queue->head == NO_SLOT)
+                queue->head = index;
+            else
+                slot_at(queue->tail)->serial_next = index;
+            queue->tail = index;
+            run_now = false;
+        } else {
+            queue->busy = true;
+            queue->head = queue->tail = NO_SLOT;
+        }
+    }
+    context->in_flight++;
+    pthread_mutex_unlock(&context->lock);
+
+    pthread_mutex_lock(&slot->lock);
     slot->active = true;
-    rpcd_call *handle = handle_of(index, slot->generation);
     pthread_mutex_unlock(&slot->lock);
     if (slot->batch)
         batch_hold(slot->batch);
-
-    int status = RPCD_ERR_NO_MEMORY;
-    if (!failed)
-        status = request->method->handler(handle, slot->params, slot->params_length,
-                                          request->method->user_data);
-    return end_call(index, status);
+    if (run_now)
+        dispatch_slot(slot);
+    return CALL_STARTED;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Calls: the per-call context plugins see (rpcd_call), the host functions that act on it, and
- * the response each call ends with, written alone or gathered into its batch.
+ * Calls: the per-call context plugins see (rpcd_call), the host functions that act on it, the
+ * pool that runs handlers, and the response each call ends with, alone or in its batch.
  *
  * A plugin's rpcd_call pointer is a handle (slot index and generation), not an address: when
  * the call ends its slot's generation moves on, so a handle kept too long finds a mismatch and
@@ -20,45 +20,91 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* What every call of one server shares: where responses go and how deep results may nest. */
-typedef struct call_context {
-    output *out; /* borrowed */
-    size_t max_depth;
-} call_context;
+typedef struct call_settings {
+    output *out;             /* borrowed: where responses and notifications go */
+    const registry *methods; /* borrowed: for per-method state (serialized methods) */
+    size_t max_depth;        /* deepest nesting accepted in what plugins hand back */
+    size_t workers;          /* handler threads; 0 runs each handler on the thread that starts it */
+    size_t max_in_flight;    /* calls queued or running before call_wait_for_room blocks */
+} call_settings;
+
+/* What every call of one server shares. */
+typedef struct call_context call_context;
+
+/* Starts the worker pool. Returns 0 and *out (new), or -1. */
+int call_context_new(const call_settings *settings, call_context **out);
+/* Waits for every call to end, stops the workers and frees the context. */
+void call_context_free(call_context *context);
 
 /* A batch in progress: one response array, written when its last item is done. */
 typedef struct call_batch call_batch;
 
 /*
- * Starts a batch. The creator holds one reference, released with call_batch_release once every
- * item has been started. Returns 0 and *out (new), or -1 (memory).
+ * Starts a batch whose array is written with ticket (see out_ticket_take; 0 for none). The
+ * creator holds one reference, released with call_batch_release once every item has been
+ * started. Returns 0 and *out (new), or -1 (memory).
  */
-int call_batch_new(const call_context *context, call_batch **out);
+int call_batch_new(call_context *context, uint64_t ticket, call_batch **out);
 /* Drops a reference; the last one writes the array (nothing when it is empty) and frees. */
 void call_batch_release(call_batch *batch);
 
 /*
- * Writes an error response for id (NULL: "id": null), alone or into batch (may be NULL).
- * message NULL uses the specification's text for code. data is raw JSON text or NULL.
+ * Writes an error response for id (NULL: "id": null), alone with ticket or into batch (may be
+ * NULL). message NULL uses the specification's text for code. data is raw JSON text or NULL.
  * Returns 0 or -1.
  */
-int call_respond_error(const call_context *context, call_batch *batch, const js_span *id,
+int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket, const js_span *id,
                        int64_t code, const char *message, const char *data, size_t data_length);
 
-/* A request or notification ready to run. Spans are borrowed for the duration of call_run. */
+/* A request or notification ready to run. Spans are borrowed: call_start copies them. */
 typedef struct call_request {
     const reg_method *method;
     const js_span *id;             /* NULL for a notification */
     const js_span *params;         /* NULL when the request had none */
     const js_span *progress_token; /* NULL when absent */
     call_batch *batch;             /* NULL when not part of a batch */
+    uint64_t ticket;               /* for an ordered response, 0 otherwise; not in a batch */
 } call_request;
 
+enum call_start_result {
+    CALL_STARTED = 0,
+    CALL_NO_MEMORY = -1,
+    CALL_DUPLICATE_ID = -2, /* a call with the same id is still in flight: nothing started */
+};
+
 /*
- * Runs the method's handler and ends the call with its response (none for a notification).
- * Returns 0, or -1 when not even an error response could be written.
+ * Starts a call: queued for a worker (or run at once without workers). Its response is written
+ * when it ends. Does not wait for room: the reader calls call_wait_for_room first.
  */
-int call_run(const call_context *context, const call_request *request);
+int call_start(call_context *context, const call_request *request);
+
+/*
+ * Blocks while max_in_flight calls are queued or running, until one ends or
+ * call_interrupt_waits is called. Returns 0, or -1 when interrupted.
+ */
+int call_wait_for_room(call_context *context);
+/* Makes call_wait_for_room return now and from now on. Thread-safe, idempotent. */
+void call_interrupt_waits(call_context *context);
+
+enum call_cancel_style {
+    CALL_CANCEL_RESPOND, /* $/cancelRequest: the call ends with -32800 */
+    CALL_CANCEL_SILENT,  /* notifications/cancelled: the call ends with no response */
+    CALL_CANCEL_FLAG,    /* shutdown: the handler is told, its own outcome stands */
+};
+
+/*
+ * Cancels the call in flight whose id is exactly id's text. Returns 1 when one was found, 0
+ * otherwise (unknown or finished ids are no error). Thread-safe.
+ */
+int call_cancel(call_context *context, js_span id, int style);
+/* Marks every call in flight cancelled (CALL_CANCEL_FLAG). Thread-safe. */
+void call_cancel_all(call_context *context);
+
+/*
+ * Waits until no call is in flight, at most timeout_ms (negative: no limit).
+ * Returns 0 when none is left, -1 on timeout.
+ */
+int call_wait_idle(call_context *context, int timeout_ms);
 
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);

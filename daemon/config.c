@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct parse_state {
     rpcd_config *config;
@@ -79,6 +80,20 @@ static int daemon_key(parse_state *state, const char *name, const char *value)
     } else if (strcmp(name, "max_depth") == 0) {
         if (parse_size(value, 2, 1000000, &config->max_depth) != 0)
             return fail(state, "max_depth must be an integer from 2 to 1000000, not '%s'", value);
+    } else if (strcmp(name, "max_batch") == 0) {
+        if (parse_size(value, 1, 10000000, &config->max_batch) != 0)
+            return fail(state, "max_batch must be an integer from 1 to 10000000, not '%s'", value);
+    } else if (strcmp(name, "workers") == 0) {
+        if (parse_size(value, 1, 1024, &config->workers) != 0)
+            return fail(state, "workers must be an integer from 1 to 1024, not '%s'", value);
+    } else if (strcmp(name, "max_in_flight") == 0) {
+        if (parse_size(value, 1, 10000000, &config->max_in_flight) != 0)
+            return fail(state, "max_in_flight must be an integer from 1 to 10000000, not '%s'",
+                        value);
+    } else if (strcmp(name, "shutdown_grace_ms") == 0) {
+        if (parse_size(value, 0, 3600000, &config->shutdown_grace_ms) != 0)
+            return fail(state, "shutdown_grace_ms must be an integer from 0 to 3600000, not '%s'",
+                        value);
     } else if (strcmp(name, "plugin_dir") == 0) {
         if (state->plugin_dir_set)
             return fail(state, "plugin_dir is given twice");
@@ -288,6 +303,12 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     config->log_level = LOG_INFO;
     config->max_line_bytes = CFG_DEFAULT_MAX_LINE_BYTES;
     config->max_depth = CFG_DEFAULT_MAX_DEPTH;
+    config->max_batch = CFG_DEFAULT_MAX_BATCH;
+    config->max_in_flight = CFG_DEFAULT_MAX_IN_FLIGHT;
+    config->shutdown_grace_ms = CFG_DEFAULT_SHUTDOWN_GRACE_MS;
+    /* As many workers as cores, and at least two, so that one slow call never blocks all. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    config->workers = cores > 2 ? (size_t)cores : 2;
     config->path = strdup(file_name);
     parse_state state = {.config = config, .next = text};
 

@@ -24,17 +24,27 @@ typedef struct cfg_plugin {
 } cfg_plugin;
 
 typedef struct rpcd_config {
-    char *path;            /* owned: the file read */
-    int log_level;         /* LOG_* (default info) */
-    size_t max_line_bytes; /* longest request line (default 32 MiB) */
-    size_t max_depth;      /* deepest JSON nesting (default 512) */
-    char *plugin_dir;      /* owned: where relative plugin paths start (default: the
-                              config file's directory) */
-    cfg_plugin *plugins;   /* owned, in file order: the load order */
+    char *path;               /* owned: the file read */
+    int log_level;            /* LOG_* (default info) */
+    size_t max_line_bytes;    /* longest request line (default 32 MiB) */
+    size_t max_depth;         /* deepest JSON nesting (default 512) */
+    size_t max_batch;         /* most items in one batch (default 1000) */
+    size_t workers;           /* handler threads (default: online CPUs, at least 2) */
+    size_t max_in_flight;     /* calls queued or running before reading pauses (default 1024) */
+    size_t shutdown_grace_ms; /* how long calls may finish after SIGTERM (default 3000) */
+    char *plugin_dir;         /* owned: where relative plugin paths start (default: the
+                                 config file's directory) */
+    cfg_plugin *plugins;      /* owned, in file order: the load order */
     size_t plugin_count;
 } rpcd_config;
 
-enum { CFG_DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024, CFG_DEFAULT_MAX_DEPTH = 512 };
+enum {
+    CFG_DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024,
+    CFG_DEFAULT_MAX_DEPTH = 512,
+    CFG_DEFAULT_MAX_BATCH = 1000,
+    CFG_DEFAULT_MAX_IN_FLIGHT = 1024,
+    CFG_DEFAULT_SHUTDOWN_GRACE_MS = 3000,
+};
 
 /*
  * Reads and checks a config file. Returns 0 and *out (new, free with cfg_free), or -1 with a

@@ -21,6 +21,47 @@ static bool is_blank(const char *line, size_t length)
     return true;
 }
 
+/* Reads the id named key ("id" or "requestId") of a cancellation's params. */
+static bool cancellation_target(const env_message *message, const char *key, js_span *id)
+{
+    if (!message->has_params || js_kind_of(message->params) != JS_OBJECT)
+        return false;
+    js_iter members;
+    js_span name, value;
+    js_iter_init(&members, message->params);
+    while (js_iter_next(&members, &name, &value)) {
+        js_kind kind = js_kind_of(value);
+        if (js_string_equals(name, key, strlen(key)) && (kind == JS_STRING || kind == JS_NUMBER)) {
+            *id = value;
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * The daemon's own notifications: the two cancellation conventions. Returns true when the
+ * message was one of them (handled, never answered).
+ */
+static bool handle_builtin(const dispatcher *dispatch, const env_message *message, const char *name,
+                           size_t name_length)
+{
+    static const char lsp[] = "$/cancelRequest";         /* answer -32800 */
+    static const char mcp[] = "notifications/cancelled"; /* no answer at all */
+    bool is_lsp = name_length == sizeof lsp - 1 && memcmp(name, lsp, name_length) == 0;
+    bool is_mcp = name_length == sizeof mcp - 1 && memcmp(name, mcp, name_length) == 0;
+    if (message->kind != ENV_NOTIFICATION || (!is_lsp && !is_mcp))
+        return false;
+    js_span id;
+    if (cancellation_target(message, is_lsp ? "id" : "requestId", &id)) {
+        int found =
+            call_cancel(dispatch->calls, id, is_lsp ? CALL_CANCEL_RESPOND : CALL_CANCEL_SILENT);
+        log_message(LOG_DEBUG, "%s for id %.*s: %s", is_lsp ? lsp : mcp, (int)id.length, id.start,
+                    found ? "cancelled" : "no such call in flight");
+    }
+    return true;
+}
+
 /* Handles one message (a whole line or one batch element). */
 static int handle_message(const dispatcher *dispatch, js_span value, call_batch *batch)
 {
@@ -33,8 +74,10 @@ static int handle_message(const dispatcher *dispatch, js_span value, call_batch 
     }
     if (message.kind == ENV_INVALID) {
         log_message(LOG_DEBUG, "invalid request: %s", message.problem);
-        return call_respond_error(&dispatch->calls, batch, message.has_id ? &message.id : NULL,
-                                  RPC_INVALID_REQUEST, NULL, NULL, 0);
+        uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
+        return call_respond_error(dispatch->calls, batch, ticket,
+                                  message.has_id ? &message.id : NULL, RPC_INVALID_REQUEST, NULL,
+                                  NULL, 0);
     }
 
     /* The method name, decoded only when it holds escapes. */
@@ -47,31 +90,56 @@ static int handle_message(const dispatcher *dispatch, js_span value, call_batch 
         name = small;
         if (name_length > sizeof small) {
             heap = malloc(name_length);
-            if (!heap)
-                return call_respond_error(&dispatch->calls, batch,
-                                          message.kind == ENV_REQUEST ? &message.id : NULL,
-                                          RPC_INTERNAL_ERROR, NULL, NULL, 0);
-            js_string_decode(message.method, heap, name_length, &name_length);
+            if (heap)
+                js_string_decode(message.method, heap, name_length, &name_length);
             name = heap;
         }
     }
-    const reg_method *method = reg_find(dispatch->methods, name, name_length);
+    bool builtin = name && handle_builtin(dispatch, &message, name, name_length);
+    const reg_method *method =
+        name && !builtin ? reg_find(dispatch->methods, name, name_length) : NULL;
     free(heap);
+    if (builtin)
+        return 0;
 
-    if (!method) {
-        if (message.kind == ENV_NOTIFICATION)
-            return 0;
-        return call_respond_error(&dispatch->calls, batch, &message.id, RPC_METHOD_NOT_FOUND, NULL,
-                                  NULL, 0);
+    bool is_request = message.kind == ENV_REQUEST;
+    uint64_t ticket = is_request && !batch ? out_ticket_take(dispatch->out) : 0;
+    if (!name)
+        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
+                                               RPC_INTERNAL_ERROR, NULL, NULL, 0)
+                          : 0;
+    if (!method)
+        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
+                                               RPC_METHOD_NOT_FOUND, NULL, NULL, 0)
+                          : 0;
+
+    if (call_wait_for_room(dispatch->calls) != 0) {
+        /* Shutting down: the request was read, so it still gets its one answer. */
+        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
+                                               RPC_REQUEST_CANCELLED, NULL, NULL, 0)
+                          : 0;
     }
     call_request request = {
         .method = method,
-        .id = message.kind == ENV_REQUEST ? &message.id : NULL,
+        .id = is_request ? &message.id : NULL,
         .params = message.has_params ? &message.params : NULL,
         .progress_token = message.has_progress_token ? &message.progress_token : NULL,
         .batch = batch,
+        .ticket = ticket,
     };
-    return call_run(&dispatch->calls, &request);
+    switch (call_start(dispatch->calls, &request)) {
+    case CALL_STARTED: return 0;
+    case CALL_DUPLICATE_ID: {
+        static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
+        return call_respond_error(dispatch->calls, batch, ticket, &message.id, RPC_INVALID_REQUEST,
+                                  NULL, data, sizeof data - 1);
+    }
+    default:
+        log_message(LOG_ERROR, "out of memory for a call of %s", method->name);
+        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
+                                               RPC_INTERNAL_ERROR, NULL, NULL, 0)
+                          : 0;
+    }
 }
 
 int disp_line(const dispatcher *dispatch, const char *line, size_t length)
@@ -86,12 +154,13 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
         char data[96];
         int n = snprintf(data, sizeof data, "{\"detail\":\"nested deeper than max_depth (%zu)\"}",
                          dispatch->max_depth);
-        return call_respond_error(&dispatch->calls, NULL, NULL, RPC_PARSE_ERROR, NULL, data,
-                                  (size_t)n);
+        return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
+                                  RPC_PARSE_ERROR, NULL, data, (size_t)n);
     }
     if (status != 0) {
         log_message(LOG_DEBUG, "parse error at byte %zu of a %zu-byte line", offset, length);
-        return call_respond_error(&dispatch->calls, NULL, NULL, RPC_PARSE_ERROR, NULL, NULL, 0);
+        return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
+                                  RPC_PARSE_ERROR, NULL, NULL, 0);
     }
 
     if (js_kind_of(value) != JS_ARRAY)
@@ -99,17 +168,30 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
 
     js_iter elements;
     js_span element;
+    size_t count = 0;
     js_iter_init(&elements, value);
-    if (!js_iter_next(&elements, NULL, &element)) /* "[]" is one invalid request, no array */
-        return call_respond_error(&dispatch->calls, NULL, NULL, RPC_INVALID_REQUEST, NULL, NULL, 0);
+    while (js_iter_next(&elements, NULL, &element))
+        count++;
+    if (count == 0) /* "[]" is one invalid request, no array */
+        return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
+                                  RPC_INVALID_REQUEST, NULL, NULL, 0);
+    if (count > dispatch->max_batch) {
+        char data[96];
+        int n = snprintf(data, sizeof data, "{\"detail\":\"batch longer than max_batch (%zu)\"}",
+                         dispatch->max_batch);
+        return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
+                                  RPC_INVALID_REQUEST, NULL, data, (size_t)n);
+    }
     call_batch *batch;
-    if (call_batch_new(&dispatch->calls, &batch) != 0)
-        return call_respond_error(&dispatch->calls, NULL, NULL, RPC_INTERNAL_ERROR, NULL, NULL, 0);
-    do {
+    uint64_t ticket = out_ticket_take(dispatch->out);
+    if (call_batch_new(dispatch->calls, ticket, &batch) != 0)
+        return call_respond_error(dispatch->calls, NULL, ticket, NULL, RPC_INTERNAL_ERROR, NULL,
+                                  NULL, 0);
+    js_iter_init(&elements, value);
+    while (js_iter_next(&elements, NULL, &element))
         handle_message(dispatch, element, batch);
-    } while (js_iter_next(&elements, NULL, &element));
     call_batch_release(batch);
-    return out_failed(dispatch->calls.out) ? -1 : 0;
+    return out_failed(dispatch->out) ? -1 : 0;
 }
 
 int disp_line_too_long(const dispatcher *dispatch, size_t length, size_t limit)
@@ -119,6 +201,6 @@ int disp_line_too_long(const dispatcher *dispatch, size_t length, size_t limit)
     char data[96];
     int n = snprintf(data, sizeof data, "{\"detail\":\"line longer than max_line_bytes (%zu)\"}",
                      limit);
-    return call_respond_error(&dispatch->calls, NULL, NULL, RPC_INVALID_REQUEST, NULL, data,
-                              (size_t)n);
+    return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
+                              RPC_INVALID_REQUEST, NULL, data, (size_t)n);
 }

@@ -1,25 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One line in, its responses out: validation, batches, envelope rules and method lookup,
- * in that order. Everything the client can get wrong is answered here, never fatal.
+ * One line in, its calls started: validation, batches, envelope rules, the daemon's own
+ * cancellation notifications and method lookup, in that order. Everything the client can get
+ * wrong is answered here, never fatal.
  */
 #ifndef RPCD_DISPATCH_H
 #define RPCD_DISPATCH_H
 
 #include "call.h"
+#include "output.h"
 #include "registry.h"
 
 #include <stddef.h>
 
 typedef struct dispatcher {
     const registry *methods; /* borrowed */
-    call_context calls;      /* where responses go */
+    call_context *calls;     /* borrowed: runs the calls */
+    output *out;             /* borrowed: where responses go */
     size_t max_depth;        /* deepest nesting accepted in a line */
+    size_t max_batch;        /* most items in a batch */
 } dispatcher;
 
 /*
- * Handles one line (without its newline): writes one response per request it holds, none for
- * notifications or blank lines. Returns 0, or -1 when the output failed.
+ * Handles one line (without its newline): every request it holds gets one response, when its
+ * call ends; notifications and blank lines get none. May block while max_in_flight calls are
+ * in flight. Returns 0, or -1 when the output failed or waiting was interrupted.
  */
 int disp_line(const dispatcher *dispatch, const char *line, size_t length);
 

@@ -9,7 +9,9 @@
 #include "server.h"
 
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,6 +30,34 @@ enum {
     EXIT_IO_ERROR = 74,
     EXIT_CONFIG = 78,
 };
+
+/* The server the signal thread stops; NULL while starting up. */
+static _Atomic(server *) running_server;
+
+/*
+ * SIGTERM and SIGINT are blocked in every thread and taken here with sigwait, so stopping runs
+ * as ordinary code instead of inside a signal handler. The first asks for a graceful stop; the
+ * second (or the first during start-up) ends the process at once.
+ */
+static void *signal_thread(void *argument)
+{
+    sigset_t *signals = argument;
+    bool stopping = false;
+    for (;;) {
+        int number;
+        if (sigwait(signals, &number) != 0)
+            continue;
+        server *srv = atomic_load(&running_server);
+        if (stopping || !srv) {
+            log_message(LOG_WARNING, "signal %d: exiting at once", number);
+            _exit(128 + number);
+        }
+        log_message(LOG_INFO, "signal %d: stopping (a second one exits at once)", number);
+        stopping = true;
+        srv_stop(srv);
+    }
+    return NULL;
+}
 
 static void usage(FILE *stream)
 {
@@ -83,6 +113,18 @@ int main(int argc, char **argv)
 
     /* A client that closes its end must not kill us mid-write: EPIPE is handled instead. */
     signal(SIGPIPE, SIG_IGN);
+    /* Blocked before any thread exists (plugins may start some), so that all inherit it. */
+    static sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+    pthread_t signal_waiter;
+    if (pthread_create(&signal_waiter, NULL, signal_thread, &stop_signals) != 0) {
+        log_message(LOG_ERROR, "cannot start the signal thread");
+        return EXIT_SOFTWARE;
+    }
+    pthread_detach(signal_waiter);
 
     char error[1024];
     int input_fd, output_fd;
@@ -103,13 +145,32 @@ int main(int argc, char **argv)
     }
 
     srv_options serve_options = rt_serve_options(&runtime);
-    int result =
-        srv_serve(runtime.methods, &serve_options, lr_read_fd, &input_fd, out_write_fd, &output_fd);
-    rt_stop(&runtime);
-    switch (result) {
-    case SRV_DONE: return 0;
-    case SRV_OUTPUT_FAILED: return EXIT_IO_ERROR;
-    case SRV_INPUT_FAILED: return EXIT_IO_ERROR;
-    default: return EXIT_SOFTWARE;
+    server *srv;
+    if (srv_new(runtime.methods, &serve_options, out_write_fd, &output_fd, &srv) != 0) {
+        log_message(LOG_ERROR, "cannot start serving: out of memory or threads");
+        rt_stop(&runtime);
+        return EXIT_SOFTWARE;
     }
+    atomic_store(&running_server, srv);
+    srv_fd_source input = {input_fd, srv};
+    int result = srv_run(srv, srv_read_fd, &input);
+
+    int status;
+    switch (result) {
+    case SRV_DONE:
+    case SRV_STOPPED:
+    case SRV_STOPPED_EARLY: status = 0; break;
+    case SRV_OUTPUT_FAILED:
+    case SRV_INPUT_FAILED: status = EXIT_IO_ERROR; break;
+    default: status = EXIT_SOFTWARE; break;
+    }
+    if (!srv_finished(srv)) {
+        /* Calls still run inside plugin code: unloading it now would pull the code from under
+         * them. What finished has been written; leave without tearing anything down. */
+        _exit(status);
+    }
+    atomic_store(&running_server, NULL);
+    srv_free(srv);
+    rt_stop(&runtime);
+    return status;
 }

@@ -15,6 +15,12 @@
 /* Past this much pending output, write even while input keeps coming: memory stays bounded. */
 enum { FLUSH_THRESHOLD = 64 * 1024 };
 
+/* A response that is ready before the responses it must follow. */
+typedef struct parked_line {
+    enum { TICKET_WAITING, TICKET_READY, TICKET_DROPPED } state;
+    buffer line; /* with its newline */
+} parked_line;
+
 struct output {
     pthread_mutex_t lock;
     out_write_fn write;
@@ -22,6 +28,12 @@ struct output {
     buffer pending;
     bool reader_idle;
     atomic_bool failed;
+
+    bool ordered;
+    uint64_t next_ticket;   /* the next one handed out; tickets start at 1 */
+    uint64_t next_to_write; /* the oldest ticket not yet written or dropped */
+    parked_line *parked;    /* ring indexed by ticket % parked_capacity */
+    size_t parked_capacity;
 };
 
 int out_write_fd(void *sink, const char *data, size_t length)
@@ -83,33 +95,142 @@ void out_free(output *out)
     pthread_mutex_lock(&out->lock);
     flush_locked(out);
     pthread_mutex_unlock(&out->lock);
+    for (size_t i = 0; i < out->parked_capacity; i++)
+        buf_free(&out->parked[i].line);
+    free(out->parked);
     buf_free(&out->pending);
     pthread_mutex_destroy(&out->lock);
     free(out);
+}
+
+/* Appends the parts and a newline to buf. Returns 0 or -1. */
+static int append_line(buffer *buf, const struct iovec *parts, int part_count)
+{
+    size_t total = 1;
+    for (int i = 0; i < part_count; i++)
+        total += parts[i].iov_len;
+    if (buf_reserve(buf, total) != 0)
+        return -1;
+    for (int i = 0; i < part_count; i++)
+        buf_append(buf, parts[i].iov_base, parts[i].iov_len);
+    buf_append_char(buf, '\n');
+    return 0;
+}
+
+/* Flushes when nothing else will soon: the reader waits, or enough has piled up. */
+static int maybe_flush_locked(output *out)
+{
+    if (out->reader_idle || out->pending.length >= FLUSH_THRESHOLD)
+        return flush_locked(out);
+    return 0;
 }
 
 int out_write_line(output *out, const struct iovec *parts, int part_count)
 {
     if (atomic_load(&out->failed))
         return -1;
-    size_t total = 1;
-    for (int i = 0; i < part_count; i++)
-        total += parts[i].iov_len;
-
-    int status = 0;
     pthread_mutex_lock(&out->lock);
-    if (buf_reserve(&out->pending, total) != 0) {
-        status = -1;
-        goto done;
-    }
-    for (int i = 0; i < part_count; i++)
-        buf_append(&out->pending, parts[i].iov_base, parts[i].iov_len);
-    buf_append_char(&out->pending, '\n');
-    if (out->reader_idle || out->pending.length >= FLUSH_THRESHOLD)
-        status = flush_locked(out);
-done:
+    int status = append_line(&out->pending, parts, part_count);
+    if (status == 0)
+        status = maybe_flush_locked(out);
     pthread_mutex_unlock(&out->lock);
     return status;
+}
+
+void out_set_ordered(output *out, bool ordered)
+{
+    pthread_mutex_lock(&out->lock);
+    out->ordered = ordered;
+    if (ordered && out->next_ticket == 0)
+        out->next_ticket = out->next_to_write = 1;
+    pthread_mutex_unlock(&out->lock);
+}
+
+static parked_line *parked_at(output *out, uint64_t ticket)
+{
+    return &out->parked[ticket % out->parked_capacity];
+}
+
+/* Makes the ring hold every ticket handed out but not yet written. Lock held. */
+static int grow_parked(output *out)
+{
+    size_t capacity = out->parked_capacity ? out->parked_capacity * 2 : 64;
+    parked_line *parked = calloc(capacity, sizeof *parked);
+    if (!parked)
+        return -1;
+    for (uint64_t t = out->next_to_write; t < out->next_ticket; t++)
+        parked[t % capacity] = *parked_at(out, t);
+    free(out->parked);
+    out->parked = parked;
+    out->parked_capacity = capacity;
+    return 0;
+}
+
+uint64_t out_ticket_take(output *out)
+{
+    pthread_mutex_lock(&out->lock);
+    uint64_t ticket = 0;
+    if (out->ordered &&
+        (out->next_ticket - out->next_to_write < out->parked_capacity || grow_parked(out) == 0)) {
+        ticket = out->next_ticket++;
+        parked_line *slot = parked_at(out, ticket);
+        slot->state = TICKET_WAITING;
+        buf_clear(&slot->line);
+    }
+    pthread_mutex_unlock(&out->lock);
+    return ticket;
+}
+
+/* Writes every ticket that no longer waits for an earlier one. Lock held. */
+static void release_tickets_locked(output *out)
+{
+    while (out->next_to_write < out->next_ticket) {
+        parked_line *slot = parked_at(out, out->next_to_write);
+        if (slot->state == TICKET_WAITING)
+            break;
+        if (slot->state == TICKET_READY)
+            buf_append(&out->pending, slot->line.data, slot->line.length);
+        if (slot->line.capacity > FLUSH_THRESHOLD)
+            buf_free(&slot->line);
+        else
+            buf_clear(&slot->line);
+        out->next_to_write++;
+    }
+}
+
+int out_write_ticket(output *out, uint64_t ticket, const struct iovec *parts, int part_count)
+{
+    if (ticket == 0)
+        return out_write_line(out, parts, part_count);
+    pthread_mutex_lock(&out->lock);
+    parked_line *slot = parked_at(out, ticket);
+    int status;
+    if (ticket == out->next_to_write) {
+        /* Its turn already: no need to park it. */
+        status = append_line(&out->pending, parts, part_count);
+        slot->state = TICKET_DROPPED;
+    } else {
+        status = append_line(&slot->line, parts, part_count);
+        slot->state = status == 0 ? TICKET_READY : TICKET_DROPPED;
+    }
+    release_tickets_locked(out);
+    if (status == 0)
+        status = maybe_flush_locked(out);
+    if (atomic_load(&out->failed))
+        status = -1;
+    pthread_mutex_unlock(&out->lock);
+    return status;
+}
+
+void out_ticket_drop(output *out, uint64_t ticket)
+{
+    if (ticket == 0)
+        return;
+    pthread_mutex_lock(&out->lock);
+    parked_at(out, ticket)->state = TICKET_DROPPED;
+    release_tickets_locked(out);
+    maybe_flush_locked(out);
+    pthread_mutex_unlock(&out->lock);
 }
 
 int out_flush(output *out)

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -29,6 +30,22 @@ void out_free(output *out);
  * (the client closed it) or memory ran out. Thread-safe.
  */
 int out_write_line(output *out, const struct iovec *parts, int part_count);
+
+/*
+ * Ordered mode, for clients that want responses in request order: a response takes a ticket
+ * when its request is read, and a line written with a ticket waits until every earlier ticket
+ * has been written or dropped. Lines without a ticket (notifications) go out at once.
+ */
+void out_set_ordered(output *out, bool ordered);
+
+/* A ticket for the next response, or 0 (no ordering) when not in ordered mode. Thread-safe. */
+uint64_t out_ticket_take(output *out);
+
+/* Writes a line for ticket (0: at once, as out_write_line). Returns as out_write_line. */
+int out_write_ticket(output *out, uint64_t ticket, const struct iovec *parts, int part_count);
+
+/* Gives a ticket up: its request ends without a response. Thread-safe. */
+void out_ticket_drop(output *out, uint64_t ticket);
 
 /* Writes what is pending. Returns 0, or -1 when the output has failed. Thread-safe. */
 int out_flush(output *out);

@@ -152,6 +152,7 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
         free_method(method); /* user data is not ours yet: the plugin keeps it on failure */
         return REG_ERR_NO_MEMORY;
     }
+    method->index = reg->count;
     reg->methods[reg->count++] = method;
     if (reg->count * 2 > reg->slot_count &&
         rebuild_slots(reg, reg->slot_count ? reg->slot_count * 2 : 32) != 0) {
@@ -204,8 +205,10 @@ void reg_remove_owner(registry *reg, const void *owner)
     for (size_t i = 0; i < reg->count; i++) {
         if (reg->methods[i]->owner == owner)
             free_method(reg->methods[i]);
-        else
+        else {
+            reg->methods[i]->index = kept;
             reg->methods[kept++] = reg->methods[i];
+        }
     }
     reg->count = kept;
     rebuild_slots(reg, reg->slot_count ? reg->slot_count : 32);

@@ -28,6 +28,7 @@ typedef struct reg_method {
     char *params_schema;    /* owned, or NULL */
     const void *owner;      /* the plugin that registered it (borrowed) */
     const char *owner_name; /* borrowed from the plugin's info */
+    size_t index;           /* position in registration order, for per-method state */
 } reg_method;
 
 typedef struct registry registry;

@@ -33,9 +33,16 @@ fail:
 
 srv_options rt_serve_options(const rpcd_runtime *runtime)
 {
+    const rpcd_config *config = runtime->config;
     srv_options options = {
-        .max_line_bytes = runtime->config->max_line_bytes,
-        .max_depth = runtime->config->max_depth,
+        .max_line_bytes = config->max_line_bytes,
+        .max_depth = config->max_depth,
+        .max_batch = config->max_batch,
+        .workers = config->workers,
+        .max_in_flight = config->max_in_flight,
+        .shutdown_grace_ms = (int)config->shutdown_grace_ms,
+        /* One worker runs calls in order; the responses then keep that order too. */
+        .ordered = config->workers == 1,
     };
     return options;
 }

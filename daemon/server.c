@@ -1,65 +1,213 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The read-dispatch loop over a line reader and an output.
+ * The read-dispatch loop, and the three ways it ends: end of input (finish everything), a stop
+ * (cancel, wait a bounded time), a closed output (nobody to answer: cancel and go).
  */
 #include "server.h"
 
+#include "call.h"
 #include "dispatch.h"
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+struct server {
+    srv_options options;
+    const registry *methods;
+    out_write_fn write;
+    void *sink;
+    output *out;
+    call_context *calls;
+    int wake[2]; /* a byte in wake[1] makes srv_read_fd return */
+    atomic_bool stopping;
+};
+
+static void wake_reader(server *srv)
+{
+    char byte = 1;
+    ssize_t ignored = write(srv->wake[1], &byte, 1);
+    (void)ignored; /* a full pipe already wakes the reader */
+}
+
+/* Writes through the caller's function; a failure also wakes a reader blocked on input. */
+static int write_through(void *sink, const char *data, size_t length)
+{
+    server *srv = sink;
+    int status = srv->write(srv->sink, data, length);
+    if (status != 0)
+        wake_reader(srv);
+    return status;
+}
 
 static void reader_idle(void *context, bool idle)
 {
     out_set_reader_idle(context, idle);
 }
 
-int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read, void *source,
-              out_write_fn write, void *sink)
+int srv_new(const registry *methods, const srv_options *options, out_write_fn write, void *sink,
+            server **out)
 {
-    output *out = NULL;
-    line_reader *reader = NULL;
-    int result = SRV_NO_MEMORY;
-    if (out_new(write, sink, &out) != 0 ||
-        lr_new(read, source, options->max_line_bytes, &reader) != 0)
-        goto done;
-    lr_set_idle_hook(reader, reader_idle, out);
-
-    dispatcher dispatch = {
+    server *srv = calloc(1, sizeof *srv);
+    if (!srv)
+        return -1;
+    srv->options = *options;
+    srv->methods = methods;
+    srv->write = write;
+    srv->sink = sink;
+    srv->wake[0] = srv->wake[1] = -1;
+    if (pipe2(srv->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
+        out_new(write_through, srv, &srv->out) != 0)
+        goto fail;
+    out_set_ordered(srv->out, options->ordered);
+    call_settings settings = {
+        .out = srv->out,
         .methods = methods,
-        .calls = {.out = out, .max_depth = options->max_depth},
         .max_depth = options->max_depth,
+        .workers = options->workers,
+        .max_in_flight = options->max_in_flight,
+    };
+    if (call_context_new(&settings, &srv->calls) != 0)
+        goto fail;
+    *out = srv;
+    return 0;
+fail:
+    srv_free(srv);
+    return -1;
+}
+
+void srv_free(server *srv)
+{
+    if (!srv)
+        return;
+    call_context_free(srv->calls);
+    out_free(srv->out);
+    if (srv->wake[0] >= 0)
+        close(srv->wake[0]);
+    if (srv->wake[1] >= 0)
+        close(srv->wake[1]);
+    free(srv);
+}
+
+void srv_stop(server *srv)
+{
+    atomic_store(&srv->stopping, true);
+    call_cancel_all(srv->calls);
+    call_interrupt_waits(srv->calls);
+    wake_reader(srv);
+}
+
+ssize_t srv_read_fd(void *source, char *buffer, size_t capacity)
+{
+    srv_fd_source *input = source;
+    struct pollfd fds[2] = {
+        {.fd = input->fd, .events = POLLIN},
+        {.fd = input->srv->wake[0], .events = POLLIN},
     };
     for (;;) {
+        if (atomic_load(&input->srv->stopping) || out_failed(input->srv->out)) {
+            errno = ECANCELED;
+            return -1;
+        }
+        int ready = poll(fds, 2, -1);
+        if (ready < 0 && errno != EINTR)
+            return -1;
+        if (ready <= 0)
+            continue;
+        if (fds[1].revents) {
+            char drain[16];
+            while (read(input->srv->wake[0], drain, sizeof drain) > 0)
+                ;
+            continue;
+        }
+        ssize_t n = read(input->fd, buffer, capacity);
+        if (n >= 0 || errno != EINTR)
+            return n;
+    }
+}
+
+int srv_run(server *srv, lr_read_fn read, void *source)
+{
+    line_reader *reader = NULL;
+    if (lr_new(read, source, srv->options.max_line_bytes, &reader) != 0)
+        return SRV_NO_MEMORY;
+    lr_set_idle_hook(reader, reader_idle, srv->out);
+
+    dispatcher dispatch = {
+        .methods = srv->methods,
+        .calls = srv->calls,
+        .out = srv->out,
+        .max_depth = srv->options.max_depth,
+        .max_batch = srv->options.max_batch,
+    };
+    int result = SRV_DONE;
+    while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {
         const char *line;
         size_t length;
         int status = lr_next(reader, &line, &length);
         if (status == LR_LINE) {
             disp_line(&dispatch, line, length);
         } else if (status == LR_TOO_LONG) {
-            disp_line_too_long(&dispatch, length, options->max_line_bytes);
+            disp_line_too_long(&dispatch, length, srv->options.max_line_bytes);
         } else if (status == LR_EOF) {
-            result = SRV_DONE;
             break;
         } else if (status == LR_ERROR) {
-            log_message(LOG_ERROR, "reading requests failed: %s", strerror(errno));
-            result = SRV_INPUT_FAILED;
+            if (errno != ECANCELED) {
+                log_message(LOG_ERROR, "reading requests failed: %s", strerror(errno));
+                result = SRV_INPUT_FAILED;
+            }
             break;
         } else {
             log_message(LOG_ERROR, "out of memory while reading a line");
             result = SRV_NO_MEMORY;
             break;
         }
-        if (out_failed(out))
-            break;
     }
-    if (out_flush(out) != 0 || out_failed(out)) {
+    lr_free(reader);
+    /* From here on nothing is read: whatever is still in flight, a flush must not wait. */
+    out_set_reader_idle(srv->out, true);
+
+    bool stopped = atomic_load(&srv->stopping);
+    if (out_failed(srv->out) || result != SRV_DONE || stopped) {
+        /* Nobody to answer, or asked to go: tell the calls, give them the grace period. */
+        call_cancel_all(srv->calls);
+        call_interrupt_waits(srv->calls);
+        if (call_wait_idle(srv->calls, srv->options.shutdown_grace_ms) != 0) {
+            log_message(LOG_WARNING, "calls still running after %d ms; leaving them",
+                        srv->options.shutdown_grace_ms);
+            if (result == SRV_DONE)
+                result = SRV_STOPPED_EARLY;
+        } else if (result == SRV_DONE) {
+            result = SRV_STOPPED;
+        }
+    } else {
+        call_wait_idle(srv->calls, -1); /* end of input: every request read gets its answer */
+    }
+    if (out_flush(srv->out) != 0 || out_failed(srv->out)) {
         log_message(LOG_ERROR, "writing responses failed: the client closed its end");
         result = SRV_OUTPUT_FAILED;
     }
-done:
-    lr_free(reader);
-    out_free(out);
+    return result;
+}
+
+bool srv_finished(server *srv)
+{
+    return call_wait_idle(srv->calls, 0) == 0;
+}
+
+int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read, void *source,
+              out_write_fn write, void *sink)
+{
+    server *srv;
+    if (srv_new(methods, options, write, sink, &srv) != 0)
+        return SRV_NO_MEMORY;
+    int result = srv_run(srv, read, source);
+    if (srv_finished(srv))
+        srv_free(srv); /* else calls still hold it: the process is about to end anyway */
     return result;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The serve loop: reads lines until the end of input, hands each to the dispatcher, and
- * returns once every request read has been answered. The same loop serves pipes and memory.
+ * The serve loop: reads lines until the end of input (or a stop), hands each to the
+ * dispatcher, lets the calls in flight finish, and returns once every request read has been
+ * answered. The same loop serves pipes and memory.
  */
 #ifndef RPCD_SERVER_H
 #define RPCD_SERVER_H
@@ -10,24 +11,63 @@
 #include "output.h"
 #include "registry.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct srv_options {
     size_t max_line_bytes;
     size_t max_depth;
+    size_t max_batch;
+    size_t workers; /* 0: handlers run on the reading thread (the in-memory demo) */
+    size_t max_in_flight;
+    int shutdown_grace_ms; /* after a stop, how long calls in flight may take to finish */
+    bool ordered;          /* responses in request order */
 } srv_options;
 
 enum srv_result {
-    SRV_DONE = 0,           /* end of input, everything answered */
+    SRV_DONE = 0,           /* end of input, every request answered */
+    SRV_STOPPED = 1,        /* srv_stop, every call finished within the grace period */
+    SRV_STOPPED_EARLY = 2,  /* srv_stop, some calls still running after the grace period */
     SRV_OUTPUT_FAILED = -1, /* the client closed our output (EPIPE) */
     SRV_INPUT_FAILED = -2,  /* reading failed */
     SRV_NO_MEMORY = -3,
 };
 
+typedef struct server server;
+
 /*
- * Serves requests for methods (borrowed, read-only while serving) from read/source to
- * write/sink. Returns SRV_DONE or an error above.
+ * Prepares a server for methods (borrowed, read-only while serving) writing to write/sink
+ * (borrowed). Returns 0 and *out (new), or -1.
  */
+int srv_new(const registry *methods, const srv_options *options, out_write_fn write, void *sink,
+            server **out);
+
+/* Serves from read/source until the end of input or srv_stop. Returns an srv_result. */
+int srv_run(server *srv, lr_read_fn read, void *source);
+
+/*
+ * Asks a running server to stop: stop reading, mark every call cancelled, wait up to the grace
+ * period. Thread-safe; meant for a signal-handling thread.
+ */
+void srv_stop(server *srv);
+
+/* True when no call is in flight any more (then srv_free and unloading plugins are safe). */
+bool srv_finished(server *srv);
+
+/* Frees the server. Only when srv_finished: running calls must not find their context gone. */
+void srv_free(server *srv);
+
+/*
+ * A read function for srv_run over a file descriptor that returns early (-1, errno ECANCELED)
+ * once srv_stop is called or the output fails. source points to an srv_fd_source.
+ */
+typedef struct srv_fd_source {
+    int fd;
+    server *srv;
+} srv_fd_source;
+ssize_t srv_read_fd(void *source, char *buffer, size_t capacity);
+
+/* srv_new, srv_run, srv_free in one, for sessions nobody needs to stop. */
 int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read, void *source,
               out_write_fn write, void *sink);
 

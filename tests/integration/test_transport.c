@@ -20,10 +20,49 @@
 enum { LINE_TIMEOUT_MS = 5000 };
 
 /* Starts rpcd on config (the build config when NULL), with one extra argument when not NULL. */
+/*
+ * Writes a config of the bundled plugins with extra [rpcd] settings; returns its path (new).
+ * It has one worker: these tests are about framing, and read responses in request order, which
+ * only workers = 1 promises.
+ */
+static char *write_config(const char *dir, const char *rpcd_settings)
+{
+    char *plugins = harness_bundled_plugin_sections();
+    assert_non_null(plugins);
+    char *text;
+    assert_true(asprintf(&text, "[rpcd]\nworkers = 1\n%s\n%s", rpcd_settings, plugins) >= 0);
+    char *path = harness_write_file(dir, "rpcd.conf", text);
+    assert_non_null(path);
+    free(text);
+    free(plugins);
+    return path;
+}
+
+/* The default config but for workers = 1 (see write_config), made once for all tests. */
+static char *ordered_dir;
+static char *ordered_config;
+
+static int make_ordered_config(void **state)
+{
+    (void)state;
+    ordered_dir = harness_temp_dir();
+    ordered_config = ordered_dir ? write_config(ordered_dir, "") : NULL;
+    return ordered_config ? 0 : -1;
+}
+
+static int remove_ordered_config(void **state)
+{
+    (void)state;
+    harness_remove_dir(ordered_dir);
+    free(ordered_dir);
+    free(ordered_config);
+    return 0;
+}
+
 static harness_process *start_rpcd(const char *config, const char *extra)
 {
     if (!config)
-        config = harness_env("RPCD_BUILD_CONFIG");
+        config = ordered_config;
     assert_non_null(config);
     harness_argv args = harness_rpcd_argv(config);
     assert_non_null(args.argv[0]);
@@ -133,9 +172,12 @@ static void test_answer_while_stdin_open(void **state)
 }
 
 /* 1000 requests in one write are all answered, each once, in order. */
-static void test_pipelined_requests(void **state)
+/*
+ * 1000 requests in one write: every id answered exactly once, and with one worker (the config
+ * these tests use) in request order. The default config's pool may answer in any order.
+ */
+static void pipelined_requests(const char *config, bool in_order)
 {
-    (void)state;
     enum { COUNT = 1000 };
     size_t capacity = COUNT * 96, used = 0;
     char *input = malloc(capacity);
@@ -145,23 +187,41 @@ static void test_pipelined_requests(void **state)
                                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\","
                                  "\"params\":[%d]}\n",
                                  i, i * 7);
-    harness_process *rpcd = start_rpcd(NULL, NULL);
+    harness_process *rpcd = start_rpcd(config, NULL);
     send_bytes(rpcd, input, used);
     free(input);
+    bool seen[COUNT] = {false};
     for (int i = 0; i < COUNT; i++) {
         char *line = expect_line(rpcd);
         json_t *response = load_line(line);
         const json_t *id = json_object_get(response, "id");
-        if (!json_is_integer(id) || json_integer_value(id) != i)
-            print_error("response %d out of order: %s\n", i, line);
         assert_true(json_is_integer(id));
-        assert_int_equal(json_integer_value(id), i);
+        json_int_t n = json_integer_value(id);
+        if (in_order && n != i)
+            print_error("response %d out of order: %s\n", i, line);
+        if (in_order)
+            assert_int_equal(n, i);
+        assert_true(n >= 0 && n < COUNT);
+        assert_false(seen[n]);
+        seen[n] = true;
         const json_t *result = json_array_get(json_object_get(response, "result"), 0);
-        assert_int_equal(json_integer_value(result), i * 7);
+        assert_int_equal(json_integer_value(result), n * 7);
         json_decref(response);
         free(line);
     }
     finish(rpcd);
+}
+
+static void test_pipelined_requests_in_order(void **state)
+{
+    (void)state;
+    pipelined_requests(NULL, true);
+}
+
+static void test_pipelined_requests_default_pool(void **state)
+{
+    (void)state;
+    pipelined_requests(harness_env("RPCD_BUILD_CONFIG"), false);
 }
 
 /* "\r\n" ends a line as "\n" does, and the "\r" is not part of the message. */
@@ -330,20 +390,6 @@ static void test_bad_bytes_are_parse_errors(void **state)
     assert_non_null(strstr(line, "[\"\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e\"]"));
     free(line);
     finish(rpcd);
-}
-
-/* Writes a config of the bundled plugins with extra [rpcd] settings; returns its path (new). */
-static char *write_config(const char *dir, const char *rpcd_settings)
-{
-    char *plugins = harness_bundled_plugin_sections();
-    assert_non_null(plugins);
-    char *text;
-    assert_true(asprintf(&text, "[rpcd]\n%s\n%s", rpcd_settings, plugins) >= 0);
-    char *path = harness_write_file(dir, "rpcd.conf", text);
-    assert_non_null(path);
-    free(text);
-    free(plugins);
-    return path;
 }
 
 /* A request padded with spaces to exactly length bytes (without the newline). */
@@ -618,7 +664,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_answer_while_stdin_open),
-        cmocka_unit_test(test_pipelined_requests),
+        cmocka_unit_test(test_pipelined_requests_in_order),
+        cmocka_unit_test(test_pipelined_requests_default_pool),
         cmocka_unit_test(test_crlf_line_endings),
         cmocka_unit_test(test_last_line_without_newline),
         cmocka_unit_test(test_blank_lines_ignored),
@@ -632,5 +679,5 @@ int main(void)
         cmocka_unit_test(test_large_message),
         cmocka_unit_test(test_exit_zero_at_eof),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, make_ordered_config, remove_ordered_config);
 }

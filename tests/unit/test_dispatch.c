@@ -38,6 +38,7 @@ static int capture_write(void *sink, const char *data, size_t length)
 typedef struct fixture {
     registry *methods;
     output *out;
+    call_context *calls;
     captured written;
     dispatcher dispatch;
 } fixture;
@@ -163,10 +164,15 @@ static int setup(void **state)
     add(f->methods, "keep", handle_keep, NULL);
     add(f->methods, "threaded", handle_threaded, NULL);
     assert_int_equal(out_new(capture_write, &f->written, &f->out), 0);
+    /* No workers: each handler runs inside disp_line, so its output is there when it returns. */
+    call_settings settings = {
+        .out = f->out, .methods = f->methods, .max_depth = 64, .workers = 0, .max_in_flight = 16};
+    assert_int_equal(call_context_new(&settings, &f->calls), 0);
     f->dispatch.methods = f->methods;
-    f->dispatch.calls.out = f->out;
-    f->dispatch.calls.max_depth = 64;
+    f->dispatch.calls = f->calls;
+    f->dispatch.out = f->out;
     f->dispatch.max_depth = 64;
+    f->dispatch.max_batch = 10;
     *state = f;
     return 0;
 }
@@ -174,6 +180,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    call_context_free(f->calls);
     out_free(f->out);
     reg_free(f->methods);
     free(f->written.data);

@@ -22,9 +22,10 @@ extern "C" {
  * plugin reports the minor it was built against and the daemon refuses it when that minor is
  * newer than its own. Both refusals name both versions.
  *   1.0  first release.
+ *   1.1  deferred completion: RPCD_DEFERRED and host->call_complete.
  */
 #define RPCD_ABI_MAJOR 1
-#define RPCD_ABI_MINOR 0
+#define RPCD_ABI_MINOR 1
 
 /* The one symbol the daemon looks up in a plugin, and its type. */
 #define RPCD_PLUGIN_ENTRY_SYMBOL "rpcd_plugin_entry"
@@ -41,8 +42,8 @@ extern "C" {
 /*
  * Status codes, returned by handlers and by the host functions below. The set is closed and
  * append-only: a value, once given, keeps its meaning forever. 0 is success, errors are
- * negative. The daemon turns a handler's status into a JSON-RPC error:
- *   RPCD_ERR_INVALID_PARAMS     -32602 Invalid params
+ * negative, RPCD_DEFERRED (a handler's "not finished yet") is the only positive one. The daemon
+ * turns a handler's status into a JSON-RPC error: RPCD_ERR_INVALID_PARAMS     -32602 Invalid params
  *   RPCD_ERR_METHOD_NOT_FOUND   -32601 Method not found
  *   RPCD_ERR_CANCELLED          -32800 Request cancelled
  *   RPCD_ERR_APPLICATION        the code given to call_fail_code()
@@ -51,6 +52,7 @@ extern "C" {
  */
 typedef enum rpcd_status {
     RPCD_OK = 0,
+    RPCD_DEFERRED = 1,              /* (1.1) the handler finishes later with call_complete */
     RPCD_ERR_INVALID_PARAMS = -1,   /* params have the wrong shape or values */
     RPCD_ERR_METHOD_NOT_FOUND = -2, /* for plugins that dispatch further by themselves */
     RPCD_ERR_INTERNAL = -3,         /* the handler failed for its own reasons */
@@ -92,6 +94,10 @@ typedef struct rpcd_call rpcd_call;
  * Returns RPCD_OK after setting a result with call_result() (no result gives a JSON null), or an
  * error status, usually through call_fail()/call_fail_code(). The return value decides: a result
  * set before an error status is discarded.
+ * (1.1) Or returns RPCD_DEFERRED to finish later, from any thread, with call_result() or
+ * call_fail() and then call_complete(): the worker thread is free meanwhile, and the call's
+ * context stays valid until call_complete. A deferred call still counts against the daemon's
+ * max_in_flight.
  * Threads: handlers of one plugin may run at the same time on different threads, unless the
  * method was registered with RPCD_METHOD_SERIALIZED.
  */
@@ -217,6 +223,17 @@ typedef struct rpcd_host_api {
     /* As log, for plugins that wrap it in a variadic function of their own. */
     void (*log_v)(rpcd_plugin *plugin, int level, const char *format, va_list args)
         RPCD_PRINTF(3, 0);
+
+    /* ---- 1.1 ---- */
+
+    /*
+     * Ends a call whose handler returned RPCD_DEFERRED, with status as a handler would return it
+     * (RPCD_OK after call_result, or an error status after call_fail). Any thread; may even run
+     * before the handler has returned RPCD_DEFERRED, in which case the call ends when it does.
+     * Returns RPCD_OK; RPCD_ERR_STALE once the call has ended; RPCD_ERR_UNSUPPORTED when the
+     * call was already completed, or status is RPCD_DEFERRED.
+     */
+    int (*call_complete)(rpcd_call *call, int status);
 } rpcd_host_api;
 
 /* True when the daemon's table has the member and it is set. */
