@@ -208,9 +208,12 @@ typedef struct rpcd_host_api {
     int (*call_progress)(rpcd_call *call, double done, double total, const char *message);
 
     /*
-     * Returns 1 when the client cancelled the call (or the daemon is shutting down), else 0.
-     * A call that has ended counts as cancelled, so a loop that outlives its call stops.
-     * Cancellation is cooperative: nothing is ever interrupted. Any thread.
+     * Returns 1 when the client cancelled the call ($/cancelRequest or notifications/cancelled)
+     * or the daemon is shutting down, else 0. A call that has ended counts as cancelled, so a
+     * loop that outlives its call stops. Cancellation is cooperative: nothing is ever
+     * interrupted, and what the handler returns after it still ends the call (though a client's
+     * $/cancelRequest turns the response into -32800, and notifications/cancelled drops it).
+     * Any thread.
      */
     int (*call_is_cancelled)(rpcd_call *call);
 
