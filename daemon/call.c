@@ -22,7 +22,8 @@
 
 /* ---- Handles and the slot store ------------------------------------------------------- */
 
-enum { SLOTS_PER_CHUNK = 256, MAX_CHUNKS = 16384, NO_SLOT = UINT32_MAX };
+enum { SLOTS_PER_CHUNK = 256, MAX_CHUNKS = 16384 };
+#define NO_SLOT UINT32_MAX
 
 /* Buffers that grew past this for one large call are given back when the call ends. */
 enum { KEEP_BUFFER_BYTES = 64 * 1024 };

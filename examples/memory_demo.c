@@ -23,11 +23,12 @@ static const char *const script[] = {
     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"subtract\",\"params\":[42,23]}",
     "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"no.such.method\"}",
     "{\"jsonrpc\":\"2.0\",\"method\":\"notify_hello\",\"params\":[7]}",
-    "[{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"sum\",\"params\":[1,2,4]},"
-    "{\"jsonrpc\":\"2.0\",\"method\":\"notify_hello\",\"params\":[7]},"
-    "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"get_data\"}]",
-    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"progress\","
-    "\"params\":{\"steps\":2,\"_meta\":{\"progressToken\":\"p1\"}}}",
+    /* Long lines in parentheses: one element each, however many pieces. */
+    ("[{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"sum\",\"params\":[1,2,4]},"
+     "{\"jsonrpc\":\"2.0\",\"method\":\"notify_hello\",\"params\":[7]},"
+     "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"get_data\"}]"),
+    ("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"progress\","
+     "\"params\":{\"steps\":2,\"_meta\":{\"progressToken\":\"p1\"}}}"),
 };
 enum { SCRIPT_LINES = sizeof script / sizeof script[0] };
 

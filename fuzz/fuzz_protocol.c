@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target: one input buffer through the whole data path (framing, validation, envelope,
+ * dispatch, calls, output) to a registry of built-in methods, checking what comes out: only
+ * whole lines, each one JSON, and never more responses than requests could ask for.
+ */
+#include "call.h"
+#include "json_scan.h"
+#include "registry.h"
+#include "server.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rpcd_host_api host;
+
+static int echo(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    return params ? host.call_result(call, params, length) : RPCD_OK;
+}
+
+static int fail(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return host.call_fail(call, RPCD_ERR_INVALID_PARAMS, "no", params, length);
+}
+
+static int progress(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    host.call_progress(call, 1, 2, "half");
+    host.call_notify(call, "note", params, length);
+    return host.call_result(call, "{\"done\":true}", 13);
+}
+
+typedef struct feed {
+    const uint8_t *data;
+    size_t size;
+    size_t position;
+    size_t chunk; /* how many bytes a read hands out, so lines split across reads */
+} feed;
+
+static ssize_t read_feed(void *source, char *buffer, size_t capacity)
+{
+    feed *f = source;
+    size_t n = f->size - f->position;
+    if (n > f->chunk)
+        n = f->chunk;
+    if (n > capacity)
+        n = capacity;
+    memcpy(buffer, f->data + f->position, n);
+    f->position += n;
+    return (ssize_t)n;
+}
+
+typedef struct sink {
+    char *data;
+    size_t length;
+} sink;
+
+static int write_sink(void *destination, const char *data, size_t length)
+{
+    sink *s = destination;
+    char *grown = realloc(s->data, s->length + length);
+    if (!grown)
+        return -1;
+    memcpy(grown + s->length, data, length);
+    s->data = grown;
+    s->length += length;
+    return 0;
+}
+
+static registry *methods;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!methods) {
+        call_fill_host_api(&host);
+        reg_new(&methods);
+        rpcd_method method = rpcd_method_new("echo", echo);
+        reg_add(methods, &method, NULL, "fuzz", NULL);
+        method = rpcd_method_new("fail", fail);
+        reg_add(methods, &method, NULL, "fuzz", NULL);
+        method = rpcd_method_new("progress", progress);
+        reg_add(methods, &method, NULL, "fuzz", NULL);
+    }
+    /* Small limits, so that inputs of a few kilobytes reach them. */
+    srv_options options = {
+        .max_line_bytes = 2048,
+        .max_depth = 32,
+        .max_batch = 16,
+        .workers = 0,
+        .max_in_flight = 64,
+        .shutdown_grace_ms = 0,
+        .ordered = size > 0 && (data[0] & 1),
+    };
+    feed input = {data, size, 0, size > 0 ? 1 + data[size - 1] % 61 : 1};
+    sink output = {NULL, 0};
+    int result = srv_serve(methods, &options, read_feed, &input, write_sink, &output);
+    if (result != SRV_DONE)
+        abort();
+
+    /* Every line written is whole and is JSON. */
+    if (output.length > 0 && output.data[output.length - 1] != '\n')
+        abort();
+    size_t lines = 0;
+    for (size_t start = 0; start < output.length;) {
+        const char *newline = memchr(output.data + start, '\n', output.length - start);
+        size_t length = (size_t)(newline - (output.data + start));
+        if (js_validate(output.data + start, length, 1000, NULL, NULL) != 0)
+            abort();
+        lines++;
+        start += length + 1;
+    }
+    /* At most one response per input line, plus the notifications a progress call sends. */
+    size_t input_lines = 1;
+    for (size_t i = 0; i < size; i++)
+        input_lines += data[i] == '\n';
+    if (lines > input_lines * 3 * 16)
+        abort();
+    free(output.data);
+    return 0;
+}

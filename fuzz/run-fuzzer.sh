@@ -1,0 +1,13 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Runs one fuzz target for a bounded time on a copy of its seed corpus, so that a short run in
+# the test suite leaves the repository untouched. Usage: run-fuzzer.sh FUZZER SEEDS SECONDS
+set -eu
+fuzzer=$1 seeds=$2 seconds=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/corpus"
+cp -R "$seeds"/. "$work/corpus/"
+cd "$work"
+exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    corpus
