@@ -270,7 +270,8 @@ static int finish(parse_state *state, const char *file_name, char *error, size_t
     free(copy);
     if (!config_dir)
         return -1;
-    char *base = join_path(config_dir, config->plugin_dir ? config->plugin_dir : ".");
+    char *base =
+        config->plugin_dir ? join_path(config_dir, config->plugin_dir) : strdup(config_dir);
     free(config_dir);
     if (!base)
         return -1;

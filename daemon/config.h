@@ -34,6 +34,7 @@ typedef struct rpcd_config {
     size_t shutdown_grace_ms; /* how long calls may finish after SIGTERM (default 3000) */
     char *plugin_dir;         /* owned: where relative plugin paths start (default: the
                                  config file's directory) */
+    bool insecure;            /* load files whatever their owner and permissions (--insecure) */
     cfg_plugin *plugins;      /* owned, in file order: the load order */
     size_t plugin_count;
 } rpcd_config;

@@ -5,6 +5,7 @@
 #include "loader.h"
 
 #include "call.h"
+#include "file_safety.h"
 #include "log.h"
 
 #include <rpcd/plugin.h>
@@ -115,8 +116,8 @@ static void unload_one(struct rpcd_plugin *plugin, registry *methods, bool initi
 }
 
 /* Loads one plugin. Returns 0, or -1 with the reason in error. */
-static int load_one(cfg_plugin *config, registry *methods, struct rpcd_plugin **out, char *error,
-                    size_t error_size)
+static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct rpcd_plugin **out,
+                    char *error, size_t error_size)
 {
     const char *path = config->path;
     struct rpcd_plugin *plugin = calloc(1, sizeof *plugin);
@@ -130,6 +131,11 @@ static int load_one(cfg_plugin *config, registry *methods, struct rpcd_plugin **
     struct stat info;
     if (stat(path, &info) != 0) {
         snprintf(error, error_size, "plugin %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    char unsafe[512];
+    if (!insecure && fsafe_check(path, unsafe, sizeof unsafe) != 0) {
+        snprintf(error, error_size, "plugin %s", unsafe);
         goto fail;
     }
     dlerror();
@@ -215,7 +221,7 @@ int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *erro
     for (size_t i = 0; i < config->plugin_count; i++) {
         cfg_plugin *plugin_config = &config->plugins[i];
         struct rpcd_plugin *plugin;
-        if (load_one(plugin_config, methods, &plugin, error, error_size) == 0) {
+        if (load_one(plugin_config, config->insecure, methods, &plugin, error, error_size) == 0) {
             plugins->plugins[plugins->count++] = plugin;
             continue;
         }

@@ -68,6 +68,7 @@ static void usage(FILE *stream)
             "\n"
             "  -c, --config=FILE  read FILE (default %s)\n"
             "      --check        check the config and load every plugin, then exit\n"
+            "      --insecure     load the config and plugins even when others could change them\n"
             "  -v, --verbose      log more (debug); overrides log_level\n"
             "  -q, --quiet        log errors only; overrides log_level\n"
             "  -h, --help         show this help and exit\n"
@@ -81,22 +82,21 @@ static void usage(FILE *stream)
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"check", no_argument, NULL, 'C'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        {"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
+        {"insecure", no_argument, NULL, 'I'},     {"verbose", no_argument, NULL, 'v'},
+        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
     };
     const char *config_path = RPCD_DEFAULT_CONFIG;
     int log_level = -1;
     int check_only = 0;
+    bool insecure = false;
     int option;
     while ((option = getopt_long(argc, argv, "c:vqhV", options, NULL)) != -1) {
         switch (option) {
         case 'c': config_path = optarg; break;
         case 'C': check_only = 1; break;
+        case 'I': insecure = true; break;
         case 'v': log_level = LOG_DEBUG; break;
         case 'q': log_level = LOG_ERROR; break;
         case 'h': usage(stdout); return 0;
@@ -134,7 +134,8 @@ int main(int argc, char **argv)
     }
 
     rpcd_runtime runtime;
-    if (rt_start(config_path, log_level, &runtime, error, sizeof error) != 0) {
+    rt_flags flags = {log_level, insecure};
+    if (rt_start(config_path, &flags, &runtime, error, sizeof error) != 0) {
         log_message(LOG_ERROR, "%s", error);
         return EXIT_CONFIG;
     }

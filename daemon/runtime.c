@@ -5,18 +5,28 @@
 #include "runtime.h"
 
 #include "call.h"
+#include "file_safety.h"
 #include "log.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int rt_start(const char *config_path, int log_level_override, rpcd_runtime *runtime, char *error,
+int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runtime, char *error,
              size_t error_size)
 {
     memset(runtime, 0, sizeof *runtime);
     if (cfg_load(config_path, &runtime->config, error, error_size) != 0)
         return -1;
-    log_set_level(log_level_override >= 0 ? log_level_override : runtime->config->log_level);
+    log_set_level(flags->log_level >= 0 ? flags->log_level : runtime->config->log_level);
+    runtime->config->insecure = flags->insecure;
+    if (flags->insecure) {
+        log_message(LOG_WARNING,
+                    "--insecure: loading %s and its plugins whatever their owner "
+                    "and permissions",
+                    config_path);
+    } else if (fsafe_check(config_path, error, error_size) != 0) {
+        goto fail;
+    }
     if (reg_new(&runtime->methods) != 0) {
         snprintf(error, error_size, "out of memory");
         goto fail;

@@ -11,6 +11,7 @@
 #include "registry.h"
 #include "server.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct rpcd_runtime {
@@ -19,11 +20,17 @@ typedef struct rpcd_runtime {
     loader *plugins;     /* owned */
 } rpcd_runtime;
 
+/* How to start: from the command line. */
+typedef struct rt_flags {
+    int log_level; /* replaces the config's log_level when >= 0 */
+    bool insecure; /* skip the owner and permission checks of config and plugin files */
+} rt_flags;
+
 /*
- * Reads the config at path and loads its plugins. log_level_override, when >= 0, replaces the
- * config's log_level. Returns 0 and fills runtime, or -1 with a one-line message in error.
+ * Reads the config at path, checks that nobody else could have changed it, and loads its
+ * plugins. Returns 0 and fills runtime, or -1 with a one-line message in error.
  */
-int rt_start(const char *config_path, int log_level_override, rpcd_runtime *runtime, char *error,
+int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runtime, char *error,
              size_t error_size);
 
 /* The serve options the config asks for. */

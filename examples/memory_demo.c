@@ -129,8 +129,8 @@ int main(int argc, char **argv)
     const char *config = argc > 1 ? argv[1] : RPCD_BUILD_CONFIG;
     rpcd_runtime runtime;
     char error[1024];
-    if (rt_start(config, 1 /* warnings only: the transcript is the point */, &runtime, error,
-                 sizeof error) != 0) {
+    rt_flags flags = {.log_level = 1 /* warnings only: the transcript is the point */};
+    if (rt_start(config, &flags, &runtime, error, sizeof error) != 0) {
         fprintf(stderr, "rpcd-demo: %s\n", error);
         return 78;
     }

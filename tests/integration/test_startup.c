@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -122,6 +124,77 @@ static void expect_config_failure(const fixture *f, const char *text, const char
     char *path = write_config(f, text);
     expect_start_failure(path, needles);
     free(path);
+}
+
+/* ---- Files others could change (the StrictModes rule) and --insecure ---------------------- */
+
+static void test_config_writable_by_others(void **state)
+{
+    fixture *f = *state;
+    char *text = format("[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = write_config(f, text);
+    assert_int_equal(chmod(path, 0666), 0);
+    expect_start_failure(
+        path, (const char *const[]){path, "writable by others", "chmod go-w", "--insecure", NULL});
+
+    /* --insecure loads it anyway, and says so. */
+    harness_argv args = harness_rpcd_argv(path);
+    harness_argv_push(&args, "--insecure");
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}\n", &result);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1]}", result.out));
+    assert_non_null(strstr(result.err, "rpcd: warning: --insecure"));
+    harness_run_result_free(&result);
+    free(path);
+    free(text);
+}
+
+static void test_plugin_writable_by_group(void **state)
+{
+    fixture *f = *state;
+    size_t length;
+    char *code = harness_read_file(env("RPCD_PLUGIN_ECHO"), &length);
+    assert_non_null(code);
+    char *plugin = format("%s/echo.so", f->dir);
+    FILE *copy = fopen(plugin, "wb");
+    assert_non_null(copy);
+    assert_int_equal(fwrite(code, 1, length, copy), length);
+    fclose(copy);
+    free(code);
+    assert_int_equal(chmod(plugin, 0775), 0);
+    /* A relative path starts from the config's directory. */
+    expect_config_failure(f, "[plugin echo]\npath = echo.so\n",
+                          (const char *const[]){plugin, "writable by its group", NULL});
+    free(plugin);
+}
+
+static void test_directory_writable_by_others(void **state)
+{
+    fixture *f = *state;
+    char *open_dir = format("%s/open", f->dir);
+    assert_int_equal(mkdir(open_dir, 0777), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0); /* whatever the umask */
+    char *text = format("[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = harness_write_file(open_dir, "rpcd.conf", text);
+    expect_start_failure(path, (const char *const[]){path, "its directory", NULL});
+    free(path);
+    free(text);
+    free(open_dir);
+}
+
+static void test_config_owned_by_another_user(void **state)
+{
+    fixture *f = *state;
+    if (geteuid() != 0)
+        skip(); /* only root can give a file away */
+    char *text = format("[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = write_config(f, text);
+    assert_int_equal(chown(path, 65534, 65534), 0);
+    expect_start_failure(path, (const char *const[]){path, "owned by uid 65534", NULL});
+    free(path);
+    free(text);
 }
 
 static void test_missing_config(void **state)
@@ -486,6 +559,10 @@ int main(void)
 {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
+        TEST(test_config_writable_by_others),
+        TEST(test_plugin_writable_by_group),
+        TEST(test_directory_writable_by_others),
+        TEST(test_config_owned_by_another_user),
         TEST(test_missing_config),
         TEST(test_config_is_a_directory),
         TEST(test_syntax_error_names_line),
