@@ -125,6 +125,18 @@ static int misbehave_greeting(rpcd_call *call, const char *params, size_t params
     return rpcd_call_result_json(host, call, value);
 }
 
+/* misbehave.read_stdin: reads fd 0 as a careless plugin might; the daemon gave it /dev/null. */
+static int misbehave_read_stdin(rpcd_call *call, const char *params, size_t params_length,
+                                void *user_data)
+{
+    char buffer[256];
+    ssize_t n = read(STDIN_FILENO, buffer, sizeof buffer);
+    (void)params;
+    (void)params_length;
+    (void)user_data;
+    return rpcd_call_result_json(host, call, json_integer(n));
+}
+
 static const struct {
     const char *name;
     rpcd_handler_fn handler;
@@ -134,6 +146,7 @@ static const struct {
     {"misbehave.stale", misbehave_stale},
     {"misbehave.use_stale", misbehave_use_stale},
     {"misbehave.non_utf8_result", misbehave_non_utf8_result},
+    {"misbehave.read_stdin", misbehave_read_stdin},
 };
 
 static int misbehave_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state,
