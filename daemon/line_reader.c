@@ -89,6 +89,22 @@ static int make_room(line_reader *reader)
     return 0;
 }
 
+/*
+ * Gives back a buffer that grew for one large line, once nothing is held in it, so that a
+ * single big message does not pin its memory for the rest of the session.
+ */
+static void shrink(line_reader *reader)
+{
+    if (reader->start != reader->end || reader->capacity <= 16 * READ_CHUNK)
+        return;
+    char *data = realloc(reader->data, READ_CHUNK);
+    if (!data)
+        return; /* keeping the larger buffer is fine */
+    reader->data = data;
+    reader->capacity = READ_CHUNK;
+    reader->start = reader->end = reader->scanned = 0;
+}
+
 static void hand_out(line_reader *reader, size_t line_end, const char **line, size_t *length)
 {
     size_t line_length = line_end - reader->start;
@@ -131,6 +147,7 @@ int lr_next(line_reader *reader, const char **line, size_t *length)
             reader->skipped += reader->scanned;
             reader->start = reader->end = reader->scanned = 0;
             reader->skipping = true;
+            shrink(reader);
         }
 
         if (reader->at_eof) {
@@ -148,6 +165,7 @@ int lr_next(line_reader *reader, const char **line, size_t *length)
             return *length > reader->max_line_bytes ? LR_TOO_LONG : LR_LINE;
         }
 
+        shrink(reader);
         if (make_room(reader) != 0)
             return LR_NO_MEMORY;
         if (reader->idle)
