@@ -890,12 +890,17 @@ static void finish(uint32_t index, int status)
 
     if (cancelled && style == CALL_CANCEL_RESPOND)
         status = RPCD_ERR_CANCELLED; /* the client asked, and gets the answer it expects */
+    /* The id is free before the response leaves: a client that reuses it as soon as it reads
+     * the answer must not be told the call is still in flight. */
+    if (slot->tracked) {
+        pthread_mutex_lock(&context->lock);
+        untrack_id(context, slot);
+        pthread_mutex_unlock(&context->lock);
+    }
     write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
 
     call_slot *next = NULL;
     pthread_mutex_lock(&context->lock);
-    if (slot->tracked)
-        untrack_id(context, slot);
     if (slot->method->flags & RPCD_METHOD_SERIALIZED &&
         slot->method->index < context->serial_count) {
         serial_queue *queue = &context->serial[slot->method->index];

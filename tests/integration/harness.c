@@ -224,6 +224,17 @@ void harness_close_stdin(harness_process *process)
     }
 }
 
+void harness_close_stdout(harness_process *process)
+{
+    if (process->out_fd >= 0) {
+        close(process->out_fd);
+        process->out_fd = -1;
+    }
+    process->out.length = 0;
+    if (process->out.data)
+        process->out.data[0] = '\0';
+}
+
 /* Hands out the first length bytes of the stdout buffer as a new string. */
 static char *take_out(harness_process *process, size_t length, size_t skip)
 {
@@ -347,6 +358,19 @@ int harness_collect_stderr(harness_process *process, int timeout_ms)
 {
     long long deadline = now_ms() + timeout_ms;
     while (process->err_fd >= 0) {
+        int status = pump(process, deadline, NULL, NULL);
+        if (status != HARNESS_OK)
+            return status;
+    }
+    return HARNESS_OK;
+}
+
+int harness_wait_for_stderr(harness_process *process, const char *text, int timeout_ms)
+{
+    long long deadline = now_ms() + timeout_ms;
+    while (!strstr(harness_stderr(process), text)) {
+        if (process->err_fd < 0)
+            return HARNESS_EOF;
         int status = pump(process, deadline, NULL, NULL);
         if (status != HARNESS_OK)
             return status;

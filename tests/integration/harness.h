@@ -57,6 +57,13 @@ int harness_write_text(harness_process *process, const char *text, int timeout_m
 void harness_close_stdin(harness_process *process);
 
 /*
+ * Closes the read end of the child's stdout, as a client that stops listening does: the child's
+ * next write fails with EPIPE (or kills it with SIGPIPE unless it ignores the signal). Whatever
+ * stdout held and was not read yet is discarded. Harmless when already closed.
+ */
+void harness_close_stdout(harness_process *process);
+
+/*
  * Reads one line of stdout. Returns HARNESS_OK with *line (new, NUL-terminated, without its
  * "\n"; free it) and *length (may be NULL); HARNESS_EOF when stdout closed with nothing left;
  * HARNESS_TIMED_OUT; HARNESS_ERROR. A last line without "\n" is returned as a line, with
@@ -91,6 +98,13 @@ void harness_lines_free(harness_lines *lines);
  * HARNESS_OK, HARNESS_TIMED_OUT or HARNESS_ERROR.
  */
 int harness_collect_stderr(harness_process *process, int timeout_ms);
+
+/*
+ * Collects stdout and stderr until stderr contains text (stdout stays buffered for
+ * harness_read_line). Returns HARNESS_OK, HARNESS_TIMED_OUT, or HARNESS_EOF when stderr closed
+ * without it.
+ */
+int harness_wait_for_stderr(harness_process *process, const char *text, int timeout_ms);
 
 /* The stderr collected so far, NUL-terminated. Borrowed: valid until the next harness call. */
 const char *harness_stderr(const harness_process *process);
