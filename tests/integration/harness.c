@@ -514,10 +514,40 @@ const char *harness_env(const char *name)
     return value;
 }
 
+/*
+ * RPCD_TEST_WRAPPER, split at spaces (for instance "valgrind --error-exitcode=99"): the
+ * command every rpcd of the tests runs under. Parsed once; the words live until exit.
+ */
+static void push_wrapper(harness_argv *args)
+{
+    static char *words;
+    static const char *tokens[HARNESS_MAX_ARGS / 2];
+    static size_t count;
+    if (!words) {
+        const char *wrapper = getenv("RPCD_TEST_WRAPPER");
+        words = strdup(wrapper ? wrapper : "");
+        if (!words)
+            return;
+        char *save = NULL;
+        for (char *word = strtok_r(words, " ", &save);
+             word && count < sizeof tokens / sizeof tokens[0]; word = strtok_r(NULL, " ", &save))
+            tokens[count++] = word;
+    }
+    for (size_t i = 0; i < count; i++)
+        harness_argv_push(args, tokens[i]);
+}
+
+bool harness_wrapped(void)
+{
+    const char *wrapper = getenv("RPCD_TEST_WRAPPER");
+    return wrapper && wrapper[0];
+}
+
 harness_argv harness_rpcd_argv(const char *config_path)
 {
     harness_argv args;
     memset(&args, 0, sizeof args);
+    push_wrapper(&args);
     harness_argv_push(&args, harness_env("RPCD_BINARY"));
     if (config_path) {
         harness_argv_push(&args, "-c");

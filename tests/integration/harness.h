@@ -147,7 +147,7 @@ void harness_run_result_free(harness_run_result *result);
 const char *harness_env(const char *name);
 
 /* An argument vector of borrowed strings, NULL-terminated. */
-enum { HARNESS_MAX_ARGS = 15 };
+enum { HARNESS_MAX_ARGS = 31 };
 typedef struct harness_argv {
     const char *argv[HARNESS_MAX_ARGS + 1];
     int count;
@@ -158,6 +158,12 @@ typedef struct harness_argv {
  * argv[0] is NULL when RPCD_BINARY is not set.
  */
 harness_argv harness_rpcd_argv(const char *config_path);
+
+/*
+ * True when rpcd runs under a wrapper (RPCD_TEST_WRAPPER, e.g. valgrind): it is then much
+ * slower, and its memory figures are the wrapper's.
+ */
+bool harness_wrapped(void);
 
 /* Appends one argument (borrowed). Ignored beyond HARNESS_MAX_ARGS. */
 void harness_argv_push(harness_argv *args, const char *arg);

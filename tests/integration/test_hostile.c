@@ -105,8 +105,9 @@ static void test_hundred_mib_line(void **state)
                       "\"line longer than max_line_bytes (33554432)\"}}}");
     expect_still_served(rpcd);
     long growth = peak_kib(rpcd) - before;
-    /* At most the line limit, twice over for buffer growth: never the 100 MiB line. */
-    if (growth > 80 * 1024)
+    /* At most the line limit, twice over for buffer growth: never the 100 MiB line. (Under a
+     * wrapper such as valgrind the figure is the wrapper's, so it proves nothing there.) */
+    if (growth > 80 * 1024 && !harness_wrapped())
         fail_msg("peak memory grew by %ld KiB for a 100 MiB line", growth);
     finish(rpcd);
 }
@@ -138,7 +139,7 @@ static void test_million_item_batch(void **state)
                       "\"batch longer than max_batch (1000)\"}}}");
     expect_still_served(rpcd);
     long growth = peak_kib(rpcd) - before;
-    if (growth > 32 * 1024)
+    if (growth > 32 * 1024 && !harness_wrapped())
         fail_msg("peak memory grew by %ld KiB for a 2 MB batch", growth);
     finish(rpcd);
 }
