@@ -349,6 +349,8 @@ int call_wait_for_room(call_context *context)
         return atomic_load(&context->interrupted) ? -1 : 0;
 
     /* The reader stops reading: what is written meanwhile must go out at once. */
+    log_message(LOG_DEBUG, "%zu calls in flight (max_in_flight): reading paused",
+                context->max_in_flight);
     out_set_reader_idle(context->out, true);
     pthread_mutex_lock(&context->lock);
     while (context->in_flight >= context->max_in_flight && !atomic_load(&context->interrupted))

@@ -1006,6 +1006,28 @@ static void test_sigterm_grace_period_for_stuck_call(void **state)
     end(s);
 }
 
+/*
+ * A request that was read while rpcd waited for room (max_in_flight) when the stop came still
+ * gets its one answer: -32800, never silence.
+ */
+static void test_sigterm_while_reading_is_paused(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\nmax_in_flight = 1\nshutdown_grace_ms = 300\nlog_level = debug");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"stuck\",\"method\":\"deferred.hold\"}\n"
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"waiting\",\"method\":\"echo\",\"params\":[1]}\n");
+    assert_int_equal(harness_wait_for_stderr(s->rpcd, "reading paused", LINE_TIMEOUT_MS),
+                     HARNESS_OK);
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    json_t *response = next_response(s);
+    assert_string_equal(json_string_value(json_object_get(response, "id")), "waiting");
+    assert_error(response, -32800, "Request cancelled");
+    json_decref(response);
+    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
+    expect_no_more_output(s); /* nothing for the stuck call */
+    end(s);
+}
+
 /* A second SIGTERM while the first waits for a stuck call ends rpcd at once, status 143. */
 static void test_second_sigterm_exits_at_once(void **state)
 {
@@ -1100,6 +1122,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigterm_cancels_cooperative_call, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigint_behaves_like_sigterm, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_sigterm_while_reading_is_paused, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_grace_period_for_stuck_call, session_setup,
                                         session_teardown),
