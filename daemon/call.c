@@ -32,6 +32,8 @@ enum { KEEP_BUFFER_BYTES = 64 * 1024 };
 #define INDEX_MASK (((uintptr_t)1 << INDEX_BITS) - 1)
 #define GENERATION_MASK ((uint32_t)(UINTPTR_MAX >> INDEX_BITS))
 
+enum { TOKEN_UNKNOWN, TOKEN_ABSENT, TOKEN_PRESENT };
+
 typedef enum slot_state {
     SLOT_QUEUED,   /* waiting for a worker (or for its serialized method) */
     SLOT_RUNNING,  /* its handler runs */
@@ -60,9 +62,9 @@ typedef struct call_slot {
     uint32_t id_next;     /* next slot in the same id bucket, NO_SLOT at the end */
     uint32_t serial_next; /* next slot waiting for the same serialized method */
     buffer id;
-    bool has_progress_token;
-    buffer progress_token;
-    buffer params_copy; /* the params, when a worker runs the handler later */
+    int token_state;       /* TOKEN_UNKNOWN until the first progress report looks */
+    buffer progress_token; /* params._meta.progressToken, when TOKEN_PRESENT */
+    buffer params_copy;    /* the params: the reader reuses its buffer for the next line */
     const char *params;
     size_t params_length;
 
@@ -667,7 +669,14 @@ static int host_call_progress(rpcd_call *call, double done, double total, const 
     if (!slot)
         return RPCD_ERR_STALE;
     int status = RPCD_OK;
-    if (slot->has_progress_token) {
+    if (slot->token_state == TOKEN_UNKNOWN) {
+        js_span params = {slot->params, slot->params_length}, token;
+        slot->token_state = TOKEN_ABSENT;
+        if (env_find_progress_token(params, &token) &&
+            buf_append(&slot->progress_token, token.start, token.length) == 0)
+            slot->token_state = TOKEN_PRESENT;
+    }
+    if (slot->token_state == TOKEN_PRESENT) {
         buffer params = BUFFER_INIT;
         int failed = buf_append_string(&params, "{\"progressToken\":");
         failed |= buf_append(&params, slot->progress_token.data, slot->progress_token.length);
@@ -967,7 +976,7 @@ int call_start(call_context *context, const call_request *request)
     slot->ticket = request->ticket;
     slot->is_request = request->id != NULL;
     slot->tracked = false;
-    slot->has_progress_token = request->progress_token != NULL;
+    slot->token_state = TOKEN_UNKNOWN;
     slot->has_result = slot->result_invalid = false;
     slot->failure_status = 0;
     slot->has_failure_message = slot->has_failure_data = false;
@@ -980,15 +989,14 @@ int call_start(call_context *context, const call_request *request)
     int failed = 0;
     if (request->id)
         failed |= buf_append(&slot->id, request->id->start, request->id->length);
-    if (request->progress_token)
-        failed |= buf_append(&slot->progress_token, request->progress_token->start,
-                             request->progress_token->length);
-    slot->params = request->params ? request->params->start : NULL;
-    slot->params_length = request->params ? request->params->length : 0;
-    if (request->params && context->pool) {
-        /* The reader moves on to the next line: the worker needs its own copy. */
-        failed |= buf_append(&slot->params_copy, slot->params, slot->params_length);
+    slot->params = NULL;
+    slot->params_length = 0;
+    if (request->params) {
+        /* The reader moves on to the next line (and a deferred call outlives this one): the
+         * call keeps its own copy. */
+        failed |= buf_append(&slot->params_copy, request->params->start, request->params->length);
         slot->params = slot->params_copy.data;
+        slot->params_length = request->params->length;
     }
     pthread_mutex_unlock(&slot->lock);
     if (failed) {

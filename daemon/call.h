@@ -59,11 +59,10 @@ int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
 typedef struct call_request {
     const reg_method *method;
-    const js_span *id;             /* NULL for a notification */
-    const js_span *params;         /* NULL when the request had none */
-    const js_span *progress_token; /* NULL when absent */
-    call_batch *batch;             /* NULL when not part of a batch */
-    uint64_t ticket;               /* for an ordered response, 0 otherwise; not in a batch */
+    const js_span *id;     /* NULL for a notification */
+    const js_span *params; /* NULL when the request had none */
+    call_batch *batch;     /* NULL when not part of a batch */
+    uint64_t ticket;       /* for an ordered response, 0 otherwise; not in a batch */
 } call_request;
 
 enum call_start_result {

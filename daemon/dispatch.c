@@ -123,7 +123,6 @@ static int handle_message(const dispatcher *dispatch, js_span value, call_batch 
         .method = method,
         .id = is_request ? &message.id : NULL,
         .params = message.has_params ? &message.params : NULL,
-        .progress_token = message.has_progress_token ? &message.progress_token : NULL,
         .batch = batch,
         .ticket = ticket,
     };

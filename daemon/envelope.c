@@ -11,14 +11,14 @@
 
 #define KEY_IS(key, literal) js_string_equals((key), (literal), sizeof(literal) - 1)
 
-/* Finds params._meta.progressToken when it is a string or a number. */
-static void find_progress_token(env_message *message)
+bool env_find_progress_token(js_span params, js_span *token)
 {
-    if (js_kind_of(message->params) != JS_OBJECT)
-        return;
+    bool found = false;
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+        return false;
     js_iter members;
     js_span key, value;
-    js_iter_init(&members, message->params);
+    js_iter_init(&members, params);
     while (js_iter_next(&members, &key, &value)) {
         if (!KEY_IS(key, "_meta") || js_kind_of(value) != JS_OBJECT)
             continue;
@@ -28,11 +28,12 @@ static void find_progress_token(env_message *message)
         while (js_iter_next(&meta, &meta_key, &meta_value)) {
             js_kind kind = js_kind_of(meta_value);
             if (KEY_IS(meta_key, "progressToken") && (kind == JS_STRING || kind == JS_NUMBER)) {
-                message->has_progress_token = true;
-                message->progress_token = meta_value;
+                *token = meta_value;
+                found = true;
             }
         }
     }
+    return found;
 }
 
 void env_parse(js_span value, env_message *out)
@@ -109,7 +110,6 @@ void env_parse(js_span value, env_message *out)
             return;
         }
         out->has_params = true;
-        find_progress_token(out);
     }
     out->kind = seen_id ? ENV_REQUEST : ENV_NOTIFICATION;
 }

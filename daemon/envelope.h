@@ -26,14 +26,19 @@ typedef struct env_message {
     js_span id;
     js_span method; /* the method string, quotes included */
     bool has_params;
-    js_span params; /* an array or object */
-    bool has_progress_token;
-    js_span progress_token; /* params._meta.progressToken, a string or number */
-    const char *problem;    /* why the message is invalid, for the log */
+    js_span params;      /* an array or object */
+    const char *problem; /* why the message is invalid, for the log */
 } env_message;
 
 /* Classifies one validated JSON value (a batch element or a whole line). Never fails. */
 void env_parse(js_span value, env_message *out);
+
+/*
+ * Finds params._meta.progressToken (a string or a number) in validated params. Returns true and
+ * its span, or false. Only looked for when a handler reports progress: most calls never do, and
+ * large params are then never walked twice.
+ */
+bool env_find_progress_token(js_span params, js_span *token);
 
 /*
  * Appends an error response (no newline) to out. id NULL means "id": null; message is UTF-8

@@ -465,8 +465,8 @@ int js_string_decode(js_span string, char *out, size_t capacity, size_t *out_len
 bool js_string_equals(js_span string, const char *bytes, size_t length)
 {
     /* Without escapes, the span holds the bytes themselves: the common case costs a memcmp. */
-    if (string.length == length + 2 && memchr(string.start, '\\', string.length) == NULL)
-        return memcmp(string.start + 1, bytes, length) == 0;
+    if (memchr(string.start + 1, '\\', string.length - 2) == NULL)
+        return string.length == length + 2 && memcmp(string.start + 1, bytes, length) == 0;
     char buffer[64];
     size_t decoded;
     if (length > sizeof buffer || js_string_decode(string, buffer, sizeof buffer, &decoded) != 0)
