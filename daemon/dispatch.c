@@ -62,11 +62,18 @@ static bool handle_builtin(const dispatcher *dispatch, const env_message *messag
     return true;
 }
 
-/* Handles one message (a whole line or one batch element). */
-static int handle_message(const dispatcher *dispatch, js_span value, call_batch *batch)
+/*
+ * Handles one message (a whole line or one batch element). members, when not NULL, lists the
+ * value's members as the validator found them, which spares a second scan.
+ */
+static int handle_message(const dispatcher *dispatch, js_span value, const js_index *members,
+                          call_batch *batch)
 {
     env_message message;
-    env_parse(value, &message);
+    if (members && members->count <= members->capacity)
+        env_parse_members(members->children, members->count, &message);
+    else
+        env_parse(value, &message);
 
     if (message.kind == ENV_RESPONSE) {
         log_message(LOG_DEBUG, "ignored a response object: rpcd sends no requests");
@@ -148,7 +155,9 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
 
     js_span value;
     size_t offset = 0;
-    int status = js_validate(line, length, dispatch->max_depth, &value, &offset);
+    js_child children[64]; /* the members of a request, or the items of a batch */
+    js_index index = {children, sizeof children / sizeof children[0], 0};
+    int status = js_validate_indexed(line, length, dispatch->max_depth, &value, &offset, &index);
     if (status == JS_ERR_DEPTH) {
         char data[96];
         int n = snprintf(data, sizeof data, "{\"detail\":\"nested deeper than max_depth (%zu)\"}",
@@ -162,15 +171,12 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
                                   RPC_PARSE_ERROR, NULL, NULL, 0);
     }
 
+    if (js_kind_of(value) == JS_OBJECT)
+        return handle_message(dispatch, value, &index, NULL);
     if (js_kind_of(value) != JS_ARRAY)
-        return handle_message(dispatch, value, NULL);
+        return handle_message(dispatch, value, NULL, NULL);
 
-    js_iter elements;
-    js_span element;
-    size_t count = 0;
-    js_iter_init(&elements, value);
-    while (js_iter_next(&elements, NULL, &element))
-        count++;
+    size_t count = index.count;
     if (count == 0) /* "[]" is one invalid request, no array */
         return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
                                   RPC_INVALID_REQUEST, NULL, NULL, 0);
@@ -186,9 +192,16 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
     if (call_batch_new(dispatch->calls, ticket, &batch) != 0)
         return call_respond_error(dispatch->calls, NULL, ticket, NULL, RPC_INTERNAL_ERROR, NULL,
                                   NULL, 0);
-    js_iter_init(&elements, value);
-    while (js_iter_next(&elements, NULL, &element))
-        handle_message(dispatch, element, batch);
+    if (count <= index.capacity) {
+        for (size_t i = 0; i < count; i++)
+            handle_message(dispatch, children[i].value, NULL, batch);
+    } else {
+        js_iter elements;
+        js_span element;
+        js_iter_init(&elements, value);
+        while (js_iter_next(&elements, NULL, &element))
+            handle_message(dispatch, element, NULL, batch);
+    }
     call_batch_release(batch);
     return out_failed(dispatch->out) ? -1 : 0;
 }

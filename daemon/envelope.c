@@ -36,6 +36,39 @@ bool env_find_progress_token(js_span params, js_span *token)
     return found;
 }
 
+/* What the members of one envelope said, gathered member by member. */
+typedef struct envelope_members {
+    bool seen_jsonrpc, seen_id, seen_method, seen_params, seen_result_or_error;
+    bool duplicate, duplicate_id;
+    js_span jsonrpc, id;
+} envelope_members;
+
+static void note_member(envelope_members *seen, env_message *out, js_span key, js_span member)
+{
+    if (KEY_IS(key, "jsonrpc")) {
+        seen->duplicate |= seen->seen_jsonrpc;
+        seen->seen_jsonrpc = true;
+        seen->jsonrpc = member;
+    } else if (KEY_IS(key, "id")) {
+        seen->duplicate_id |= seen->seen_id;
+        seen->seen_id = true;
+        seen->id = member;
+    } else if (KEY_IS(key, "method")) {
+        seen->duplicate |= seen->seen_method;
+        seen->seen_method = true;
+        out->method = member;
+    } else if (KEY_IS(key, "params")) {
+        seen->duplicate |= seen->seen_params;
+        seen->seen_params = true;
+        out->params = member;
+    } else if (KEY_IS(key, "result") || KEY_IS(key, "error")) {
+        seen->seen_result_or_error = true;
+    }
+    /* Other members are not ours to judge: JSON-RPC 2.0 does not forbid them. */
+}
+
+static void judge(const envelope_members *seen, env_message *out);
+
 void env_parse(js_span value, env_message *out)
 {
     memset(out, 0, sizeof *out);
@@ -44,35 +77,33 @@ void env_parse(js_span value, env_message *out)
         out->problem = "not an object";
         return;
     }
-
-    bool seen_jsonrpc = false, seen_id = false, seen_method = false, seen_params = false;
-    bool seen_result_or_error = false, duplicate = false, duplicate_id = false;
-    js_span jsonrpc = {0}, id = {0};
+    envelope_members seen = {0};
     js_iter members;
     js_span key, member;
     js_iter_init(&members, value);
-    while (js_iter_next(&members, &key, &member)) {
-        if (KEY_IS(key, "jsonrpc")) {
-            duplicate |= seen_jsonrpc;
-            seen_jsonrpc = true;
-            jsonrpc = member;
-        } else if (KEY_IS(key, "id")) {
-            duplicate_id |= seen_id;
-            seen_id = true;
-            id = member;
-        } else if (KEY_IS(key, "method")) {
-            duplicate |= seen_method;
-            seen_method = true;
-            out->method = member;
-        } else if (KEY_IS(key, "params")) {
-            duplicate |= seen_params;
-            seen_params = true;
-            out->params = member;
-        } else if (KEY_IS(key, "result") || KEY_IS(key, "error")) {
-            seen_result_or_error = true;
-        }
-        /* Other members are not ours to judge: JSON-RPC 2.0 does not forbid them. */
-    }
+    while (js_iter_next(&members, &key, &member))
+        note_member(&seen, out, key, member);
+    judge(&seen, out);
+}
+
+void env_parse_members(const js_child *members, size_t count, env_message *out)
+{
+    memset(out, 0, sizeof *out);
+    envelope_members seen = {0};
+    for (size_t i = 0; i < count; i++)
+        note_member(&seen, out, members[i].key, members[i].value);
+    judge(&seen, out);
+}
+
+/* The envelope rules, from what the members said. */
+static void judge(const envelope_members *seen, env_message *out)
+{
+    bool seen_jsonrpc = seen->seen_jsonrpc, seen_id = seen->seen_id;
+    bool seen_method = seen->seen_method, seen_params = seen->seen_params;
+    bool seen_result_or_error = seen->seen_result_or_error;
+    bool duplicate = seen->duplicate, duplicate_id = seen->duplicate_id;
+    js_span jsonrpc = seen->jsonrpc, id = seen->id;
+    out->kind = ENV_INVALID;
 
     /* A valid id is echoed even when the rest is wrong, so the client can match the error. */
     if (seen_id && !duplicate_id) {

@@ -33,6 +33,9 @@ typedef struct env_message {
 /* Classifies one validated JSON value (a batch element or a whole line). Never fails. */
 void env_parse(js_span value, env_message *out);
 
+/* The same for an object whose members the validator already listed (js_validate_indexed). */
+void env_parse_members(const js_child *members, size_t count, env_message *out);
+
 /*
  * Finds params._meta.progressToken (a string or a number) in validated params. Returns true and
  * its span, or false. Only looked for when a handler reports progress: most calls never do, and

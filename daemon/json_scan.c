@@ -200,7 +200,28 @@ static bool stack_top_is_object(const kind_stack *stack)
 int js_validate(const char *text, size_t length, size_t max_depth, js_span *value,
                 size_t *error_offset)
 {
+    return js_validate_indexed(text, length, max_depth, value, error_offset, NULL);
+}
+
+/* Notes one child of the top-level container, if there is room. */
+static void index_child(js_index *index, js_span key, const char *start, const char *end)
+{
+    if (index->count < index->capacity) {
+        index->children[index->count].key = key;
+        index->children[index->count].value.start = start;
+        index->children[index->count].value.length = (size_t)(end - start);
+    }
+    index->count++;
+}
+
+int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_span *value,
+                        size_t *error_offset, js_index *index)
+{
     unsigned char small[64]; /* enough for 512 levels without touching the heap */
+    js_span child_key = {NULL, 0};
+    const char *child_start = NULL; /* a child of the top-level container is being read */
+    if (index)
+        index->count = 0;
     kind_stack stack = {small, 0};
     const char *end = text + length;
     const char *p = skip_whitespace(text, end);
@@ -220,6 +241,8 @@ int js_validate(const char *text, size_t length, size_t max_depth, js_span *valu
         if (p >= end)
             goto done;
         const char *token = p; /* where a bad token is reported */
+        if (index && stack.depth == 1)
+            child_start = p;
         switch (*p) {
         case '{':
         case '[':
@@ -260,6 +283,10 @@ int js_validate(const char *text, size_t length, size_t max_depth, js_span *valu
 
         /* After a value: close containers, or move to the next member. */
         for (;;) {
+            if (child_start && stack.depth == 1) {
+                index_child(index, child_key, child_start, p);
+                child_start = NULL;
+            }
             p = skip_whitespace(p, end);
             if (stack.depth == 0) {
                 if (p != end)
@@ -301,6 +328,10 @@ int js_validate(const char *text, size_t length, size_t max_depth, js_span *valu
         if (!p) {
             p = key;
             goto done;
+        }
+        if (index && stack.depth == 1) {
+            child_key.start = key;
+            child_key.length = (size_t)(p - key);
         }
         p = skip_whitespace(p, end);
         if (p >= end || *p != ':')

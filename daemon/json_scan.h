@@ -33,6 +33,27 @@ typedef struct js_span {
 int js_validate(const char *text, size_t length, size_t max_depth, js_span *value,
                 size_t *error_offset);
 
+/* One child of a container: for an object, a member (key with its quotes, and value). */
+typedef struct js_child {
+    js_span key; /* empty for array elements */
+    js_span value;
+} js_child;
+
+/* Room for the children of a top-level container, filled by js_validate_indexed. */
+typedef struct js_index {
+    js_child *children; /* caller's storage */
+    size_t capacity;
+    size_t count; /* every child, also those beyond capacity (which are not stored) */
+} js_index;
+
+/*
+ * js_validate, and in the same pass the spans of the top-level container's children (the
+ * members of a request object, the items of a batch), so that nobody scans the text again to
+ * find them. index may be NULL. On failure index->count means nothing.
+ */
+int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_span *value,
+                        size_t *error_offset, js_index *index);
+
 /*
  * Iterates over a validated object or array, one member/element per call.
  * js_iter_init takes the span of the container (as returned by js_validate or js_iter_next).

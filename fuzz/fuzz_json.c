@@ -41,6 +41,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (!theirs && ours == 0 && !known_jansson_limit(error.text))
         abort(); /* we accept what jansson refuses for a reason we do not share */
+    if (ours == 0 && (js_kind_of(value) == JS_OBJECT || js_kind_of(value) == JS_ARRAY)) {
+        /* The children noted while validating are the ones an iteration finds. */
+        js_child children[8];
+        js_index index = {children, 8, 0};
+        if (js_validate_indexed(text, size, JANSSON_MAX_DEPTH, NULL, NULL, &index) != 0)
+            abort();
+        js_iter iter;
+        js_span key, child;
+        size_t count = 0;
+        js_iter_init(&iter, value);
+        while (js_iter_next(&iter, &key, &child)) {
+            if (count < 8) {
+                if (child.start != children[count].value.start ||
+                    child.length != children[count].value.length)
+                    abort();
+                if (js_kind_of(value) == JS_OBJECT && (key.start != children[count].key.start ||
+                                                       key.length != children[count].key.length))
+                    abort();
+            }
+            count++;
+        }
+        if (count != index.count)
+            abort();
+    }
     if (ours == 0) {
         /* The value span holds exactly the value: validating it alone agrees. */
         if (js_validate(value.start, value.length, JANSSON_MAX_DEPTH, NULL, NULL) != 0)

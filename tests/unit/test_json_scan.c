@@ -720,9 +720,50 @@ static void test_utf8_sequence_length(void **state)
     assert_int_equal(js_utf8_sequence_length("\xF0\x9F\x98\x80", 3), 0);
 }
 
+static void assert_child(const js_child *child, const char *key, const char *value)
+{
+    if (key) {
+        assert_int_equal(child->key.length, strlen(key));
+        assert_memory_equal(child->key.start, key, strlen(key));
+    } else {
+        assert_int_equal(child->key.length, 0);
+    }
+    assert_int_equal(child->value.length, strlen(value));
+    assert_memory_equal(child->value.start, value, strlen(value));
+}
+
+/* The children noted while validating: members of an object, items of an array, top level only. */
+static void test_validate_indexed(void **state)
+{
+    (void)state;
+    js_child children[3];
+    js_index index = {children, 3, 0};
+    const char *text = " { \"a\" : [1, {\"x\":2}] ,\"b\\u0041\":\"s\" , \"c\":{} } ";
+    assert_int_equal(js_validate_indexed(text, strlen(text), 16, NULL, NULL, &index), 0);
+    assert_int_equal(index.count, 3);
+    assert_child(&children[0], "\"a\"", "[1, {\"x\":2}]");
+    assert_child(&children[1], "\"b\\u0041\"", "\"s\"");
+    assert_child(&children[2], "\"c\"", "{}");
+
+    text = "[1,\"two\", [3] ,{\"four\":4}, null]";
+    assert_int_equal(js_validate_indexed(text, strlen(text), 16, NULL, NULL, &index), 0);
+    assert_int_equal(index.count, 5); /* counted past the room it had */
+    assert_child(&children[0], NULL, "1");
+    assert_child(&children[1], NULL, "\"two\"");
+    assert_child(&children[2], NULL, "[3]");
+
+    text = "[]";
+    assert_int_equal(js_validate_indexed(text, strlen(text), 16, NULL, NULL, &index), 0);
+    assert_int_equal(index.count, 0);
+    text = "\"scalar\"";
+    assert_int_equal(js_validate_indexed(text, strlen(text), 16, NULL, NULL, &index), 0);
+    assert_int_equal(index.count, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_validate_indexed),
         cmocka_unit_test(test_validate_every_type),
         cmocka_unit_test(test_validate_rejects),
         cmocka_unit_test(test_validate_nul_bytes),
