@@ -436,8 +436,8 @@ void call_cancel_all(call_context *context)
 /* ---- Batches -------------------------------------------------------------------------- */
 
 struct call_batch {
-    pthread_mutex_t lock;
-    size_t references;
+    pthread_mutex_t lock; /* guards the items */
+    atomic_size_t references;
     size_t item_count;
     buffer items; /* the responses so far, comma-separated */
     call_context *context;
@@ -451,7 +451,7 @@ int call_batch_new(call_context *context, uint64_t ticket, call_batch **out)
         free(batch);
         return -1;
     }
-    batch->references = 1;
+    atomic_init(&batch->references, 1);
     batch->context = context;
     batch->ticket = ticket;
     *out = batch;
@@ -460,9 +460,7 @@ int call_batch_new(call_context *context, uint64_t ticket, call_batch **out)
 
 static void batch_hold(call_batch *batch)
 {
-    pthread_mutex_lock(&batch->lock);
-    batch->references++;
-    pthread_mutex_unlock(&batch->lock);
+    atomic_fetch_add(&batch->references, 1);
 }
 
 static int batch_append(call_batch *batch, const struct iovec *parts, int part_count)
@@ -480,10 +478,8 @@ static int batch_append(call_batch *batch, const struct iovec *parts, int part_c
 
 void call_batch_release(call_batch *batch)
 {
-    pthread_mutex_lock(&batch->lock);
-    bool last = --batch->references == 0;
-    pthread_mutex_unlock(&batch->lock);
-    if (!last)
+    /* Each item appends its response before it lets go: the last one sees them all. */
+    if (atomic_fetch_sub(&batch->references, 1) != 1)
         return;
     if (batch->item_count > 0) {
         struct iovec parts[] = {
@@ -967,8 +963,9 @@ int call_start(call_context *context, const call_request *request)
     uint32_t index;
     if (acquire_slot(&index) != 0)
         return CALL_NO_MEMORY;
+    /* Nobody reads a slot's fields before it is active (see lock_live, call_cancel_all): they
+     * are filled without its lock, which publishes them when active is set. */
     call_slot *slot = slot_at(index);
-    pthread_mutex_lock(&slot->lock);
     slot->index = index;
     slot->context = context;
     slot->method = request->method;
@@ -998,7 +995,6 @@ int call_start(call_context *context, const call_request *request)
         slot->params = slot->params_copy.data;
         slot->params_length = request->params->length;
     }
-    pthread_mutex_unlock(&slot->lock);
     if (failed) {
         release_slot(index);
         return CALL_NO_MEMORY;
