@@ -898,7 +898,8 @@ static void finish(uint32_t index, int status)
     if (cancelled && style == CALL_CANCEL_RESPOND)
         status = RPCD_ERR_CANCELLED; /* the client asked, and gets the answer it expects */
     /* The id is free before the response leaves: a client that reuses it as soon as it reads
-     * the answer must not be told the call is still in flight. */
+     * the answer must not be told the call is still in flight. The call itself counts as in
+     * flight until its response is out, so that max_in_flight bounds what is not answered yet. */
     if (slot->tracked) {
         pthread_mutex_lock(&context->lock);
         untrack_id(context, slot);

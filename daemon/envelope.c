@@ -43,28 +43,67 @@ typedef struct envelope_members {
     js_span jsonrpc, id;
 } envelope_members;
 
+/* The envelope member a key names, by its decoded bytes; MEMBER_OTHER for any other key. */
+enum member {
+    MEMBER_OTHER,
+    MEMBER_JSONRPC,
+    MEMBER_ID,
+    MEMBER_METHOD,
+    MEMBER_PARAMS,
+    MEMBER_ANSWER
+};
+
+static enum member member_of(js_span key)
+{
+    const char *name = key.start + 1;
+    size_t length = key.length - 2;
+    char decoded[8];
+    if (memchr(name, '\\', length)) {
+        /* Escaped keys are rare: decode, and anything longer than "jsonrpc" is no member. */
+        if (js_string_decode(key, decoded, sizeof decoded, &length) != 0)
+            return MEMBER_OTHER;
+        name = decoded;
+    }
+    switch (length) {
+    case 2: return memcmp(name, "id", 2) == 0 ? MEMBER_ID : MEMBER_OTHER;
+    case 5: return memcmp(name, "error", 5) == 0 ? MEMBER_ANSWER : MEMBER_OTHER;
+    case 6:
+        if (memcmp(name, "method", 6) == 0)
+            return MEMBER_METHOD;
+        if (memcmp(name, "params", 6) == 0)
+            return MEMBER_PARAMS;
+        return memcmp(name, "result", 6) == 0 ? MEMBER_ANSWER : MEMBER_OTHER;
+    case 7: return memcmp(name, "jsonrpc", 7) == 0 ? MEMBER_JSONRPC : MEMBER_OTHER;
+    default: return MEMBER_OTHER;
+    }
+}
+
 static void note_member(envelope_members *seen, env_message *out, js_span key, js_span member)
 {
-    if (KEY_IS(key, "jsonrpc")) {
+    switch (member_of(key)) {
+    case MEMBER_JSONRPC:
         seen->duplicate |= seen->seen_jsonrpc;
         seen->seen_jsonrpc = true;
         seen->jsonrpc = member;
-    } else if (KEY_IS(key, "id")) {
+        break;
+    case MEMBER_ID:
         seen->duplicate_id |= seen->seen_id;
         seen->seen_id = true;
         seen->id = member;
-    } else if (KEY_IS(key, "method")) {
+        break;
+    case MEMBER_METHOD:
         seen->duplicate |= seen->seen_method;
         seen->seen_method = true;
         out->method = member;
-    } else if (KEY_IS(key, "params")) {
+        break;
+    case MEMBER_PARAMS:
         seen->duplicate |= seen->seen_params;
         seen->seen_params = true;
         out->params = member;
-    } else if (KEY_IS(key, "result") || KEY_IS(key, "error")) {
-        seen->seen_result_or_error = true;
+        break;
+    case MEMBER_ANSWER: seen->seen_result_or_error = true; break;
+    case MEMBER_OTHER: break; /* not ours to judge: JSON-RPC 2.0 does not forbid them */
     }
-    /* Other members are not ours to judge: JSON-RPC 2.0 does not forbid them. */
 }
 
 static void judge(const envelope_members *seen, env_message *out);

@@ -91,11 +91,116 @@ static int hex_value(char c)
     return -1;
 }
 
+/* 1 for the bytes a string may hold as they are: printable ASCII but the quote and backslash. */
+static const unsigned char plain_byte[256] = {
+    ['\x20'] = 1,
+    1,
+    0 /* " */,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x20 */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x30 */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x40 */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0 /* \ */,
+    1,
+    1,
+    1, /* 0x50 */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x60 */
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1, /* 0x70 */
+};
+
 /* p points at the opening quote; returns the byte after the closing quote, or NULL. */
 static const char *scan_string(const char *p, const char *end)
 {
     p++;
     while (p < end) {
+        /* Most of a string is plain ASCII: one table look-up a byte. */
+        while (p < end && plain_byte[(unsigned char)*p])
+            p++;
+        if (p >= end)
+            break;
         unsigned char c = (unsigned char)*p;
         if (c == '"')
             return p + 1;
