@@ -4,6 +4,7 @@
  * throughput, ping-pong latency, start-up to first reply, batches, or a payload-size sweep.
  * One JSON object per scenario goes to stdout, readable lines to stderr (see bench/README.md).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -38,11 +39,16 @@
 #define LARGE_PARAMS (32 * 1024)
 /* How far into a single reply the "error" member is looked for (it follows the id). */
 #define ERROR_SCAN_BYTES 512
+/* The longest method name -m takes; the request head holds it and the rest of the envelope. */
+#define METHOD_MAX 200
+#define HEAD_BYTES (METHOD_MAX + 96)
 
 static struct {
     char **command;
     const char *label;
     const char *scenario;
+    const char *method;
+    const char *params; /* NULL: by payload_bytes */
     const char *stderr_path;
     int timeout_ms;
     long requests; /* 0: the scenario's default */
@@ -54,6 +60,7 @@ static struct {
     double seconds;
     long max_requests;
 } opt = {
+    .method = "echo",
     .stderr_path = "/dev/null",
     .timeout_ms = 60000,
     .window = 256,
@@ -204,6 +211,41 @@ static void server_kill(server *srv)
         waitpid(srv->pid, NULL, 0);
         srv->pid = -1;
     }
+}
+
+/*
+ * The CPU time the server's threads have used so far, in µs: the sum of the first field of
+ * /proc/PID/task/<tid>/schedstat (ns on the CPU). -1 when the kernel does not provide it.
+ * Subtracted from the total that wait4() reports, it leaves what the server spent after this
+ * point, start-up excluded (threads that already ended are in neither figure).
+ */
+static long server_cpu_now_us(pid_t pid)
+{
+    char path[64];
+    long long total_ns = 0;
+    int found = 0;
+
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -1;
+    for (struct dirent *entry; (entry = readdir(dir)) != NULL;) {
+        if (entry->d_name[0] == '.')
+            continue;
+        char file[sizeof path + 280];
+        snprintf(file, sizeof file, "/proc/%ld/task/%s/schedstat", (long)pid, entry->d_name);
+        FILE *stat = fopen(file, "r");
+        if (!stat)
+            continue; /* the thread has just ended */
+        long long ns;
+        if (fscanf(stat, "%lld", &ns) == 1) {
+            total_ns += ns;
+            found = 1;
+        }
+        fclose(stat);
+    }
+    closedir(dir);
+    return found ? (long)(total_ns / 1000) : -1;
 }
 
 /*
@@ -439,10 +481,11 @@ static void note_bad_reply(const char *what, const char *line, size_t length)
 
 static int append_request(byte_buffer *buf, long id, const char *params, size_t params_length)
 {
-    if (buffer_reserve(buf, params_length + 96) < 0)
+    if (buffer_reserve(buf, params_length + HEAD_BYTES) < 0)
         return -1;
-    int n = snprintf(buf->data + buf->length, 96,
-                     "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"echo\",\"params\":", id);
+    int n =
+        snprintf(buf->data + buf->length, HEAD_BYTES,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\",\"params\":", id, opt.method);
     buf->length += (size_t)n;
     memcpy(buf->data + buf->length, params, params_length);
     buf->length += params_length;
@@ -453,9 +496,10 @@ static int append_request(byte_buffer *buf, long id, const char *params, size_t 
 /* Writes one request line; large params go out from their own buffer, uncopied. */
 static int send_request(int fd, long id, const char *params, size_t params_length)
 {
-    char head[96];
-    int n = snprintf(head, sizeof head,
-                     "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"echo\",\"params\":", id);
+    char head[HEAD_BYTES];
+    int n =
+        snprintf(head, sizeof head,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\",\"params\":", id, opt.method);
     struct iovec iov[3] = {
         {.iov_base = head, .iov_len = (size_t)n},
         {.iov_base = (void *)params, .iov_len = params_length},
@@ -464,9 +508,16 @@ static int send_request(int fd, long id, const char *params, size_t params_lengt
     return write_full(fd, iov, 3);
 }
 
-/* Params ["xxx...x"]: a string of size bytes (the protocol wants params to be an array). */
+/*
+ * Params ["xxx...x"]: a string of size bytes (the protocol wants params to be an array); with
+ * --params, that text whatever the size.
+ */
 static char *make_params(long size, size_t *length)
 {
+    if (opt.params) {
+        *length = strlen(opt.params);
+        return strdup(opt.params);
+    }
     if (size < 0) {
         *length = strlen(SMALL_PARAMS);
         return strdup(SMALL_PARAMS);
@@ -550,7 +601,8 @@ typedef struct {
     bool reader_done;
 
     double t_start;
-    double t_last; /* when the last reply arrived */
+    double t_last;    /* when the last reply arrived */
+    long cpu_us_warm; /* the server's CPU time after the warm-up reply; -1: unknown */
 } pipeline;
 
 /*
@@ -778,6 +830,7 @@ static int run_pipeline(pipeline *pl, server_usage *usage, double *seconds)
         goto done;
     if (round_trip(&pl->srv, &pl->lb, 0, pl->params, pl->params_length) < 0)
         goto kill;
+    pl->cpu_us_warm = server_cpu_now_us(pl->srv.pid);
     pl->t_start = now_s();
     pl->t_last = pl->t_start;
     if (pthread_create(&reader, NULL, reader_main, pl) != 0) {
@@ -902,12 +955,19 @@ static int pipelined_report(const char *scenario, long payload_bytes, int window
     if (payload_bytes >= 0)
         json_object_set_new(report, "mb_per_s", json_real(rps * (double)payload_bytes / 1e6));
     report_usage(report, &usage, total);
+    /* Without start-up and warm-up: what the requests themselves cost. */
+    double steady = -1;
+    if (pl.cpu_us_warm >= 0 && usage.cpu_us >= pl.cpu_us_warm && total > 0) {
+        steady = (double)(usage.cpu_us - pl.cpu_us_warm) / (double)total;
+        json_object_set_new(report, "server_cpu_us_at_warmup", json_integer(pl.cpu_us_warm));
+        json_object_set_new(report, "server_cpu_us_per_request_steady", json_real(steady));
+    }
     fprintf(stderr,
             "%s %s: %ld requests%s, window %d, params %zu B: %.0f req/s, %.1f MB/s; "
-            "server peak RSS %ld KiB, CPU %.2f us/request\n",
+            "server peak RSS %ld KiB, CPU %.2f us/request (%.2f after warm-up)\n",
             opt.label, scenario, total, batch ? " in batches" : "", window, pl.params_length, rps,
             rps * (double)pl.params_length / 1e6, usage.max_rss_kib,
-            total ? (double)usage.cpu_us / (double)total : 0.0);
+            total ? (double)usage.cpu_us / (double)total : 0.0, steady);
     *out = report;
     return 0;
 }
@@ -1127,7 +1187,7 @@ static void usage_text(FILE *to)
 {
     fprintf(to,
             "usage: loadgen -s SCENARIO [options] -- COMMAND [ARG...]\n"
-            "Runs COMMAND as a JSON-RPC stdio server offering \"echo\" and measures it.\n"
+            "Runs COMMAND as a JSON-RPC stdio server offering \"echo\" (or -m) and measures it.\n"
             "\n"
             "  -s, --scenario NAME      throughput | latency | startup | batch | payload\n"
             "  -l, --label NAME         server name in the reports (default: COMMAND)\n"
@@ -1136,6 +1196,9 @@ static void usage_text(FILE *to)
             "  -w, --window W           requests in flight at most (256; payload: by size)\n"
             "  -b, --batch B            batch: requests per line (50)\n"
             "  -p, --payload-bytes S    params [\"<S bytes>\"] instead of %s\n"
+            "  -m, --method NAME        the method called (echo); its result must not\n"
+            "                           contain the text \"id\"\n"
+            "      --params JSON        these params (an array or object) instead\n"
             "  -r, --repeat R           startup: server starts (10)\n"
             "      --sizes LIST         payload: byte counts (%s)\n"
             "      --seconds T          payload: seconds per size, about (1)\n"
@@ -1167,12 +1230,13 @@ static int parse_args(int argc, char **argv)
         {"repeat", required_argument, NULL, 'r'},   {"sizes", required_argument, NULL, 'S'},
         {"seconds", required_argument, NULL, 'T'},  {"max-requests", required_argument, NULL, 'M'},
         {"timeout", required_argument, NULL, 't'},  {"server-stderr", required_argument, NULL, 'e'},
+        {"method", required_argument, NULL, 'm'},   {"params", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     int c;
     long value;
 
-    while ((c = getopt_long(argc, argv, "+s:l:n:w:b:p:r:t:e:h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+s:l:n:w:b:p:r:t:e:m:h", options, NULL)) != -1) {
         switch (c) {
         case 's': opt.scenario = optarg; break;
         case 'l': opt.label = optarg; break;
@@ -1217,9 +1281,33 @@ static int parse_args(int argc, char **argv)
             opt.timeout_ms = (int)value * 1000;
             break;
         case 'e': opt.stderr_path = optarg; break;
+        case 'm':
+            /* Written into the request as it is, so it must need no escaping. */
+            if (optarg[0] == '\0' || strlen(optarg) > METHOD_MAX || strpbrk(optarg, "\"\\") != NULL)
+                goto bad;
+            for (const char *p = optarg; *p; p++)
+                if ((unsigned char)*p < 0x20)
+                    goto bad;
+            opt.method = optarg;
+            break;
+        case 'P': {
+            json_error_t error;
+            json_t *params = json_loads(optarg, JSON_REJECT_DUPLICATES, &error);
+            bool usable = params && (json_is_array(params) || json_is_object(params)) &&
+                          strstr(optarg, "\"id\"") == NULL && strchr(optarg, '\n') == NULL;
+            json_decref(params);
+            if (!usable)
+                goto bad;
+            opt.params = optarg;
+            break;
+        }
         case 'h': usage_text(stdout); exit(0);
         default: usage_text(stderr); return -1;
         }
+    }
+    if (opt.params && opt.payload_bytes >= 0) {
+        fprintf(stderr, "loadgen: --params and -p exclude each other\n");
+        return -1;
     }
     if (!opt.scenario || optind >= argc) {
         usage_text(stderr);
@@ -1230,7 +1318,11 @@ static int parse_args(int argc, char **argv)
         opt.label = opt.command[0];
     return 0;
 bad:
-    fprintf(stderr, "loadgen: bad value for -%c: %s\n", c, optarg);
+    if (c == 'P')
+        fprintf(stderr, "loadgen: bad value for --params (an array or object without \"id\"): %s\n",
+                optarg);
+    else
+        fprintf(stderr, "loadgen: bad value for -%c: %s\n", c, optarg);
     return -1;
 }
 

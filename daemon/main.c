@@ -11,7 +11,6 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -31,8 +30,12 @@ enum {
     EXIT_CONFIG = 78,
 };
 
-/* The server the signal thread stops; NULL while starting up. */
-static _Atomic(server *) running_server;
+/*
+ * The server the signal thread stops; NULL while starting up and once serving is over. The lock
+ * keeps srv_stop and srv_free apart: a stop must never run on a server being freed.
+ */
+static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
+static server *running_server;
 
 /*
  * SIGTERM and SIGINT are blocked in every thread and taken here with sigwait, so stopping runs
@@ -47,7 +50,8 @@ static void *signal_thread(void *argument)
         int number;
         if (sigwait(signals, &number) != 0)
             continue;
-        server *srv = atomic_load(&running_server);
+        pthread_mutex_lock(&server_lock);
+        server *srv = running_server;
         if (stopping || !srv) {
             log_message(LOG_WARNING, "signal %d: exiting at once", number);
             _exit(128 + number);
@@ -55,6 +59,7 @@ static void *signal_thread(void *argument)
         log_message(LOG_INFO, "signal %d: stopping (a second one exits at once)", number);
         stopping = true;
         srv_stop(srv);
+        pthread_mutex_unlock(&server_lock);
     }
     return NULL;
 }
@@ -152,7 +157,9 @@ int main(int argc, char **argv)
         rt_stop(&runtime);
         return EXIT_SOFTWARE;
     }
-    atomic_store(&running_server, srv);
+    pthread_mutex_lock(&server_lock);
+    running_server = srv;
+    pthread_mutex_unlock(&server_lock);
     srv_fd_source input = {input_fd, srv};
     int result = srv_run(srv, srv_read_fd, &input);
 
@@ -170,7 +177,9 @@ int main(int argc, char **argv)
          * them. What finished has been written; leave without tearing anything down. */
         _exit(status);
     }
-    atomic_store(&running_server, NULL);
+    pthread_mutex_lock(&server_lock);
+    running_server = NULL;
+    pthread_mutex_unlock(&server_lock);
     srv_free(srv);
     rt_stop(&runtime);
     return status;
