@@ -10,6 +10,7 @@
 #include "envelope.h"
 #include "executor.h"
 #include "log.h"
+#include "mcp.h"
 #include "rpc_error.h"
 
 #include <inttypes.h>
@@ -65,6 +66,9 @@ typedef struct call_slot {
     int token_state;       /* TOKEN_UNKNOWN until the first progress report looks */
     buffer progress_token; /* params._meta.progressToken, when TOKEN_PRESENT */
     buffer params_copy;    /* the params: the reader reuses its buffer for the next line */
+    bool mcp_tool;         /* answer as an MCP tool result */
+    bool has_meta;         /* params._meta is in meta_copy, not in params (tools/call) */
+    buffer meta_copy;
     const char *params;
     size_t params_length;
 
@@ -161,6 +165,7 @@ static void release_slot(uint32_t index)
     trim(&slot->id);
     trim(&slot->progress_token);
     trim(&slot->params_copy);
+    trim(&slot->meta_copy);
     trim(&slot->result);
     trim(&slot->failure_message);
     trim(&slot->failure_data);
@@ -184,6 +189,7 @@ void call_store_release(void)
                 buf_free(&slot->id);
                 buf_free(&slot->progress_token);
                 buf_free(&slot->params_copy);
+                buf_free(&slot->meta_copy);
                 buf_free(&slot->result);
                 buf_free(&slot->failure_message);
                 buf_free(&slot->failure_data);
@@ -505,6 +511,19 @@ static int respond(call_context *context, call_batch *batch, uint64_t ticket,
     return out_write_ticket(context->out, ticket, parts, part_count);
 }
 
+int call_respond_result(call_context *context, call_batch *batch, uint64_t ticket,
+                        const js_span *id, const char *result, size_t result_length)
+{
+    struct iovec parts[] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":", 22},
+        {(void *)id->start, id->length},
+        {",\"result\":", 10},
+        {(void *)result, result_length},
+        {"}", 1},
+    };
+    return respond(context, batch, ticket, parts, 5);
+}
+
 int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket, const js_span *id,
                        int64_t code, const char *message, const char *data, size_t data_length)
 {
@@ -667,6 +686,8 @@ static int host_call_progress(rpcd_call *call, double done, double total, const 
     int status = RPCD_OK;
     if (slot->token_state == TOKEN_UNKNOWN) {
         js_span params = {slot->params, slot->params_length}, token;
+        if (slot->has_meta)
+            params = (js_span){slot->meta_copy.data, slot->meta_copy.length};
         slot->token_state = TOKEN_ABSENT;
         if (env_find_progress_token(params, &token) &&
             buf_append(&slot->progress_token, token.start, token.length) == 0)
@@ -838,6 +859,48 @@ static void log_failure(const call_slot *slot, int status)
                 slot->is_request ? "" : " in a notification");
 }
 
+/*
+ * The response of an MCP tools/call: a handler's failure is a tool error the model can read
+ * (isError), not a JSON-RPC error; only a cancelled call is answered as one.
+ */
+static void write_tool_result(call_slot *slot, int status, bool failed)
+{
+    const js_span id = {slot->id.data, slot->id.length};
+    buffer *result = &slot->line;
+    buf_clear(result);
+    int written;
+    if (!failed) {
+        written = mcp_append_tool_result(result, slot->has_result ? slot->result.data : "null",
+                                         slot->has_result ? slot->result.length : 4);
+    } else {
+        /* "Invalid params: need two numbers", or the plugin's own message for its own code. */
+        bool recorded = slot->failure_status == status && status != RPCD_OK;
+        const char *detail =
+            recorded && slot->has_failure_message ? slot->failure_message.data : NULL;
+        if (status == RPCD_OK)
+            detail = "the handler's result is not valid JSON";
+        int64_t code = status == RPCD_OK ? RPC_INTERNAL_ERROR
+                                         : rpcerr_code_for_status(status, slot->failure_code);
+        const char *standard = rpcerr_standard_message(code);
+        char text[512];
+        if (status == RPCD_ERR_APPLICATION && detail)
+            snprintf(text, sizeof text, "%s (error %" PRId64 ")", detail, slot->failure_code);
+        else if (detail)
+            snprintf(text, sizeof text, "%s: %s", standard ? standard : "Error", detail);
+        else
+            snprintf(text, sizeof text, "%s (%s, in %s)", standard ? standard : "Error",
+                     rpcerr_status_name(status) ? rpcerr_status_name(status) : "unknown status",
+                     slot->method->name);
+        written = mcp_append_tool_error(result, text, strlen(text));
+    }
+    if (written == 0)
+        call_respond_result(slot->context, slot->batch, slot->ticket, &id, result->data,
+                            result->length);
+    else
+        call_respond_error(slot->context, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
+                           NULL, 0);
+}
+
 /* Writes the response of an ended call (nothing for notifications and silent cancels). */
 static void write_response(call_slot *slot, int status, bool silent)
 {
@@ -851,16 +914,15 @@ static void write_response(call_slot *slot, int status, bool silent)
         out_ticket_drop(slot->context->out, slot->ticket);
         return;
     }
+    const js_span id = {slot->id.data, slot->id.length};
+    if (slot->mcp_tool && status != RPCD_ERR_CANCELLED) {
+        write_tool_result(slot, status, failed);
+        return;
+    }
     if (!failed) {
-        struct iovec parts[] = {
-            {"{\"jsonrpc\":\"2.0\",\"id\":", 22},
-            {slot->id.data, slot->id.length},
-            {",\"result\":", 10},
-            {slot->has_result ? slot->result.data : "null",
-             slot->has_result ? slot->result.length : 4},
-            {"}", 1},
-        };
-        respond(slot->context, slot->batch, slot->ticket, parts, 5);
+        call_respond_result(slot->context, slot->batch, slot->ticket, &id,
+                            slot->has_result ? slot->result.data : "null",
+                            slot->has_result ? slot->result.length : 4);
         return;
     }
     buf_clear(&slot->line);
@@ -868,7 +930,6 @@ static void write_response(call_slot *slot, int status, bool silent)
         struct iovec part = {slot->line.data, slot->line.length};
         respond(slot->context, slot->batch, slot->ticket, &part, 1);
     } else {
-        const js_span id = {slot->id.data, slot->id.length};
         call_respond_error(slot->context, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
                            NULL, 0);
     }
@@ -989,6 +1050,11 @@ int call_start(call_context *context, const call_request *request)
         failed |= buf_append(&slot->id, request->id->start, request->id->length);
     slot->params = NULL;
     slot->params_length = 0;
+    slot->mcp_tool = request->mcp_tool;
+    slot->has_meta = request->meta_params != NULL;
+    if (request->meta_params)
+        failed |=
+            buf_append(&slot->meta_copy, request->meta_params->start, request->meta_params->length);
     if (request->params) {
         /* The reader moves on to the next line (and a deferred call outlives this one): the
          * call keeps its own copy. */

@@ -63,6 +63,9 @@ typedef struct call_request {
     const js_span *params; /* NULL when the request had none */
     call_batch *batch;     /* NULL when not part of a batch */
     uint64_t ticket;       /* for an ordered response, 0 otherwise; not in a batch */
+    bool mcp_tool;         /* an MCP tools/call: the response is a tool result */
+    /* Where params._meta is (tools/call's own params); NULL: in params. */
+    const js_span *meta_params;
 } call_request;
 
 enum call_start_result {
@@ -104,6 +107,13 @@ void call_cancel_all(call_context *context);
  * Returns 0 when none is left, -1 on timeout.
  */
 int call_wait_idle(call_context *context, int timeout_ms);
+
+/*
+ * Writes a success response for id with result (raw JSON text), alone with ticket or into
+ * batch (may be NULL). Returns 0 or -1.
+ */
+int call_respond_result(call_context *context, call_batch *batch, uint64_t ticket,
+                        const js_span *id, const char *result, size_t result_length);
 
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);

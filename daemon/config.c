@@ -191,14 +191,14 @@ static void check_section_header(parse_state *state, const char *line, size_t le
         name_length--;
     name[name_length] = '\0';
     const char *plugin_name = name + sizeof plugin_prefix - 1;
-    if (strcmp(name, "rpcd") == 0)
+    if (strcmp(name, "rpcd") == 0 || strcmp(name, "mcp") == 0)
         return;
     if (strncmp(name, plugin_prefix, sizeof plugin_prefix - 1) == 0 && *plugin_name) {
         if (!plugin_section(state, plugin_name))
             fail(state, "out of memory");
         return;
     }
-    fail(state, "unknown section [%s] (expected [rpcd] or [plugin NAME])", name);
+    fail(state, "unknown section [%s] (expected [rpcd], [mcp] or [plugin NAME])", name);
 }
 
 /*
@@ -230,6 +230,38 @@ static char *read_line(char *out, int capacity, void *stream)
     return out;
 }
 
+/* [mcp]: which methods are tools (tools = all | none | a, b) and their names (tool.M = N). */
+static int mcp_key(parse_state *state, const char *name, const char *value)
+{
+    rpcd_config *config = state->config;
+    if (strcmp(name, "tools") == 0) {
+        if (config->mcp_tools)
+            return fail(state, "tools is given twice in [mcp]");
+        config->mcp_tools = strdup(value);
+        return config->mcp_tools ? 1 : fail(state, "out of memory");
+    }
+    if (strncmp(name, "tool.", 5) != 0 || name[5] == '\0')
+        return fail(state, "unknown key '%s' in [mcp] (expected tools or tool.METHOD)", name);
+    for (size_t i = 0; i < config->mcp_name_count; i++)
+        if (strcmp(config->mcp_names[i].key, name + 5) == 0)
+            return fail(state, "key '%s' is given twice in [mcp]", name);
+    cfg_pair *names = realloc(config->mcp_names, (config->mcp_name_count + 1) * sizeof *names);
+    if (!names)
+        return fail(state, "out of memory");
+    config->mcp_names = names;
+    cfg_pair *pair = &names[config->mcp_name_count];
+    pair->key = strdup(name + 5);
+    pair->value = strdup(value);
+    pair->used = false;
+    if (!pair->key || !pair->value) {
+        free(pair->key);
+        free(pair->value);
+        return fail(state, "out of memory");
+    }
+    config->mcp_name_count++;
+    return 1;
+}
+
 static int handle_key(void *user, const char *section, const char *name, const char *value)
 {
     parse_state *state = user;
@@ -237,6 +269,8 @@ static int handle_key(void *user, const char *section, const char *name, const c
         return 0;
     if (strcmp(section, "rpcd") == 0)
         return daemon_key(state, name, value);
+    if (strcmp(section, "mcp") == 0)
+        return mcp_key(state, name, value);
     if (strncmp(section, plugin_prefix, sizeof plugin_prefix - 1) == 0 &&
         section[sizeof plugin_prefix - 1] != '\0') {
         cfg_plugin *plugin = plugin_section(state, section + sizeof plugin_prefix - 1);
@@ -246,7 +280,7 @@ static int handle_key(void *user, const char *section, const char *name, const c
     }
     if (section[0] == '\0')
         return fail(state, "key '%s' outside any section", name);
-    return fail(state, "unknown section [%s] (expected [rpcd] or [plugin NAME])", section);
+    return fail(state, "unknown section [%s] (expected [rpcd], [mcp] or [plugin NAME])", section);
 }
 
 /* dir/relative, or relative itself when it is absolute. New string or NULL. */
@@ -399,6 +433,12 @@ void cfg_free(rpcd_config *config)
         free(plugin->name);
         free(plugin->path);
     }
+    for (size_t i = 0; i < config->mcp_name_count; i++) {
+        free(config->mcp_names[i].key);
+        free(config->mcp_names[i].value);
+    }
+    free(config->mcp_names);
+    free(config->mcp_tools);
     free(config->plugins);
     free(config->plugin_dir);
     free(config->path);

@@ -35,7 +35,10 @@ typedef struct rpcd_config {
     char *plugin_dir;         /* owned: where relative plugin paths start (default: the
                                  config file's directory) */
     bool insecure;            /* load files whatever their owner and permissions (--insecure) */
-    cfg_plugin *plugins;      /* owned, in file order: the load order */
+    char *mcp_tools;          /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
+    cfg_pair *mcp_names;      /* owned: [mcp] tool.<method> = <tool name>, key = the method */
+    size_t mcp_name_count;
+    cfg_plugin *plugins; /* owned, in file order: the load order */
     size_t plugin_count;
 } rpcd_config;
 

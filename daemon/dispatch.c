@@ -4,6 +4,7 @@
  */
 #include "dispatch.h"
 
+#include "buffer.h"
 #include "envelope.h"
 #include "json_scan.h"
 #include "log.h"
@@ -62,6 +63,116 @@ static bool handle_builtin(const dispatcher *dispatch, const env_message *messag
     return true;
 }
 
+/* Starts an MCP tools/call: the tool's method, with the call's arguments as params. */
+static int start_tool_call(const dispatcher *dispatch, const env_message *message,
+                           call_batch *batch, uint64_t ticket)
+{
+    bool is_request = message->kind == ENV_REQUEST;
+    const js_span *id = is_request ? &message->id : NULL;
+    js_span name = {0}, arguments = {0};
+    bool has_name = false, has_arguments = false;
+    if (message->has_params && js_kind_of(message->params) == JS_OBJECT) {
+        js_iter members;
+        js_span key, value;
+        js_iter_init(&members, message->params);
+        while (js_iter_next(&members, &key, &value)) {
+            if (js_string_equals(key, "name", 4)) {
+                name = value;
+                has_name = js_kind_of(value) == JS_STRING;
+            } else if (js_string_equals(key, "arguments", 9)) {
+                arguments = value;
+                has_arguments = true;
+            }
+        }
+    }
+    const char *problem = NULL;
+    const reg_method *method = NULL;
+    char tool[129];
+    size_t tool_length = 0;
+    if (!has_name || js_string_decode(name, tool, sizeof tool - 1, &tool_length) != 0)
+        problem = "\"name\" must be a tool name";
+    else if (has_arguments && js_kind_of(arguments) != JS_OBJECT)
+        problem = "\"arguments\" must be an object";
+    else if (!(method = mcp_tool_method(dispatch->tools, tool, tool_length)))
+        problem = "unknown tool";
+    if (problem) {
+        if (!is_request)
+            return 0;
+        buffer data = BUFFER_INIT;
+        int failed = buf_append_string(&data, "{\"detail\":");
+        failed |= buf_append_json_string(&data, problem, strlen(problem));
+        if (has_name && !method) {
+            failed |= buf_append_string(&data, ",\"tool\":");
+            failed |= buf_append_json_string(&data, tool, tool_length);
+        }
+        failed |= buf_append_char(&data, '}');
+        int status = call_respond_error(dispatch->calls, batch, ticket, id, RPC_INVALID_PARAMS,
+                                        NULL, failed ? NULL : data.data, failed ? 0 : data.length);
+        buf_free(&data);
+        return status;
+    }
+    if (call_wait_for_room(dispatch->calls) != 0)
+        return is_request ? call_respond_error(dispatch->calls, batch, ticket, id,
+                                               RPC_REQUEST_CANCELLED, NULL, NULL, 0)
+                          : 0;
+    call_request request = {
+        .method = method,
+        .id = id,
+        .params = has_arguments ? &arguments : NULL,
+        .batch = batch,
+        .ticket = ticket,
+        .mcp_tool = true,
+        .meta_params = &message->params,
+    };
+    int started = call_start(dispatch->calls, &request);
+    if (started == CALL_STARTED || !is_request)
+        return 0;
+    if (started == CALL_DUPLICATE_ID) {
+        static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
+        return call_respond_error(dispatch->calls, batch, ticket, id, RPC_INVALID_REQUEST, NULL,
+                                  data, sizeof data - 1);
+    }
+    return call_respond_error(dispatch->calls, batch, ticket, id, RPC_INTERNAL_ERROR, NULL, NULL,
+                              0);
+}
+
+/*
+ * The MCP requests the daemon answers itself. Returns 1 when the message was one of them
+ * (answered, or a notification of one), 0 otherwise.
+ */
+static int handle_mcp(const dispatcher *dispatch, const env_message *message, const char *name,
+                      size_t name_length, call_batch *batch, int *status)
+{
+    if (name_length == 10 && memcmp(name, "tools/call", 10) == 0) {
+        uint64_t ticket =
+            message->kind == ENV_REQUEST && !batch ? out_ticket_take(dispatch->out) : 0;
+        *status = start_tool_call(dispatch, message, batch, ticket);
+        return 1;
+    }
+    buffer result = BUFFER_INIT;
+    js_span params = {NULL, 0};
+    if (message->has_params)
+        params = message->params;
+    int answer = mcp_answer(dispatch->tools, name, name_length, params, &result);
+    if (answer == -1) {
+        buf_free(&result);
+        return 0;
+    }
+    *status = 0;
+    if (message->kind == ENV_REQUEST) {
+        uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
+        if (answer == 0)
+            *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, result.data,
+                                          result.length);
+        else
+            *status = call_respond_error(dispatch->calls, batch, ticket, &message->id,
+                                         answer == -2 ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR,
+                                         NULL, NULL, 0);
+    }
+    buf_free(&result);
+    return 1;
+}
+
 /*
  * Handles one message (a whole line or one batch element). members, when not NULL, lists the
  * value's members as the validator found them, which spares a second scan.
@@ -101,6 +212,11 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
                 js_string_decode(message.method, heap, name_length, &name_length);
             name = heap;
         }
+    }
+    int mcp_status = 0;
+    if (name && handle_mcp(dispatch, &message, name, name_length, batch, &mcp_status)) {
+        free(heap);
+        return mcp_status;
     }
     bool builtin = name && handle_builtin(dispatch, &message, name, name_length);
     const reg_method *method =

@@ -8,6 +8,7 @@
 #define RPCD_DISPATCH_H
 
 #include "call.h"
+#include "mcp.h"
 #include "output.h"
 #include "registry.h"
 
@@ -19,6 +20,7 @@ typedef struct dispatcher {
     output *out;             /* borrowed: where responses go */
     size_t max_depth;        /* deepest nesting accepted in a line */
     size_t max_batch;        /* most items in a batch */
+    const mcp_tools *tools;  /* borrowed: the MCP tools; NULL: none */
 } dispatcher;
 
 /*

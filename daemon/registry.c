@@ -6,6 +6,7 @@
 #include "registry.h"
 
 #include "json_scan.h"
+#include "mcp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,8 +113,9 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
         return REG_ERR_INVALID;
     const char *name = descriptor->name;
     size_t length = strlen(name);
-    /* "rpc." names belong to JSON-RPC itself (specification, section 4). */
-    if (strncmp(name, "rpc.", 4) == 0 || !js_utf8_valid(name, length))
+    /* "rpc." names belong to JSON-RPC itself (specification, section 4); the MCP front end
+     * answers its own methods and notifications. */
+    if (strncmp(name, "rpc.", 4) == 0 || mcp_reserved_name(name) || !js_utf8_valid(name, length))
         return REG_ERR_INVALID;
     const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
     if (schema && js_validate(schema, strlen(schema), 512, NULL, NULL) != 0)

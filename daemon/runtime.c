@@ -33,8 +33,11 @@ int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runti
     }
     if (ld_load_all(runtime->config, runtime->methods, &runtime->plugins, error, error_size) != 0)
         goto fail;
-    log_message(LOG_INFO, "%zu plugins loaded, %zu methods, from %s", ld_count(runtime->plugins),
-                reg_count(runtime->methods), runtime->config->path);
+    if (mcp_tools_new(runtime->methods, runtime->config, &runtime->tools, error, error_size) != 0)
+        goto fail;
+    log_message(LOG_INFO, "%zu plugins loaded, %zu methods (%zu MCP tools), from %s",
+                ld_count(runtime->plugins), reg_count(runtime->methods),
+                mcp_tools_count(runtime->tools), runtime->config->path);
     return 0;
 fail:
     rt_stop(runtime);
@@ -53,12 +56,14 @@ srv_options rt_serve_options(const rpcd_runtime *runtime)
         .shutdown_grace_ms = (int)config->shutdown_grace_ms,
         /* One worker runs calls in order; the responses then keep that order too. */
         .ordered = config->workers == 1,
+        .tools = runtime->tools,
     };
     return options;
 }
 
 void rt_stop(rpcd_runtime *runtime)
 {
+    mcp_tools_free(runtime->tools);
     ld_unload_all(runtime->plugins, runtime->methods);
     reg_free(runtime->methods);
     cfg_free(runtime->config);

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "loader.h"
+#include "mcp.h"
 #include "registry.h"
 #include "server.h"
 
@@ -18,6 +19,7 @@ typedef struct rpcd_runtime {
     rpcd_config *config; /* owned */
     registry *methods;   /* owned */
     loader *plugins;     /* owned */
+    mcp_tools *tools;    /* owned: the methods exposed as MCP tools */
 } rpcd_runtime;
 
 /* How to start: from the command line. */

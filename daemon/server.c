@@ -102,7 +102,7 @@ void srv_stop(server *srv)
     wake_reader(srv);
 }
 
-ssize_t srv_read_fd(void *source, char *buffer, size_t capacity)
+ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
 {
     srv_fd_source *input = source;
     struct pollfd fds[2] = {
@@ -125,7 +125,7 @@ ssize_t srv_read_fd(void *source, char *buffer, size_t capacity)
                 ;
             continue;
         }
-        ssize_t n = read(input->fd, buffer, capacity);
+        ssize_t n = read(input->fd, bytes, capacity);
         if (n >= 0 || errno != EINTR)
             return n;
     }
@@ -144,6 +144,7 @@ int srv_run(server *srv, lr_read_fn read, void *source)
         .out = srv->out,
         .max_depth = srv->options.max_depth,
         .max_batch = srv->options.max_batch,
+        .tools = srv->options.tools,
     };
     int result = SRV_DONE;
     while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {

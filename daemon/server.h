@@ -20,8 +20,9 @@ typedef struct srv_options {
     size_t max_batch;
     size_t workers; /* 0: handlers run on the reading thread (the in-memory demo) */
     size_t max_in_flight;
-    int shutdown_grace_ms; /* after a stop, how long calls in flight may take to finish */
-    bool ordered;          /* responses in request order */
+    int shutdown_grace_ms;         /* after a stop, how long calls in flight may take to finish */
+    bool ordered;                  /* responses in request order */
+    const struct mcp_tools *tools; /* borrowed: the MCP tools; NULL: none */
 } srv_options;
 
 enum srv_result {
@@ -65,7 +66,7 @@ typedef struct srv_fd_source {
     int fd;
     server *srv;
 } srv_fd_source;
-ssize_t srv_read_fd(void *source, char *buffer, size_t capacity);
+ssize_t srv_read_fd(void *source, char *bytes, size_t capacity);
 
 /* srv_new, srv_run, srv_free in one, for sessions nobody needs to stop. */
 int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read, void *source,

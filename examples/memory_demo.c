@@ -39,7 +39,7 @@ typedef struct session {
 } session;
 
 /* Hands rpcd one script line per read, printing it as the client's. */
-static ssize_t read_script(void *source, char *buffer, size_t capacity)
+static ssize_t read_script(void *source, char *bytes, size_t capacity)
 {
     session *s = source;
     if (s->next_line == SCRIPT_LINES)
@@ -49,8 +49,8 @@ static ssize_t read_script(void *source, char *buffer, size_t capacity)
     if (length + 1 > capacity)
         return -1;
     printf("--> %s\n", line);
-    memcpy(buffer, line, length);
-    buffer[length] = '\n';
+    memcpy(bytes, line, length);
+    bytes[length] = '\n';
     return (ssize_t)length + 1;
 }
 

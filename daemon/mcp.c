@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MCP answers built from the method registry: the tool table (registration order, plus a sorted
+ * index for look-ups) and the results of the requests the daemon answers itself.
+ */
+#include "mcp.h"
+
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef RPCD_VERSION
+#define RPCD_VERSION "unknown"
+#endif
+
+/* Newest first: what initialize falls back to, and what server/discover lists. */
+static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                                 "2024-11-05"};
+enum { VERSION_COUNT = sizeof supported_versions / sizeof supported_versions[0] };
+
+/* tools/list pages: small enough for any client, large enough that most lists fit in one. */
+enum { PAGE_SIZE = 100 };
+
+typedef struct tool {
+    char *name; /* owned */
+    size_t length;
+    const reg_method *method;
+} tool;
+
+struct mcp_tools {
+    tool *items; /* registration order: the order of tools/list */
+    size_t count;
+    tool **sorted; /* by name, for look-ups */
+};
+
+bool mcp_valid_tool_name(const char *name, size_t length)
+{
+    if (length == 0 || length > 128)
+        return false;
+    for (size_t i = 0; i < length; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+bool mcp_reserved_name(const char *name)
+{
+    static const char *const reserved[] = {"initialize", "ping", "server/discover", "tools/list",
+                                           "tools/call"};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(name, reserved[i]) == 0)
+            return true;
+    /* Notifications the daemon handles, and those MCP or LSP may add. */
+    return strncmp(name, "notifications/", 14) == 0 || strncmp(name, "$/", 2) == 0;
+}
+
+static int compare_tools(const void *a, const void *b)
+{
+    const tool *left = *(tool *const *)a, *right = *(tool *const *)b;
+    size_t shorter = left->length < right->length ? left->length : right->length;
+    int order = memcmp(left->name, right->name, shorter);
+    if (order != 0)
+        return order;
+    return (left->length > right->length) - (left->length < right->length);
+}
+
+/* The tool name config gives method, or the method's own name. */
+static const char *tool_name_for(const rpcd_config *config, const reg_method *method)
+{
+    for (size_t i = 0; i < config->mcp_name_count; i++)
+        if (strcmp(config->mcp_names[i].key, method->name) == 0)
+            return config->mcp_names[i].value;
+    return method->name;
+}
+
+/* True when the comma-separated list holds name as one of its items. */
+static bool listed(const char *list, const char *name)
+{
+    size_t length = strlen(name);
+    for (const char *item = list; *item;) {
+        while (*item == ' ' || *item == ',')
+            item++;
+        const char *end = item;
+        while (*end && *end != ',')
+            end++;
+        const char *last = end;
+        while (last > item && last[-1] == ' ')
+            last--;
+        if ((size_t)(last - item) == length && memcmp(item, name, length) == 0)
+            return true;
+        item = end;
+    }
+    return false;
+}
+
+/* Checks that every method the config names exists. */
+static int check_named_methods(const registry *methods, const rpcd_config *config, char *error,
+                               size_t error_size)
+{
+    for (size_t i = 0; i < config->mcp_name_count; i++) {
+        const char *method = config->mcp_names[i].key;
+        if (!reg_find(methods, method, strlen(method))) {
+            snprintf(error, error_size, "%s: [mcp] tool.%s names no method of any plugin",
+                     config->path, method);
+            return -1;
+        }
+    }
+    const char *list = config->mcp_tools;
+    if (!list || strcmp(list, "all") == 0 || strcmp(list, "none") == 0)
+        return 0;
+    for (const char *item = list; *item;) {
+        while (*item == ' ' || *item == ',')
+            item++;
+        const char *end = item;
+        while (*end && *end != ',')
+            end++;
+        const char *last = end;
+        while (last > item && last[-1] == ' ')
+            last--;
+        if (last > item && !reg_find(methods, item, (size_t)(last - item))) {
+            snprintf(error, error_size, "%s: [mcp] tools lists '%.*s', no method of any plugin",
+                     config->path, (int)(last - item), item);
+            return -1;
+        }
+        item = end;
+    }
+    return 0;
+}
+
+int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools **out, char *error,
+                  size_t error_size)
+{
+    mcp_tools *tools = calloc(1, sizeof *tools);
+    size_t total = reg_count(methods);
+    if (!tools || !(tools->items = calloc(total + 1, sizeof *tools->items)) ||
+        !(tools->sorted = calloc(total + 1, sizeof *tools->sorted))) {
+        snprintf(error, error_size, "out of memory");
+        mcp_tools_free(tools);
+        return -1;
+    }
+    if (check_named_methods(methods, config, error, error_size) != 0) {
+        mcp_tools_free(tools);
+        return -1;
+    }
+    const char *list = config->mcp_tools ? config->mcp_tools : "all";
+    bool all = strcmp(list, "all") == 0;
+    if (strcmp(list, "none") != 0) {
+        for (size_t i = 0; i < total; i++) {
+            const reg_method *method = reg_at(methods, i);
+            if (!all && !listed(list, method->name))
+                continue;
+            const char *name = tool_name_for(config, method);
+            size_t length = strlen(name);
+            if (!mcp_valid_tool_name(name, length)) {
+                if (all && name == method->name) {
+                    log_message(LOG_WARNING,
+                                "method '%s' is no valid MCP tool name: not a tool "
+                                "(name it with tool.%s = ... in [mcp])",
+                                name, name);
+                    continue;
+                }
+                snprintf(error, error_size,
+                         "%s: [mcp] tool name '%s' for method '%s' is not "
+                         "valid (1 to 128 of a-z A-Z 0-9 _ . -)",
+                         config->path, name, method->name);
+                mcp_tools_free(tools);
+                return -1;
+            }
+            tool *item = &tools->items[tools->count];
+            item->name = strdup(name);
+            item->length = length;
+            item->method = method;
+            if (!item->name) {
+                snprintf(error, error_size, "out of memory");
+                mcp_tools_free(tools);
+                return -1;
+            }
+            tools->sorted[tools->count] = item;
+            tools->count++;
+        }
+    }
+    qsort(tools->sorted, tools->count, sizeof *tools->sorted, compare_tools);
+    for (size_t i = 1; i < tools->count; i++) {
+        if (compare_tools(&tools->sorted[i - 1], &tools->sorted[i]) == 0) {
+            snprintf(error, error_size,
+                     "%s: [mcp] two methods, '%s' and '%s', have the tool name "
+                     "'%s'",
+                     config->path, tools->sorted[i - 1]->method->name,
+                     tools->sorted[i]->method->name, tools->sorted[i]->name);
+            mcp_tools_free(tools);
+            return -1;
+        }
+    }
+    *out = tools;
+    return 0;
+}
+
+void mcp_tools_free(mcp_tools *tools)
+{
+    if (!tools)
+        return;
+    for (size_t i = 0; i < tools->count; i++)
+        free(tools->items[i].name);
+    free(tools->items);
+    free(tools->sorted);
+    free(tools);
+}
+
+size_t mcp_tools_count(const mcp_tools *tools)
+{
+    return tools ? tools->count : 0;
+}
+
+const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size_t length)
+{
+    if (!tools)
+        return NULL;
+    tool key = {(char *)name, length, NULL};
+    tool *key_pointer = &key;
+    tool **found =
+        bsearch(&key_pointer, tools->sorted, tools->count, sizeof *tools->sorted, compare_tools);
+    return found ? (*found)->method : NULL;
+}
+
+/* The member named key of a params object, when params is one. */
+static bool member(js_span params, const char *key, js_span *value)
+{
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+        return false;
+    js_iter members;
+    js_span name, found;
+    js_iter_init(&members, params);
+    while (js_iter_next(&members, &name, &found)) {
+        if (js_string_equals(name, key, strlen(key))) {
+            *value = found;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int append_server_info(buffer *out)
+{
+    int failed = buf_append_string(out, "\"serverInfo\":{\"name\":\"rpcd\",\"version\":");
+    failed |= buf_append_json_string(out, RPCD_VERSION, strlen(RPCD_VERSION));
+    return failed | buf_append_char(out, '}');
+}
+
+/* A tool list can change only if plugins are reloaded, which rpcd does not do (yet). */
+static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":false}}";
+
+static int answer_initialize(js_span params, buffer *out)
+{
+    const char *version = supported_versions[0];
+    js_span asked;
+    if (member(params, "protocolVersion", &asked) && js_kind_of(asked) == JS_STRING) {
+        for (size_t i = 0; i < VERSION_COUNT; i++)
+            if (js_string_equals(asked, supported_versions[i], strlen(supported_versions[i])))
+                version = supported_versions[i]; /* the client's, since rpcd speaks it */
+    }
+    int failed = buf_append_string(out, "{\"protocolVersion\":");
+    failed |= buf_append_json_string(out, version, strlen(version));
+    failed |= buf_append_char(out, ',');
+    failed |= buf_append_string(out, capabilities);
+    failed |= buf_append_char(out, ',');
+    failed |= append_server_info(out);
+    return failed | buf_append_char(out, '}');
+}
+
+static int answer_discover(buffer *out)
+{
+    int failed = buf_append_string(out, "{\"resultType\":\"complete\",\"supportedVersions\":[");
+    for (size_t i = 0; i < VERSION_COUNT; i++) {
+        if (i > 0)
+            failed |= buf_append_char(out, ',');
+        failed |= buf_append_json_string(out, supported_versions[i], strlen(supported_versions[i]));
+    }
+    failed |= buf_append_string(out, "],");
+    failed |= buf_append_string(out, capabilities);
+    failed |= buf_append_char(out, ',');
+    failed |= append_server_info(out);
+    return failed | buf_append_char(out, '}');
+}
+
+/* A plugin's params schema, when it describes an object as MCP requires; else {"type":"object"}. */
+static int append_input_schema(buffer *out, const reg_method *method)
+{
+    js_span schema, type;
+    if (method->params_schema &&
+        js_validate(method->params_schema, strlen(method->params_schema), 512, &schema, NULL) ==
+            0 &&
+        member(schema, "type", &type) && js_kind_of(type) == JS_STRING &&
+        js_string_equals(type, "object", 6))
+        return buf_append(out, schema.start, schema.length);
+    return buf_append_string(out, "{\"type\":\"object\"}");
+}
+
+static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out)
+{
+    size_t start = 0;
+    js_span cursor;
+    if (member(params, "cursor", &cursor)) {
+        /* Cursors are ours: the decimal position of the page's first tool. */
+        char text[24];
+        size_t length;
+        if (js_kind_of(cursor) != JS_STRING ||
+            js_string_decode(cursor, text, sizeof text - 1, &length) != 0 || length == 0)
+            return -2;
+        text[length] = '\0';
+        char *end;
+        unsigned long long position = strtoull(text, &end, 10);
+        if (*end != '\0' || text[0] < '0' || text[0] > '9' || position > mcp_tools_count(tools))
+            return -2;
+        start = (size_t)position;
+    }
+    size_t count = mcp_tools_count(tools);
+    size_t stop = count - start > PAGE_SIZE ? start + PAGE_SIZE : count;
+    int failed = buf_append_string(out, "{\"tools\":[");
+    for (size_t i = start; i < stop; i++) {
+        const tool *item = &tools->items[i];
+        const reg_method *method = item->method;
+        if (i > start)
+            failed |= buf_append_char(out, ',');
+        failed |= buf_append_string(out, "{\"name\":");
+        failed |= buf_append_json_string(out, item->name, item->length);
+        failed |= buf_append_string(out, ",\"description\":");
+        if (method->description) {
+            failed |= buf_append_json_string(out, method->description, strlen(method->description));
+        } else {
+            char text[256];
+            int n = snprintf(text, sizeof text, "Method %s of the %s plugin.", method->name,
+                             method->owner_name);
+            failed |= buf_append_json_string(out, text, n > 0 ? (size_t)n : 0);
+        }
+        failed |= buf_append_string(out, ",\"inputSchema\":");
+        failed |= append_input_schema(out, method);
+        failed |= buf_append_char(out, '}');
+    }
+    failed |= buf_append_char(out, ']');
+    if (stop < count)
+        failed |= buf_printf(out, ",\"nextCursor\":\"%zu\"", stop);
+    return failed | buf_append_char(out, '}');
+}
+
+int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
+               buffer *out)
+{
+#define IS(literal)                                                                                \
+    (method_length == sizeof(literal) - 1 && memcmp(method, literal, method_length) == 0)
+    int status;
+    if (IS("initialize"))
+        status = answer_initialize(params, out);
+    else if (IS("ping"))
+        status = buf_append_string(out, "{}");
+    else if (IS("server/discover"))
+        status = answer_discover(out);
+    else if (IS("tools/list"))
+        status = answer_tools_list(tools, params, out);
+    else
+        return -1;
+#undef IS
+    return status == -2 ? -2 : status != 0 ? -3 : 0;
+}
+
+int mcp_append_tool_result(buffer *out, const char *result, size_t length)
+{
+    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    failed |= buf_append_json_string(out, result, length);
+    failed |= buf_append_string(out, "}]");
+    if (length > 0 && result[0] == '{') {
+        failed |= buf_append_string(out, ",\"structuredContent\":");
+        failed |= buf_append(out, result, length);
+    }
+    return failed | buf_append_string(out, ",\"isError\":false}");
+}
+
+int mcp_append_tool_error(buffer *out, const char *text, size_t length)
+{
+    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    failed |= buf_append_json_string(out, text, length);
+    return failed | buf_append_string(out, "}],\"isError\":true}");
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MCP front end: the handshake (initialize, ping, server/discover), the tool list built from
+ * the plugins' methods and the config, and tools/call. It sits beside plain JSON-RPC: the same
+ * methods stay callable by their own names.
+ */
+#ifndef RPCD_MCP_H
+#define RPCD_MCP_H
+
+#include "buffer.h"
+#include "config.h"
+#include "json_scan.h"
+#include "registry.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The methods exposed as tools, and under which names. */
+typedef struct mcp_tools mcp_tools;
+
+/*
+ * Builds the tool list from the registered methods and the config's [mcp] section: every method
+ * whose name is a valid tool name (or that has a tool.<method> name) unless `tools` limits them.
+ * Returns 0 and *out (new), or -1 with a one-line message in error (unknown method listed,
+ * invalid or duplicate tool name).
+ */
+int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools **out, char *error,
+                  size_t error_size);
+void mcp_tools_free(mcp_tools *tools);
+size_t mcp_tools_count(const mcp_tools *tools);
+
+/* The method behind a tool name (bytes, length), or NULL. Thread-safe. */
+const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size_t length);
+
+/* True for a tool name as MCP allows it: ^[a-zA-Z0-9_.-]{1,128}$. */
+bool mcp_valid_tool_name(const char *name, size_t length);
+
+/* True for the method names the MCP front end answers itself; plugins may not register them. */
+bool mcp_reserved_name(const char *name);
+
+/*
+ * Builds the result of a daemon-answered MCP request into out (raw JSON text of the result):
+ * initialize, ping, server/discover, tools/list. params may be an empty span. Returns 0;
+ * -1 when the method is none of them; -2 when params are invalid (the caller answers -32602);
+ * -3 when memory ran out.
+ */
+int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
+               buffer *out);
+
+/*
+ * A tools/call result (no newline) for a handler's result: its JSON as text content, and as
+ * structuredContent too when it is an object. result is valid JSON. Returns 0 or -1 (memory).
+ */
+int mcp_append_tool_result(buffer *out, const char *result, size_t length);
+
+/* A tools/call result for a handler's failure: isError, and text saying why. Returns 0 or -1. */
+int mcp_append_tool_error(buffer *out, const char *text, size_t length);
+
+#endif
