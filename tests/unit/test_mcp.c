@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MCP front end's tables and answers: which methods become tools under which names, the
+ * handshake results, tools/list with paging and its cursor errors, and the tool result shapes.
+ */
+#include "config.h"
+#include "mcp.h"
+#include "registry.h"
+
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static int handler(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)call, (void)params, (void)length, (void)data;
+    return RPCD_OK;
+}
+
+static registry *make_registry(size_t extra)
+{
+    registry *methods;
+    assert_int_equal(reg_new(&methods), 0);
+    rpcd_method method = rpcd_method_new("echo", handler);
+    method.description = "Echoes.";
+    method.params_schema = "{\"type\":\"object\",\"properties\":{\"a\":{}}}";
+    assert_int_equal(reg_add(methods, &method, NULL, "p", NULL), 0);
+    method = rpcd_method_new("array.only", handler);
+    method.params_schema = "{\"type\":\"array\"}";
+    assert_int_equal(reg_add(methods, &method, NULL, "p", NULL), 0);
+    method = rpcd_method_new("has space", handler);
+    assert_int_equal(reg_add(methods, &method, NULL, "p", NULL), 0);
+    for (size_t i = 0; i < extra; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "m%zu", i);
+        method = rpcd_method_new(name, handler);
+        assert_int_equal(reg_add(methods, &method, NULL, "p", NULL), 0);
+    }
+    return methods;
+}
+
+static rpcd_config *make_config(const char *mcp_section)
+{
+    rpcd_config *config;
+    char error[256];
+    if (cfg_load_string(mcp_section, "/etc/rpcd.conf", &config, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    return config;
+}
+
+/* Answers method with params text and parses the result. */
+static json_t *answer(const mcp_tools *tools, const char *method, const char *params, int *status)
+{
+    buffer out = BUFFER_INIT;
+    js_span span = {params, params ? strlen(params) : 0};
+    *status = mcp_answer(tools, method, strlen(method), span, &out);
+    json_t *result = NULL;
+    if (*status == 0) {
+        result = json_loadb(out.data, out.length, 0, NULL);
+        assert_non_null(result);
+    }
+    buf_free(&out);
+    return result;
+}
+
+static void test_default_exposes_valid_names(void **state)
+{
+    (void)state;
+    registry *methods = make_registry(0);
+    rpcd_config *config = make_config("");
+    mcp_tools *tools;
+    char error[256];
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    assert_int_equal(mcp_tools_count(tools), 2); /* "has space" is no tool name */
+    assert_non_null(mcp_tool_method(tools, "echo", 4));
+    assert_null(mcp_tool_method(tools, "has space", 9));
+    assert_null(mcp_tool_method(tools, "ech", 3));
+
+    int status;
+    json_t *list = answer(tools, "tools/list", NULL, &status);
+    assert_int_equal(status, 0);
+    json_t *items = json_object_get(list, "tools");
+    assert_int_equal(json_array_size(items), 2);
+    json_t *echo = json_array_get(items, 0);
+    assert_string_equal(json_string_value(json_object_get(echo, "name")), "echo");
+    assert_string_equal(json_string_value(json_object_get(echo, "description")), "Echoes.");
+    /* An object schema is passed on; any other becomes {"type":"object"}, as MCP requires. */
+    assert_non_null(json_object_get(json_object_get(echo, "inputSchema"), "properties"));
+    json_t *array_only = json_array_get(items, 1);
+    json_t *object_schema = json_pack("{s:s}", "type", "object");
+    assert_true(json_equal(json_object_get(array_only, "inputSchema"), object_schema));
+    json_decref(object_schema);
+    assert_non_null(
+        strstr(json_string_value(json_object_get(array_only, "description")), "array.only"));
+    assert_null(json_object_get(list, "nextCursor"));
+    json_decref(list);
+    mcp_tools_free(tools);
+    cfg_free(config);
+    reg_free(methods);
+}
+
+static void test_config_lists_and_renames(void **state)
+{
+    (void)state;
+    registry *methods = make_registry(0);
+    rpcd_config *config = make_config("[mcp]\ntools = echo, has space\ntool.has space = spaced\n"
+                                      "tool.echo = say\n");
+    mcp_tools *tools;
+    char error[256];
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    assert_int_equal(mcp_tools_count(tools), 2);
+    assert_ptr_equal(mcp_tool_method(tools, "say", 3), reg_find(methods, "echo", 4));
+    assert_ptr_equal(mcp_tool_method(tools, "spaced", 6), reg_find(methods, "has space", 9));
+    assert_null(mcp_tool_method(tools, "echo", 4));
+    assert_null(mcp_tool_method(tools, "array.only", 10));
+    mcp_tools_free(tools);
+    cfg_free(config);
+
+    config = make_config("[mcp]\ntools = none\n");
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    assert_int_equal(mcp_tools_count(tools), 0);
+    mcp_tools_free(tools);
+    cfg_free(config);
+    reg_free(methods);
+}
+
+static void expect_config_error(const char *section, const char *fragment)
+{
+    registry *methods = make_registry(0);
+    rpcd_config *config = make_config(section);
+    mcp_tools *tools = NULL;
+    char error[256] = "";
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), -1);
+    if (!strstr(error, fragment) || !strstr(error, "/etc/rpcd.conf"))
+        fail_msg("unexpected message: %s", error);
+    cfg_free(config);
+    reg_free(methods);
+}
+
+static void test_config_errors(void **state)
+{
+    (void)state;
+    expect_config_error("[mcp]\ntools = echo, nope\n", "'nope'");
+    expect_config_error("[mcp]\ntool.nope = x\n", "tool.nope");
+    expect_config_error("[mcp]\ntool.echo = bad name\n", "'bad name'");
+    expect_config_error("[mcp]\ntool.echo = array.only\n", "'array.only'");
+    expect_config_error("[mcp]\ntools = has space\n", "'has space'");
+}
+
+static void test_paging(void **state)
+{
+    (void)state;
+    registry *methods = make_registry(250);
+    rpcd_config *config = make_config("");
+    mcp_tools *tools;
+    char error[256];
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    assert_int_equal(mcp_tools_count(tools), 252);
+    size_t seen = 0;
+    char params[64] = "";
+    for (int page = 0; page < 10; page++) {
+        int status;
+        json_t *list = answer(tools, "tools/list", params[0] ? params : NULL, &status);
+        assert_int_equal(status, 0);
+        seen += json_array_size(json_object_get(list, "tools"));
+        const char *cursor = json_string_value(json_object_get(list, "nextCursor"));
+        if (!cursor) {
+            json_decref(list);
+            break;
+        }
+        snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", cursor);
+        json_decref(list);
+    }
+    assert_int_equal(seen, 252);
+    int status;
+    answer(tools, "tools/list", "{\"cursor\":\"x\"}", &status);
+    assert_int_equal(status, -2);
+    answer(tools, "tools/list", "{\"cursor\":\"9999\"}", &status);
+    assert_int_equal(status, -2);
+    answer(tools, "tools/list", "{\"cursor\":5}", &status);
+    assert_int_equal(status, -2);
+    mcp_tools_free(tools);
+    cfg_free(config);
+    reg_free(methods);
+}
+
+static void test_handshake(void **state)
+{
+    (void)state;
+    int status;
+    json_t *result = answer(NULL, "initialize", "{\"protocolVersion\":\"2025-03-26\"}", &status);
+    assert_string_equal(json_string_value(json_object_get(result, "protocolVersion")),
+                        "2025-03-26");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(result, "serverInfo"), "name")), "rpcd");
+    assert_non_null(json_object_get(json_object_get(result, "capabilities"), "tools"));
+    json_decref(result);
+    /* A version rpcd does not speak gets the newest it does. */
+    result = answer(NULL, "initialize", "{\"protocolVersion\":\"1999-01-01\"}", &status);
+    assert_string_equal(json_string_value(json_object_get(result, "protocolVersion")),
+                        "2025-11-25");
+    json_decref(result);
+    result = answer(NULL, "ping", NULL, &status);
+    assert_int_equal(json_object_size(result), 0);
+    json_decref(result);
+    result = answer(NULL, "server/discover", NULL, &status);
+    assert_true(json_array_size(json_object_get(result, "supportedVersions")) >= 4);
+    assert_string_equal(json_string_value(json_object_get(result, "resultType")), "complete");
+    json_decref(result);
+    assert_null(answer(NULL, "tools/unknown", NULL, &status));
+    assert_int_equal(status, -1);
+}
+
+static void test_tool_results(void **state)
+{
+    (void)state;
+    buffer out = BUFFER_INIT;
+    assert_int_equal(mcp_append_tool_result(&out, "{\"a\":\"\\u00e9\"}", 14), 0);
+    json_t *result = json_loadb(out.data, out.length, 0, NULL);
+    assert_non_null(result);
+    json_t *text = json_object_get(json_array_get(json_object_get(result, "content"), 0), "text");
+    assert_string_equal(json_string_value(text), "{\"a\":\"\\u00e9\"}");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(result, "structuredContent"), "a")),
+        "\xc3\xa9");
+    assert_true(json_is_false(json_object_get(result, "isError")));
+    json_decref(result);
+    buf_clear(&out);
+    /* Not an object: text only. */
+    assert_int_equal(mcp_append_tool_result(&out, "[1]", 3), 0);
+    result = json_loadb(out.data, out.length, 0, NULL);
+    assert_null(json_object_get(result, "structuredContent"));
+    json_decref(result);
+    buf_clear(&out);
+    assert_int_equal(mcp_append_tool_error(&out, "went \"wrong\"", 12), 0);
+    result = json_loadb(out.data, out.length, 0, NULL);
+    assert_true(json_is_true(json_object_get(result, "isError")));
+    json_decref(result);
+    buf_free(&out);
+}
+
+static void test_reserved_names(void **state)
+{
+    (void)state;
+    registry *methods;
+    assert_int_equal(reg_new(&methods), 0);
+    static const char *const names[] = {
+        "initialize",      "ping",           "tools/list", "tools/call", "server/discover",
+        "notifications/x", "$/cancelRequest"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        rpcd_method method = rpcd_method_new(names[i], handler);
+        assert_int_equal(reg_add(methods, &method, NULL, "p", NULL), REG_ERR_INVALID);
+    }
+    assert_true(mcp_valid_tool_name("a.b-c_D9", 8));
+    assert_false(mcp_valid_tool_name("a/b", 3));
+    assert_false(mcp_valid_tool_name("", 0));
+    char long_name[130];
+    memset(long_name, 'a', sizeof long_name);
+    assert_true(mcp_valid_tool_name(long_name, 128));
+    assert_false(mcp_valid_tool_name(long_name, 129));
+    reg_free(methods);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_exposes_valid_names),
+        cmocka_unit_test(test_config_lists_and_renames),
+        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_paging),
+        cmocka_unit_test(test_handshake),
+        cmocka_unit_test(test_tool_results),
+        cmocka_unit_test(test_reserved_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
