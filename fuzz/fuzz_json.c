@@ -18,7 +18,8 @@ enum { JANSSON_MAX_DEPTH = 2048 };
 static int known_jansson_limit(const char *text)
 {
     static const char *const reasons[] = {
-        "too big", "overflow", "surrogate", "\\u0000", "maximum parsing depth", "invalid Unicode"};
+        "too big",         "overflow", "surrogate", "\\u0000", "maximum parsing depth",
+        "invalid Unicode", "NUL byte"};
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
         if (strstr(text, reasons[i]))
             return 1;
