@@ -230,6 +230,12 @@ struct call_context {
     size_t tracked_count;
     serial_queue *serial; /* per method index */
     size_t serial_count;
+
+    /* The reading thread's group of calls not handed to the workers yet (call_begin_group). */
+    bool grouping;
+    exec_job *group_first;
+    exec_job *group_last;
+    size_t group_count;
 };
 
 static void run_job(exec_job *job);
@@ -355,6 +361,14 @@ int call_wait_for_room(call_context *context)
     pthread_mutex_unlock(&context->lock);
     if (!full)
         return atomic_load(&context->interrupted) ? -1 : 0;
+
+    /* Held calls of a group count in flight: they must run, or nothing would ever end. */
+    if (context->group_count > 0) {
+        exec_submit_chain(context->pool, context->group_first, context->group_last,
+                          context->group_count);
+        context->group_first = context->group_last = NULL;
+        context->group_count = 0;
+    }
 
     /* The reader stops reading: what is written meanwhile must go out at once. */
     log_message(LOG_DEBUG, "%zu calls in flight (max_in_flight): reading paused",
@@ -1101,7 +1115,30 @@ int call_start(call_context *context, const call_request *request)
     pthread_mutex_unlock(&slot->lock);
     if (slot->batch)
         batch_hold(slot->batch);
-    if (run_now)
+    if (run_now && context->grouping && context->pool) {
+        if (context->group_last)
+            context->group_last->next = &slot->job;
+        else
+            context->group_first = &slot->job;
+        context->group_last = &slot->job;
+        context->group_count++;
+    } else if (run_now) {
         dispatch_slot(slot);
+    }
     return CALL_STARTED;
+}
+
+void call_begin_group(call_context *context)
+{
+    context->grouping = true;
+}
+
+void call_end_group(call_context *context)
+{
+    context->grouping = false;
+    if (context->group_count > 0)
+        exec_submit_chain(context->pool, context->group_first, context->group_last,
+                          context->group_count);
+    context->group_first = context->group_last = NULL;
+    context->group_count = 0;
 }

@@ -81,6 +81,14 @@ enum call_start_result {
 int call_start(call_context *context, const call_request *request);
 
 /*
+ * Between these two, calls started on this thread are held back and then handed to the workers
+ * all at once: one lock and one wake-up round for a whole batch instead of one per item. Only
+ * for the reading thread; not nested.
+ */
+void call_begin_group(call_context *context);
+void call_end_group(call_context *context);
+
+/*
  * Blocks while max_in_flight calls are queued or running, until one ends or
  * call_interrupt_waits is called. Returns 0, or -1 when interrupted.
  */

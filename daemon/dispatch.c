@@ -308,15 +308,22 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
     if (call_batch_new(dispatch->calls, ticket, &batch) != 0)
         return call_respond_error(dispatch->calls, NULL, ticket, NULL, RPC_INTERNAL_ERROR, NULL,
                                   NULL, 0);
-    if (count <= index.capacity) {
-        for (size_t i = 0; i < count; i++)
-            handle_message(dispatch, children[i].value, NULL, batch);
-    } else {
-        js_iter elements;
-        js_span element;
-        js_iter_init(&elements, value);
-        while (js_iter_next(&elements, NULL, &element))
-            handle_message(dispatch, element, NULL, batch);
+    /* The items start together, in groups small enough that back-pressure still applies
+     * between them (a held item counts in flight but waits for the group's end to run). */
+    enum { GROUP = 16 };
+    js_iter elements;
+    js_span element;
+    js_iter_init(&elements, value);
+    for (size_t i = 0; i < count; i++) {
+        if (i % GROUP == 0)
+            call_begin_group(dispatch->calls);
+        if (count <= index.capacity)
+            element = children[i].value;
+        else
+            js_iter_next(&elements, NULL, &element);
+        handle_message(dispatch, element, NULL, batch);
+        if (i % GROUP == GROUP - 1 || i + 1 == count)
+            call_end_group(dispatch->calls);
     }
     call_batch_release(batch);
     return out_failed(dispatch->out) ? -1 : 0;

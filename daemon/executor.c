@@ -78,6 +78,25 @@ void exec_submit(executor *pool, exec_job *job)
     pthread_mutex_unlock(&pool->lock);
 }
 
+void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t count)
+{
+    if (count == 0)
+        return;
+    last->next = NULL;
+    pthread_mutex_lock(&pool->lock);
+    if (pool->tail)
+        pool->tail->next = first;
+    else
+        pool->head = first;
+    pool->tail = last;
+    if (pool->sleepers >= count)
+        for (size_t i = 0; i < count; i++)
+            pthread_cond_signal(&pool->work);
+    else if (pool->sleepers > 0)
+        pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->lock);
+}
+
 void exec_free(executor *pool)
 {
     if (!pool)

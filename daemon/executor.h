@@ -22,6 +22,12 @@ int exec_new(size_t workers, executor **out);
 /* Queues job (borrowed until its run starts). Thread-safe. */
 void exec_submit(executor *pool, exec_job *job);
 
+/*
+ * Queues count jobs linked through their next members, first to last, with one lock and one
+ * wake-up round: the items of a batch arrive together. Thread-safe.
+ */
+void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t count);
+
 /* Runs every job already queued, then stops and joins the workers, and frees the pool. */
 void exec_free(executor *pool);
 

@@ -808,6 +808,29 @@ static void test_max_in_flight_stops_the_reader(void **state)
     finish(s);
 }
 
+/*
+ * A batch far longer than max_in_flight: its items start in groups, and a group's held items
+ * count in flight, so the reader must let them run before it waits for room. All are answered.
+ */
+static void test_batch_longer_than_max_in_flight(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\nmax_in_flight = 2");
+    char line[40 * 64 + 8] = "[";
+    size_t used = 1;
+    for (int i = 0; i < 40; i++)
+        used += (size_t)snprintf(line + used, sizeof line - used,
+                                 "%s{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\"}",
+                                 i ? "," : "", i);
+    snprintf(line + used, sizeof line - used, "]\n");
+    send_text(s, line);
+    json_t *responses = next_line(s);
+    assert_true(json_is_array(responses));
+    assert_int_equal(json_array_size(responses), 40);
+    json_decref(responses);
+    finish(s);
+}
+
 /* A batch longer than max_batch is one -32600, not an array; the next lines are served. */
 static void test_max_batch(void **state)
 {
@@ -1122,6 +1145,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deferred_complete_twice, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_max_in_flight_stops_the_reader, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_batch_longer_than_max_in_flight, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_max_batch, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_ten_thousand_pipelined_requests, session_setup,
