@@ -9,5 +9,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
 cp -R "$seeds"/. "$work/corpus/"
 cd "$work"
-exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+# libFuzzer exits 77 on a crash by default, which meson would count as a skip: make it 1.
+exec "$fuzzer" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
+    -error_exitcode=1 -timeout_exitcode=1 \
     corpus
