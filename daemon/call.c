@@ -280,20 +280,10 @@ void call_context_free(call_context *context)
     free(context);
 }
 
-static uint64_t hash_bytes(const char *bytes, size_t length)
-{
-    uint64_t hash = 1469598103934665603ull;
-    for (size_t i = 0; i < length; i++) {
-        hash ^= (unsigned char)bytes[i];
-        hash *= 1099511628211ull;
-    }
-    return hash;
-}
-
 /* The slot in flight with exactly this id text, or NO_SLOT. Context lock held. */
 static uint32_t find_id(const call_context *context, const char *id, size_t length)
 {
-    size_t bucket = hash_bytes(id, length) & (context->id_bucket_count - 1);
+    size_t bucket = reg_hash(id, length) & (context->id_bucket_count - 1);
     for (uint32_t index = context->id_buckets[bucket]; index != NO_SLOT;) {
         call_slot *slot = slot_at(index);
         if (slot->id.length == length && memcmp(slot->id.data, id, length) == 0)
@@ -316,7 +306,7 @@ static void grow_ids(call_context *context)
         for (uint32_t index = context->id_buckets[i]; index != NO_SLOT;) {
             call_slot *slot = slot_at(index);
             uint32_t next = slot->id_next;
-            size_t bucket = hash_bytes(slot->id.data, slot->id.length) & (count - 1);
+            size_t bucket = reg_hash(slot->id.data, slot->id.length) & (count - 1);
             slot->id_next = buckets[bucket];
             buckets[bucket] = index;
             index = next;
@@ -332,7 +322,7 @@ static void track_id(call_context *context, call_slot *slot)
 {
     if (context->tracked_count >= context->id_bucket_count)
         grow_ids(context);
-    size_t bucket = hash_bytes(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
+    size_t bucket = reg_hash(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
     slot->id_next = context->id_buckets[bucket];
     context->id_buckets[bucket] = slot->index;
     slot->tracked = true;
@@ -342,7 +332,7 @@ static void track_id(call_context *context, call_slot *slot)
 /* Context lock held. */
 static void untrack_id(call_context *context, call_slot *slot)
 {
-    size_t bucket = hash_bytes(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
+    size_t bucket = reg_hash(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
     for (uint32_t *link = &context->id_buckets[bucket]; *link != NO_SLOT;
          link = &slot_at(*link)->id_next) {
         if (*link == slot->index) {

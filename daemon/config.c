@@ -130,6 +130,26 @@ static cfg_plugin *plugin_section(parse_state *state, const char *name)
     return plugin;
 }
 
+/* Appends a copy of key = value to a list of pairs. Returns 0 or -1 (memory, list unchanged). */
+static int append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
+{
+    cfg_pair *grown = realloc(*pairs, (*count + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    *pairs = grown;
+    cfg_pair *pair = &grown[*count];
+    pair->key = strdup(key);
+    pair->value = strdup(value);
+    pair->used = false;
+    if (!pair->key || !pair->value) {
+        free(pair->key);
+        free(pair->value);
+        return -1;
+    }
+    (*count)++;
+    return 0;
+}
+
 static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, const char *value)
 {
     if (strcmp(name, "path") == 0) {
@@ -148,20 +168,8 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
     for (size_t i = 0; i < plugin->pair_count; i++)
         if (strcmp(plugin->pairs[i].key, name) == 0)
             return fail(state, "key '%s' is given twice in [plugin %s]", name, plugin->name);
-    cfg_pair *pairs = realloc(plugin->pairs, (plugin->pair_count + 1) * sizeof *pairs);
-    if (!pairs)
+    if (append_pair(&plugin->pairs, &plugin->pair_count, name, value) != 0)
         return fail(state, "out of memory");
-    plugin->pairs = pairs;
-    cfg_pair *pair = &pairs[plugin->pair_count];
-    pair->key = strdup(name);
-    pair->value = strdup(value);
-    pair->used = false;
-    if (!pair->key || !pair->value) {
-        free(pair->key);
-        free(pair->value);
-        return fail(state, "out of memory");
-    }
-    plugin->pair_count++;
     return 1;
 }
 
@@ -245,20 +253,8 @@ static int mcp_key(parse_state *state, const char *name, const char *value)
     for (size_t i = 0; i < config->mcp_name_count; i++)
         if (strcmp(config->mcp_names[i].key, name + 5) == 0)
             return fail(state, "key '%s' is given twice in [mcp]", name);
-    cfg_pair *names = realloc(config->mcp_names, (config->mcp_name_count + 1) * sizeof *names);
-    if (!names)
+    if (append_pair(&config->mcp_names, &config->mcp_name_count, name + 5, value) != 0)
         return fail(state, "out of memory");
-    config->mcp_names = names;
-    cfg_pair *pair = &names[config->mcp_name_count];
-    pair->key = strdup(name + 5);
-    pair->value = strdup(value);
-    pair->used = false;
-    if (!pair->key || !pair->value) {
-        free(pair->key);
-        free(pair->value);
-        return fail(state, "out of memory");
-    }
-    config->mcp_name_count++;
     return 1;
 }
 

@@ -78,23 +78,37 @@ static const char *tool_name_for(const rpcd_config *config, const reg_method *me
     return method->name;
 }
 
+/*
+ * The next item of a comma-separated list, spaces around it trimmed: returns true with the
+ * item's start and length, and moves *cursor past it; false at the end of the list.
+ */
+static bool next_item(const char **cursor, const char **item, size_t *length)
+{
+    const char *start = *cursor;
+    while (*start == ' ' || *start == ',')
+        start++;
+    if (!*start)
+        return false;
+    const char *end = start;
+    while (*end && *end != ',')
+        end++;
+    const char *last = end;
+    while (last > start && last[-1] == ' ')
+        last--;
+    *item = start;
+    *length = (size_t)(last - start);
+    *cursor = end;
+    return true;
+}
+
 /* True when the comma-separated list holds name as one of its items. */
 static bool listed(const char *list, const char *name)
 {
-    size_t length = strlen(name);
-    for (const char *item = list; *item;) {
-        while (*item == ' ' || *item == ',')
-            item++;
-        const char *end = item;
-        while (*end && *end != ',')
-            end++;
-        const char *last = end;
-        while (last > item && last[-1] == ' ')
-            last--;
-        if ((size_t)(last - item) == length && memcmp(item, name, length) == 0)
+    const char *item;
+    size_t length;
+    while (next_item(&list, &item, &length))
+        if (length == strlen(name) && memcmp(item, name, length) == 0)
             return true;
-        item = end;
-    }
     return false;
 }
 
@@ -113,21 +127,14 @@ static int check_named_methods(const registry *methods, const rpcd_config *confi
     const char *list = config->mcp_tools;
     if (!list || strcmp(list, "all") == 0 || strcmp(list, "none") == 0)
         return 0;
-    for (const char *item = list; *item;) {
-        while (*item == ' ' || *item == ',')
-            item++;
-        const char *end = item;
-        while (*end && *end != ',')
-            end++;
-        const char *last = end;
-        while (last > item && last[-1] == ' ')
-            last--;
-        if (last > item && !reg_find(methods, item, (size_t)(last - item))) {
+    const char *item;
+    size_t length;
+    while (next_item(&list, &item, &length)) {
+        if (!reg_find(methods, item, length)) {
             snprintf(error, error_size, "%s: [mcp] tools lists '%.*s', no method of any plugin",
-                     config->path, (int)(last - item), item);
+                     config->path, (int)length, item);
             return -1;
         }
-        item = end;
     }
     return 0;
 }

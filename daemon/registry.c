@@ -19,7 +19,7 @@ struct registry {
     size_t slot_count; /* a power of two, at least twice count */
 };
 
-static uint64_t hash_name(const char *name, size_t length)
+uint64_t reg_hash(const char *name, size_t length)
 {
     uint64_t hash = 1469598103934665603ull;
     for (size_t i = 0; i < length; i++) {
@@ -66,7 +66,7 @@ static int rebuild_slots(registry *reg, size_t slot_count)
         return REG_ERR_NO_MEMORY;
     for (size_t i = 0; i < reg->count; i++) {
         const reg_method *method = reg->methods[i];
-        size_t slot = hash_name(method->name, method->name_length) & (slot_count - 1);
+        size_t slot = reg_hash(method->name, method->name_length) & (slot_count - 1);
         while (slots[slot])
             slot = (slot + 1) & (slot_count - 1);
         slots[slot] = i + 1;
@@ -81,7 +81,7 @@ const reg_method *reg_find(const registry *reg, const char *name, size_t length)
 {
     if (reg->slot_count == 0)
         return NULL;
-    size_t slot = hash_name(name, length) & (reg->slot_count - 1);
+    size_t slot = reg_hash(name, length) & (reg->slot_count - 1);
     while (reg->slots[slot]) {
         const reg_method *method = reg->methods[reg->slots[slot] - 1];
         if (method->name_length == length && memcmp(method->name, name, length) == 0)
@@ -164,7 +164,7 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
     }
     if (reg->slot_count && reg->count * 2 <= reg->slot_count) {
         /* Insert the new method into the existing table. */
-        size_t slot = hash_name(name, length) & (reg->slot_count - 1);
+        size_t slot = reg_hash(name, length) & (reg->slot_count - 1);
         while (reg->slots[slot] && reg->slots[slot] != reg->count)
             slot = (slot + 1) & (reg->slot_count - 1);
         reg->slots[slot] = reg->count;

@@ -33,6 +33,9 @@ typedef struct reg_method {
 
 typedef struct registry registry;
 
+/* FNV-1a of bytes: the hash of every name table in the daemon. */
+uint64_t reg_hash(const char *bytes, size_t length);
+
 int reg_new(registry **out);
 /* Frees the table; user data left (see reg_release_owner) is freed too. */
 void reg_free(registry *reg);
