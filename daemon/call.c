@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Call slots, the host functions plugins use on a call, and response assembly.
- * Each slot keeps its buffers from one call to the next, so a steady stream of calls
- * allocates nothing once the slots in use have warmed up.
+ * Calls from start to end: the context they share (ids in flight, back-pressure, cancellation,
+ * serialized methods), batches, and the response each call ends with. Each slot keeps its
+ * buffers from one call to the next, so a steady stream of calls allocates nothing once the
+ * slots in use have warmed up.
  */
-#include "call.h"
+#include "call_internal.h"
 
 #include "buffer.h"
 #include "envelope.h"
@@ -14,229 +15,11 @@
 #include "rpc_error.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- Handles and the slot store ------------------------------------------------------- */
-
-enum { SLOTS_PER_CHUNK = 256, MAX_CHUNKS = 16384 };
-#define NO_SLOT UINT32_MAX
-
-/* Buffers that grew past this for one large call are given back when the call ends. */
-enum { KEEP_BUFFER_BYTES = 64 * 1024 };
-
-#define INDEX_BITS (sizeof(uintptr_t) >= 8 ? 32u : 20u)
-#define INDEX_MASK (((uintptr_t)1 << INDEX_BITS) - 1)
-#define GENERATION_MASK ((uint32_t)(UINTPTR_MAX >> INDEX_BITS))
-
-enum { TOKEN_UNKNOWN, TOKEN_ABSENT, TOKEN_PRESENT };
-
-typedef enum slot_state {
-    SLOT_QUEUED,   /* waiting for a worker (or for its serialized method) */
-    SLOT_RUNNING,  /* its handler runs */
-    SLOT_DEFERRED, /* its handler returned RPCD_DEFERRED: call_complete ends it */
-} slot_state;
-
-typedef struct call_slot {
-    pthread_mutex_t lock; /* guards everything below while the call runs */
-    uint32_t generation;  /* part of the handle; moves on when the call ends */
-    bool active;
-    uint32_t next_free;
-    atomic_bool cancelled;
-    int cancel_style; /* the strongest cancellation asked for (call_cancel_style) */
-    slot_state state;
-    bool completed_early; /* call_complete ran before the handler returned RPCD_DEFERRED */
-    int early_status;
-    exec_job job;
-    uint32_t index;
-
-    call_context *context;
-    const reg_method *method;
-    call_batch *batch;
-    uint64_t ticket;
-    bool is_request;
-    bool tracked;         /* in the context's id table */
-    uint32_t id_next;     /* next slot in the same id bucket, NO_SLOT at the end */
-    uint32_t serial_next; /* next slot waiting for the same serialized method */
-    buffer id;
-    int token_state;       /* TOKEN_UNKNOWN until the first progress report looks */
-    buffer progress_token; /* params._meta.progressToken, when TOKEN_PRESENT */
-    buffer params_copy;    /* the params: the reader reuses its buffer for the next line */
-    bool mcp_tool;         /* answer as an MCP tool result */
-    bool has_meta;         /* params._meta is in meta_copy, not in params (tools/call) */
-    buffer meta_copy;
-    const char *params;
-    size_t params_length;
-
-    bool has_result;
-    buffer result;
-    bool result_invalid; /* call_result got text that is not JSON */
-    int failure_status;  /* what call_fail/call_fail_code recorded, 0 when nothing */
-    int64_t failure_code;
-    bool has_failure_message;
-    buffer failure_message;
-    bool has_failure_data;
-    buffer failure_data;
-
-    buffer scratch; /* notification lines and error data */
-    buffer line;    /* the response line */
-} call_slot;
-
-static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(call_slot *) chunks[MAX_CHUNKS];
-static uint32_t slot_total;
-static uint32_t free_head = NO_SLOT;
-static uint32_t active_count;
-
-static call_slot *slot_at(uint32_t index)
-{
-    call_slot *chunk = atomic_load(&chunks[index / SLOTS_PER_CHUNK]);
-    return chunk ? &chunk[index % SLOTS_PER_CHUNK] : NULL;
-}
-
-static rpcd_call *handle_of(uint32_t index, uint32_t generation)
-{
-    uintptr_t value =
-        ((uintptr_t)index + 1) | ((uintptr_t)(generation & GENERATION_MASK) << INDEX_BITS);
-    return (rpcd_call *)value;
-}
-
-/* The slot of a live call, locked; NULL when the handle is unknown or its call has ended. */
-static call_slot *lock_live(rpcd_call *call)
-{
-    uintptr_t value = (uintptr_t)call;
-    uintptr_t index_plus_one = value & INDEX_MASK;
-    if (index_plus_one == 0 || index_plus_one > (uintptr_t)MAX_CHUNKS * SLOTS_PER_CHUNK)
-        return NULL;
-    call_slot *slot = slot_at((uint32_t)(index_plus_one - 1));
-    if (!slot)
-        return NULL;
-    pthread_mutex_lock(&slot->lock);
-    if (!slot->active || (slot->generation & GENERATION_MASK) != (uint32_t)(value >> INDEX_BITS)) {
-        pthread_mutex_unlock(&slot->lock);
-        return NULL;
-    }
-    return slot;
-}
-
-static int acquire_slot(uint32_t *out_index)
-{
-    int status = -1;
-    pthread_mutex_lock(&store_lock);
-    uint32_t index = free_head;
-    if (index != NO_SLOT) {
-        free_head = slot_at(index)->next_free;
-    } else {
-        if (slot_total >= (uint32_t)MAX_CHUNKS * SLOTS_PER_CHUNK || slot_total >= INDEX_MASK)
-            goto done;
-        if (slot_total % SLOTS_PER_CHUNK == 0) {
-            call_slot *chunk = calloc(SLOTS_PER_CHUNK, sizeof *chunk);
-            if (!chunk)
-                goto done;
-            for (int i = 0; i < SLOTS_PER_CHUNK; i++)
-                pthread_mutex_init(&chunk[i].lock, NULL);
-            atomic_store(&chunks[slot_total / SLOTS_PER_CHUNK], chunk);
-        }
-        index = slot_total++;
-    }
-    active_count++;
-    *out_index = index;
-    status = 0;
-done:
-    pthread_mutex_unlock(&store_lock);
-    return status;
-}
-
-static void trim(buffer *buf)
-{
-    if (buf->capacity > KEEP_BUFFER_BYTES)
-        buf_free(buf);
-    else
-        buf_clear(buf);
-}
-
-static void release_slot(uint32_t index)
-{
-    call_slot *slot = slot_at(index);
-    trim(&slot->id);
-    trim(&slot->progress_token);
-    trim(&slot->params_copy);
-    trim(&slot->meta_copy);
-    trim(&slot->result);
-    trim(&slot->failure_message);
-    trim(&slot->failure_data);
-    trim(&slot->scratch);
-    trim(&slot->line);
-    pthread_mutex_lock(&store_lock);
-    slot->next_free = free_head;
-    free_head = index;
-    active_count--;
-    pthread_mutex_unlock(&store_lock);
-}
-
-void call_store_release(void)
-{
-    pthread_mutex_lock(&store_lock);
-    if (active_count == 0) {
-        for (uint32_t chunk = 0; chunk * SLOTS_PER_CHUNK < slot_total; chunk++) {
-            call_slot *slots = atomic_load(&chunks[chunk]);
-            for (int i = 0; i < SLOTS_PER_CHUNK; i++) {
-                call_slot *slot = &slots[i];
-                buf_free(&slot->id);
-                buf_free(&slot->progress_token);
-                buf_free(&slot->params_copy);
-                buf_free(&slot->meta_copy);
-                buf_free(&slot->result);
-                buf_free(&slot->failure_message);
-                buf_free(&slot->failure_data);
-                buf_free(&slot->scratch);
-                buf_free(&slot->line);
-                pthread_mutex_destroy(&slot->lock);
-            }
-            free(slots);
-            atomic_store(&chunks[chunk], NULL);
-        }
-        slot_total = 0;
-        free_head = NO_SLOT;
-    }
-    pthread_mutex_unlock(&store_lock);
-}
-
-/* ---- The context ------------------------------------------------------------------- */
-
-/* A serialized method's queue: one call runs, the others wait here in order. */
-typedef struct serial_queue {
-    bool busy;
-    uint32_t head;
-    uint32_t tail;
-} serial_queue;
-
-struct call_context {
-    output *out;
-    size_t max_depth;
-    size_t max_in_flight;
-    executor *pool; /* NULL: handlers run on the starting thread */
-
-    pthread_mutex_t lock;   /* guards what follows */
-    pthread_cond_t changed; /* a call ended, or waits were interrupted */
-    size_t in_flight;
-    atomic_bool interrupted;
-    uint32_t *id_buckets;   /* slot indices by id hash; NO_SLOT when empty */
-    size_t id_bucket_count; /* a power of two */
-    size_t tracked_count;
-    serial_queue *serial; /* per method index */
-    size_t serial_count;
-
-    /* The reading thread's group of calls not handed to the workers yet (call_begin_group). */
-    bool grouping;
-    exec_job *group_first;
-    exec_job *group_last;
-    size_t group_count;
-};
 
 static void run_job(exec_job *job);
 
@@ -431,9 +214,7 @@ int call_cancel(call_context *context, js_span id, int style)
 void call_cancel_all(call_context *context)
 {
     /* Every slot of the store: only this context's active ones are touched. */
-    pthread_mutex_lock(&store_lock);
-    uint32_t total = slot_total;
-    pthread_mutex_unlock(&store_lock);
+    uint32_t total = slot_count();
     for (uint32_t index = 0; index < total; index++) {
         call_slot *slot = slot_at(index);
         pthread_mutex_lock(&slot->lock);
@@ -544,240 +325,6 @@ int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket
     }
     buf_free(&line);
     return status;
-}
-
-/* ---- Host functions ------------------------------------------------------------------- */
-
-static bool valid_json(const call_slot *slot, const char *text, size_t length)
-{
-    return text && js_validate(text, length, slot->context->max_depth, NULL, NULL) == 0;
-}
-
-static int host_call_result(rpcd_call *call, const char *json, size_t json_length)
-{
-    call_slot *slot = lock_live(call);
-    if (!slot)
-        return RPCD_ERR_STALE;
-    int status = RPCD_OK;
-    /* Handing back the params, as an echo does, needs no second check: they were validated. */
-    bool is_params = json && json == slot->params && json_length == slot->params_length;
-    if (!is_params && !valid_json(slot, json, json_length)) {
-        slot->result_invalid = true;
-        slot->has_result = false;
-        status = RPCD_ERR_INVALID_ARGUMENT;
-    } else {
-        buf_clear(&slot->result);
-        if (buf_append(&slot->result, json, json_length) != 0) {
-            status = RPCD_ERR_NO_MEMORY;
-        } else {
-            slot->has_result = true;
-            slot->result_invalid = false;
-        }
-    }
-    pthread_mutex_unlock(&slot->lock);
-    return status;
-}
-
-/* Records a failure; called with the slot locked. */
-static int record_failure(call_slot *slot, int status, int64_t code, const char *message,
-                          const char *data, size_t data_length)
-{
-    if (data && !valid_json(slot, data, data_length))
-        return RPCD_ERR_INVALID_ARGUMENT;
-    buf_clear(&slot->failure_message);
-    buf_clear(&slot->failure_data);
-    slot->has_failure_message = message != NULL;
-    slot->has_failure_data = data != NULL;
-    /* Kept with its NUL: build_error reads it as a C string. */
-    if ((message && buf_append(&slot->failure_message, message, strlen(message) + 1) != 0) ||
-        (data && buf_append(&slot->failure_data, data, data_length) != 0)) {
-        slot->has_failure_message = slot->has_failure_data = false;
-        return RPCD_ERR_NO_MEMORY;
-    }
-    slot->failure_status = status;
-    slot->failure_code = code;
-    return status;
-}
-
-static int host_call_fail(rpcd_call *call, int status, const char *message, const char *data,
-                          size_t data_length)
-{
-    if (status == RPCD_OK || status == RPCD_ERR_APPLICATION)
-        return RPCD_ERR_INVALID_ARGUMENT;
-    call_slot *slot = lock_live(call);
-    if (!slot)
-        return RPCD_ERR_STALE;
-    int result = record_failure(slot, status, 0, message, data, data_length);
-    pthread_mutex_unlock(&slot->lock);
-    return result;
-}
-
-static int host_call_fail_code(rpcd_call *call, int64_t code, const char *message, const char *data,
-                               size_t data_length)
-{
-    if (!message)
-        return RPCD_ERR_INVALID_ARGUMENT;
-    call_slot *slot = lock_live(call);
-    if (!slot)
-        return RPCD_ERR_STALE;
-    int result = record_failure(slot, RPCD_ERR_APPLICATION, code, message, data, data_length);
-    pthread_mutex_unlock(&slot->lock);
-    return result;
-}
-
-/* Writes a notification line; called with the slot locked, which keeps it before the response. */
-static int send_notification(call_slot *slot, const char *method, size_t method_length,
-                             const char *params, size_t params_length)
-{
-    buffer *line = &slot->scratch;
-    buf_clear(line);
-    int status = buf_append_string(line, "{\"jsonrpc\":\"2.0\",\"method\":");
-    status |= buf_append_json_string(line, method, method_length);
-    if (params) {
-        status |= buf_append_string(line, ",\"params\":");
-        status |= buf_append(line, params, params_length);
-    }
-    status |= buf_append_char(line, '}');
-    if (status != 0)
-        return RPCD_ERR_NO_MEMORY;
-    struct iovec part = {line->data, line->length};
-    /* A client that went away is not the plugin's problem: the call just carries on. */
-    out_write_line(slot->context->out, &part, 1);
-    return RPCD_OK;
-}
-
-static int host_call_notify(rpcd_call *call, const char *method, const char *params,
-                            size_t params_length)
-{
-    if (!method || !js_utf8_valid(method, strlen(method)))
-        return RPCD_ERR_INVALID_ARGUMENT;
-    call_slot *slot = lock_live(call);
-    if (!slot)
-        return RPCD_ERR_STALE;
-    int status;
-    if (params && (!valid_json(slot, params, params_length) ||
-                   (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
-                    params[strspn(params, " \t\r\n")] != '['))) {
-        log_message(LOG_WARNING,
-                    "%s: %s sent a notification \"%s\" with params that are not "
-                    "a JSON array or object; dropped",
-                    slot->method->owner_name, slot->method->name, method);
-        status = RPCD_ERR_INVALID_ARGUMENT;
-    } else {
-        status = send_notification(slot, method, strlen(method), params, params_length);
-    }
-    pthread_mutex_unlock(&slot->lock);
-    return status;
-}
-
-/* JSON has no NaN or infinity; integral values print without a fraction. */
-static int append_number(buffer *buf, double value)
-{
-    if (!isfinite(value))
-        return -1;
-    if (value == floor(value) && fabs(value) < 9007199254740992.0)
-        return buf_printf(buf, "%.0f", value);
-    return buf_printf(buf, "%.17g", value);
-}
-
-static int host_call_progress(rpcd_call *call, double done, double total, const char *message)
-{
-    if (!isfinite(done) || isnan(total) || (message && !js_utf8_valid(message, strlen(message))))
-        return RPCD_ERR_INVALID_ARGUMENT;
-    call_slot *slot = lock_live(call);
-    if (!slot)
-        return RPCD_ERR_STALE;
-    int status = RPCD_OK;
-    if (slot->token_state == TOKEN_UNKNOWN) {
-        js_span params = {slot->params, slot->params_length}, token;
-        if (slot->has_meta)
-            params = (js_span){slot->meta_copy.data, slot->meta_copy.length};
-        slot->token_state = TOKEN_ABSENT;
-        if (env_find_progress_token(params, &token) &&
-            buf_append(&slot->progress_token, token.start, token.length) == 0)
-            slot->token_state = TOKEN_PRESENT;
-    }
-    if (slot->token_state == TOKEN_PRESENT) {
-        buffer params = BUFFER_INIT;
-        int failed = buf_append_string(&params, "{\"progressToken\":");
-        failed |= buf_append(&params, slot->progress_token.data, slot->progress_token.length);
-        failed |= buf_append_string(&params, ",\"progress\":");
-        failed |= append_number(&params, done);
-        if (total >= 0 && isfinite(total)) {
-            failed |= buf_append_string(&params, ",\"total\":");
-            failed |= append_number(&params, total);
-        }
-        if (message) {
-            failed |= buf_append_string(&params, ",\"message\":");
-            failed |= buf_append_json_string(&params, message, strlen(message));
-        }
-        failed |= buf_append_char(&params, '}');
-        static const char method[] = "notifications/progress";
-        status =
-            failed ? RPCD_ERR_NO_MEMORY
-                   : send_notification(slot, method, sizeof method - 1, params.data, params.length);
-        buf_free(&params);
-    }
-    pthread_mutex_unlock(&slot->lock);
-    return status;
-}
-
-static int host_call_is_cancelled(rpcd_call *call)
-{
-    call_slot *slot = lock_live(call);
-    if (!slot)
-        return 1;
-    int cancelled = atomic_load(&slot->cancelled) ? 1 : 0;
-    pthread_mutex_unlock(&slot->lock);
-    return cancelled;
-}
-
-static const char *host_call_method(rpcd_call *call)
-{
-    call_slot *slot = lock_live(call);
-    if (!slot)
-        return NULL;
-    const char *name = slot->method->name; /* owned by the registry, alive until exit */
-    pthread_mutex_unlock(&slot->lock);
-    return name;
-}
-
-static void finish(uint32_t index, int status);
-
-static int host_call_complete(rpcd_call *call, int status)
-{
-    if (status == RPCD_DEFERRED)
-        return RPCD_ERR_UNSUPPORTED;
-    call_slot *slot = lock_live(call);
-    if (!slot)
-        return RPCD_ERR_STALE;
-    if (slot->state == SLOT_RUNNING && !slot->completed_early) {
-        /* The handler has not returned RPCD_DEFERRED yet: it ends the call when it does. */
-        slot->completed_early = true;
-        slot->early_status = status;
-        pthread_mutex_unlock(&slot->lock);
-        return RPCD_OK;
-    }
-    if (slot->state != SLOT_DEFERRED) {
-        pthread_mutex_unlock(&slot->lock);
-        return RPCD_ERR_UNSUPPORTED;
-    }
-    uint32_t index = slot->index;
-    pthread_mutex_unlock(&slot->lock);
-    finish(index, status);
-    return RPCD_OK;
-}
-
-void call_fill_host_api(rpcd_host_api *api)
-{
-    api->call_result = host_call_result;
-    api->call_fail = host_call_fail;
-    api->call_fail_code = host_call_fail_code;
-    api->call_notify = host_call_notify;
-    api->call_progress = host_call_progress;
-    api->call_is_cancelled = host_call_is_cancelled;
-    api->call_method = host_call_method;
-    api->call_complete = host_call_complete;
 }
 
 /* ---- Ending a call -------------------------------------------------------------------- */
@@ -949,7 +496,7 @@ static void dispatch_slot(call_slot *slot)
 }
 
 /* Ends a call once: stale handle, response, bookkeeping, the next serialized call. */
-static void finish(uint32_t index, int status)
+void call_finish(uint32_t index, int status)
 {
     call_slot *slot = slot_at(index);
     call_context *context = slot->context;
@@ -992,7 +539,7 @@ static void finish(uint32_t index, int status)
 
     if (slot->batch)
         call_batch_release(slot->batch);
-    release_slot(index);
+    slot_release(index);
     if (next)
         dispatch_slot(next);
 }
@@ -1005,7 +552,7 @@ static void run_job(exec_job *job)
     bool skip = atomic_load(&slot->cancelled) && (slot->cancel_style != CALL_CANCEL_FLAG ||
                                                   atomic_load(&slot->context->interrupted));
     slot->state = SLOT_RUNNING;
-    rpcd_call *handle = handle_of(slot->index, slot->generation);
+    rpcd_call *handle = slot_handle(slot->index, slot->generation);
     pthread_mutex_unlock(&slot->lock);
 
     /* A call cancelled before it started never reaches its handler. */
@@ -1021,13 +568,13 @@ static void run_job(exec_job *job)
         if (!early)
             return; /* call_complete ends it */
     }
-    finish(slot->index, status);
+    call_finish(slot->index, status);
 }
 
 int call_start(call_context *context, const call_request *request)
 {
     uint32_t index;
-    if (acquire_slot(&index) != 0)
+    if (slot_acquire(&index) != 0)
         return CALL_NO_MEMORY;
     /* Nobody reads a slot's fields before it is active (see lock_live, call_cancel_all): they
      * are filled without its lock, which publishes them when active is set. */
@@ -1067,7 +614,7 @@ int call_start(call_context *context, const call_request *request)
         slot->params_length = request->params->length;
     }
     if (failed) {
-        release_slot(index);
+        slot_release(index);
         return CALL_NO_MEMORY;
     }
 
@@ -1077,7 +624,7 @@ int call_start(call_context *context, const call_request *request)
     bool trackable = request->id && js_kind_of(*request->id) != JS_NULL;
     if (trackable && find_id(context, request->id->start, request->id->length) != NO_SLOT) {
         pthread_mutex_unlock(&context->lock);
-        release_slot(index);
+        slot_release(index);
         return CALL_DUPLICATE_ID;
     }
     if (trackable)

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host functions a plugin calls on its call's context: result, failure, notifications,
+ * progress, cancellation, deferred completion. Each finds its slot through the handle, under the
+ * slot's lock, so they are safe from any thread and harmless once the call has ended.
+ */
+#include "call_internal.h"
+
+#include "envelope.h"
+#include "log.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool valid_json(const call_slot *slot, const char *text, size_t length)
+{
+    return text && js_validate(text, length, slot->context->max_depth, NULL, NULL) == 0;
+}
+
+static int host_call_result(rpcd_call *call, const char *json, size_t json_length)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int status = RPCD_OK;
+    /* Handing back the params, as an echo does, needs no second check: they were validated. */
+    bool is_params = json && json == slot->params && json_length == slot->params_length;
+    if (!is_params && !valid_json(slot, json, json_length)) {
+        slot->result_invalid = true;
+        slot->has_result = false;
+        status = RPCD_ERR_INVALID_ARGUMENT;
+    } else {
+        buf_clear(&slot->result);
+        if (buf_append(&slot->result, json, json_length) != 0) {
+            status = RPCD_ERR_NO_MEMORY;
+        } else {
+            slot->has_result = true;
+            slot->result_invalid = false;
+        }
+    }
+    pthread_mutex_unlock(&slot->lock);
+    return status;
+}
+
+/* Records a failure; called with the slot locked. */
+static int record_failure(call_slot *slot, int status, int64_t code, const char *message,
+                          const char *data, size_t data_length)
+{
+    if (data && !valid_json(slot, data, data_length))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    buf_clear(&slot->failure_message);
+    buf_clear(&slot->failure_data);
+    slot->has_failure_message = message != NULL;
+    slot->has_failure_data = data != NULL;
+    /* Kept with its NUL: build_error reads it as a C string. */
+    if ((message && buf_append(&slot->failure_message, message, strlen(message) + 1) != 0) ||
+        (data && buf_append(&slot->failure_data, data, data_length) != 0)) {
+        slot->has_failure_message = slot->has_failure_data = false;
+        return RPCD_ERR_NO_MEMORY;
+    }
+    slot->failure_status = status;
+    slot->failure_code = code;
+    return status;
+}
+
+static int host_call_fail(rpcd_call *call, int status, const char *message, const char *data,
+                          size_t data_length)
+{
+    if (status == RPCD_OK || status == RPCD_ERR_APPLICATION)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int result = record_failure(slot, status, 0, message, data, data_length);
+    pthread_mutex_unlock(&slot->lock);
+    return result;
+}
+
+static int host_call_fail_code(rpcd_call *call, int64_t code, const char *message, const char *data,
+                               size_t data_length)
+{
+    if (!message)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int result = record_failure(slot, RPCD_ERR_APPLICATION, code, message, data, data_length);
+    pthread_mutex_unlock(&slot->lock);
+    return result;
+}
+
+/* Writes a notification line; called with the slot locked, which keeps it before the response. */
+static int send_notification(call_slot *slot, const char *method, size_t method_length,
+                             const char *params, size_t params_length)
+{
+    buffer *line = &slot->scratch;
+    buf_clear(line);
+    int status = buf_append_string(line, "{\"jsonrpc\":\"2.0\",\"method\":");
+    status |= buf_append_json_string(line, method, method_length);
+    if (params) {
+        status |= buf_append_string(line, ",\"params\":");
+        status |= buf_append(line, params, params_length);
+    }
+    status |= buf_append_char(line, '}');
+    if (status != 0)
+        return RPCD_ERR_NO_MEMORY;
+    struct iovec part = {line->data, line->length};
+    /* A client that went away is not the plugin's problem: the call just carries on. */
+    out_write_line(slot->context->out, &part, 1);
+    return RPCD_OK;
+}
+
+static int host_call_notify(rpcd_call *call, const char *method, const char *params,
+                            size_t params_length)
+{
+    if (!method || !js_utf8_valid(method, strlen(method)))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int status;
+    if (params && (!valid_json(slot, params, params_length) ||
+                   (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
+                    params[strspn(params, " \t\r\n")] != '['))) {
+        log_message(LOG_WARNING,
+                    "%s: %s sent a notification \"%s\" with params that are not "
+                    "a JSON array or object; dropped",
+                    slot->method->owner_name, slot->method->name, method);
+        status = RPCD_ERR_INVALID_ARGUMENT;
+    } else {
+        status = send_notification(slot, method, strlen(method), params, params_length);
+    }
+    pthread_mutex_unlock(&slot->lock);
+    return status;
+}
+
+/* JSON has no NaN or infinity; integral values print without a fraction. */
+static int append_number(buffer *buf, double value)
+{
+    if (!isfinite(value))
+        return -1;
+    if (value == floor(value) && fabs(value) < 9007199254740992.0)
+        return buf_printf(buf, "%.0f", value);
+    return buf_printf(buf, "%.17g", value);
+}
+
+static int host_call_progress(rpcd_call *call, double done, double total, const char *message)
+{
+    if (!isfinite(done) || isnan(total) || (message && !js_utf8_valid(message, strlen(message))))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int status = RPCD_OK;
+    if (slot->token_state == TOKEN_UNKNOWN) {
+        js_span params = {slot->params, slot->params_length}, token;
+        if (slot->has_meta)
+            params = (js_span){slot->meta_copy.data, slot->meta_copy.length};
+        slot->token_state = TOKEN_ABSENT;
+        if (env_find_progress_token(params, &token) &&
+            buf_append(&slot->progress_token, token.start, token.length) == 0)
+            slot->token_state = TOKEN_PRESENT;
+    }
+    if (slot->token_state == TOKEN_PRESENT) {
+        buffer params = BUFFER_INIT;
+        int failed = buf_append_string(&params, "{\"progressToken\":");
+        failed |= buf_append(&params, slot->progress_token.data, slot->progress_token.length);
+        failed |= buf_append_string(&params, ",\"progress\":");
+        failed |= append_number(&params, done);
+        if (total >= 0 && isfinite(total)) {
+            failed |= buf_append_string(&params, ",\"total\":");
+            failed |= append_number(&params, total);
+        }
+        if (message) {
+            failed |= buf_append_string(&params, ",\"message\":");
+            failed |= buf_append_json_string(&params, message, strlen(message));
+        }
+        failed |= buf_append_char(&params, '}');
+        static const char method[] = "notifications/progress";
+        status =
+            failed ? RPCD_ERR_NO_MEMORY
+                   : send_notification(slot, method, sizeof method - 1, params.data, params.length);
+        buf_free(&params);
+    }
+    pthread_mutex_unlock(&slot->lock);
+    return status;
+}
+
+static int host_call_is_cancelled(rpcd_call *call)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return 1;
+    int cancelled = atomic_load(&slot->cancelled) ? 1 : 0;
+    pthread_mutex_unlock(&slot->lock);
+    return cancelled;
+}
+
+static const char *host_call_method(rpcd_call *call)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return NULL;
+    const char *name = slot->method->name; /* owned by the registry, alive until exit */
+    pthread_mutex_unlock(&slot->lock);
+    return name;
+}
+
+static int host_call_complete(rpcd_call *call, int status)
+{
+    if (status == RPCD_DEFERRED)
+        return RPCD_ERR_UNSUPPORTED;
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    if (slot->state == SLOT_RUNNING && !slot->completed_early) {
+        /* The handler has not returned RPCD_DEFERRED yet: it ends the call when it does. */
+        slot->completed_early = true;
+        slot->early_status = status;
+        pthread_mutex_unlock(&slot->lock);
+        return RPCD_OK;
+    }
+    if (slot->state != SLOT_DEFERRED) {
+        pthread_mutex_unlock(&slot->lock);
+        return RPCD_ERR_UNSUPPORTED;
+    }
+    uint32_t index = slot->index;
+    pthread_mutex_unlock(&slot->lock);
+    call_finish(index, status);
+    return RPCD_OK;
+}
+
+void call_fill_host_api(rpcd_host_api *api)
+{
+    api->call_result = host_call_result;
+    api->call_fail = host_call_fail;
+    api->call_fail_code = host_call_fail_code;
+    api->call_notify = host_call_notify;
+    api->call_progress = host_call_progress;
+    api->call_is_cancelled = host_call_is_cancelled;
+    api->call_method = host_call_method;
+    api->call_complete = host_call_complete;
+}

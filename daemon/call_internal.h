@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The insides of calls, shared by call.c (contexts, batches, starting and ending calls),
+ * call_slot.c (the slot store behind handles) and call_host.c (the host functions plugins use
+ * on a call). Nothing else includes it.
+ */
+#ifndef RPCD_CALL_INTERNAL_H
+#define RPCD_CALL_INTERNAL_H
+
+#include "buffer.h"
+#include "call.h"
+#include "executor.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { SLOTS_PER_CHUNK = 256, MAX_CHUNKS = 16384 };
+#define NO_SLOT UINT32_MAX
+
+/* Buffers that grew past this for one large call are given back when the call ends. */
+enum { KEEP_BUFFER_BYTES = 64 * 1024 };
+
+#define INDEX_BITS (sizeof(uintptr_t) >= 8 ? 32u : 20u)
+#define INDEX_MASK (((uintptr_t)1 << INDEX_BITS) - 1)
+#define GENERATION_MASK ((uint32_t)(UINTPTR_MAX >> INDEX_BITS))
+
+enum { TOKEN_UNKNOWN, TOKEN_ABSENT, TOKEN_PRESENT };
+
+typedef enum slot_state {
+    SLOT_QUEUED,   /* waiting for a worker (or for its serialized method) */
+    SLOT_RUNNING,  /* its handler runs */
+    SLOT_DEFERRED, /* its handler returned RPCD_DEFERRED: call_complete ends it */
+} slot_state;
+
+typedef struct call_slot {
+    pthread_mutex_t lock; /* guards everything below while the call runs */
+    uint32_t generation;  /* part of the handle; moves on when the call ends */
+    bool active;
+    uint32_t next_free;
+    atomic_bool cancelled;
+    int cancel_style; /* the strongest cancellation asked for (call_cancel_style) */
+    slot_state state;
+    bool completed_early; /* call_complete ran before the handler returned RPCD_DEFERRED */
+    int early_status;
+    exec_job job;
+    uint32_t index;
+
+    call_context *context;
+    const reg_method *method;
+    call_batch *batch;
+    uint64_t ticket;
+    bool is_request;
+    bool tracked;         /* in the context's id table */
+    uint32_t id_next;     /* next slot in the same id bucket, NO_SLOT at the end */
+    uint32_t serial_next; /* next slot waiting for the same serialized method */
+    buffer id;
+    int token_state;       /* TOKEN_UNKNOWN until the first progress report looks */
+    buffer progress_token; /* params._meta.progressToken, when TOKEN_PRESENT */
+    buffer params_copy;    /* the params: the reader reuses its buffer for the next line */
+    bool mcp_tool;         /* answer as an MCP tool result */
+    bool has_meta;         /* params._meta is in meta_copy, not in params (tools/call) */
+    buffer meta_copy;
+    const char *params;
+    size_t params_length;
+
+    bool has_result;
+    buffer result;
+    bool result_invalid; /* call_result got text that is not JSON */
+    int failure_status;  /* what call_fail/call_fail_code recorded, 0 when nothing */
+    int64_t failure_code;
+    bool has_failure_message;
+    buffer failure_message;
+    bool has_failure_data;
+    buffer failure_data;
+
+    buffer scratch; /* notification lines and error data */
+    buffer line;    /* the response line */
+} call_slot;
+
+/* A serialized method's queue: one call runs, the others wait here in order. */
+typedef struct serial_queue {
+    bool busy;
+    uint32_t head;
+    uint32_t tail;
+} serial_queue;
+
+struct call_context {
+    output *out;
+    size_t max_depth;
+    size_t max_in_flight;
+    executor *pool; /* NULL: handlers run on the starting thread */
+
+    pthread_mutex_t lock;   /* guards what follows */
+    pthread_cond_t changed; /* a call ended, or waits were interrupted */
+    size_t in_flight;
+    atomic_bool interrupted;
+    uint32_t *id_buckets;   /* slot indices by id hash; NO_SLOT when empty */
+    size_t id_bucket_count; /* a power of two */
+    size_t tracked_count;
+    serial_queue *serial; /* per method index */
+    size_t serial_count;
+
+    /* The reading thread's group of calls not handed to the workers yet (call_begin_group). */
+    bool grouping;
+    exec_job *group_first;
+    exec_job *group_last;
+    size_t group_count;
+};
+
+/* The slot of index (NULL when its chunk was never made). */
+call_slot *slot_at(uint32_t index);
+/* The handle a plugin gets for the call in slot index at generation. */
+rpcd_call *slot_handle(uint32_t index, uint32_t generation);
+/* The slot of a live call, locked; NULL when the handle is unknown or its call has ended. */
+call_slot *slot_lock_live(rpcd_call *call);
+/* A free slot for a new call. Returns 0 and *index, or -1 (memory, or the store is full). */
+int slot_acquire(uint32_t *index);
+/* Gives a slot back, its buffers trimmed, once its call has ended. */
+void slot_release(uint32_t index);
+/* How many slots the store has made so far (all below it can be looked at). */
+uint32_t slot_count(void);
+
+/* Ends the call in slot index with status: response, bookkeeping, the next serialized call. */
+void call_finish(uint32_t index, int status);
+
+#endif

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process-wide store of call slots, in chunks that never move, and the handles that name a
+ * slot and its generation: a handle from an ended call finds a newer generation and is refused.
+ */
+#include "call_internal.h"
+
+#include <stdlib.h>
+
+static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(call_slot *) chunks[MAX_CHUNKS];
+static uint32_t slot_total;
+static uint32_t free_head = NO_SLOT;
+static uint32_t active_count;
+
+call_slot *slot_at(uint32_t index)
+{
+    call_slot *chunk = atomic_load(&chunks[index / SLOTS_PER_CHUNK]);
+    return chunk ? &chunk[index % SLOTS_PER_CHUNK] : NULL;
+}
+
+rpcd_call *slot_handle(uint32_t index, uint32_t generation)
+{
+    uintptr_t value =
+        ((uintptr_t)index + 1) | ((uintptr_t)(generation & GENERATION_MASK) << INDEX_BITS);
+    return (rpcd_call *)value;
+}
+
+call_slot *slot_lock_live(rpcd_call *call)
+{
+    uintptr_t value = (uintptr_t)call;
+    uintptr_t index_plus_one = value & INDEX_MASK;
+    if (index_plus_one == 0 || index_plus_one > (uintptr_t)MAX_CHUNKS * SLOTS_PER_CHUNK)
+        return NULL;
+    call_slot *slot = slot_at((uint32_t)(index_plus_one - 1));
+    if (!slot)
+        return NULL;
+    pthread_mutex_lock(&slot->lock);
+    if (!slot->active || (slot->generation & GENERATION_MASK) != (uint32_t)(value >> INDEX_BITS)) {
+        pthread_mutex_unlock(&slot->lock);
+        return NULL;
+    }
+    return slot;
+}
+
+int slot_acquire(uint32_t *out_index)
+{
+    int status = -1;
+    pthread_mutex_lock(&store_lock);
+    uint32_t index = free_head;
+    if (index != NO_SLOT) {
+        free_head = slot_at(index)->next_free;
+    } else {
+        if (slot_total >= (uint32_t)MAX_CHUNKS * SLOTS_PER_CHUNK || slot_total >= INDEX_MASK)
+            goto done;
+        if (slot_total % SLOTS_PER_CHUNK == 0) {
+            call_slot *chunk = calloc(SLOTS_PER_CHUNK, sizeof *chunk);
+            if (!chunk)
+                goto done;
+            for (int i = 0; i < SLOTS_PER_CHUNK; i++)
+                pthread_mutex_init(&chunk[i].lock, NULL);
+            atomic_store(&chunks[slot_total / SLOTS_PER_CHUNK], chunk);
+        }
+        index = slot_total++;
+    }
+    active_count++;
+    *out_index = index;
+    status = 0;
+done:
+    pthread_mutex_unlock(&store_lock);
+    return status;
+}
+
+static void trim(buffer *buf)
+{
+    if (buf->capacity > KEEP_BUFFER_BYTES)
+        buf_free(buf);
+    else
+        buf_clear(buf);
+}
+
+void slot_release(uint32_t index)
+{
+    call_slot *slot = slot_at(index);
+    trim(&slot->id);
+    trim(&slot->progress_token);
+    trim(&slot->params_copy);
+    trim(&slot->meta_copy);
+    trim(&slot->result);
+    trim(&slot->failure_message);
+    trim(&slot->failure_data);
+    trim(&slot->scratch);
+    trim(&slot->line);
+    pthread_mutex_lock(&store_lock);
+    slot->next_free = free_head;
+    free_head = index;
+    active_count--;
+    pthread_mutex_unlock(&store_lock);
+}
+
+uint32_t slot_count(void)
+{
+    pthread_mutex_lock(&store_lock);
+    uint32_t total = slot_total;
+    pthread_mutex_unlock(&store_lock);
+    return total;
+}
+
+void call_store_release(void)
+{
+    pthread_mutex_lock(&store_lock);
+    if (active_count == 0) {
+        for (uint32_t chunk = 0; chunk * SLOTS_PER_CHUNK < slot_total; chunk++) {
+            call_slot *slots = atomic_load(&chunks[chunk]);
+            for (int i = 0; i < SLOTS_PER_CHUNK; i++) {
+                call_slot *slot = &slots[i];
+                buf_free(&slot->id);
+                buf_free(&slot->progress_token);
+                buf_free(&slot->params_copy);
+                buf_free(&slot->meta_copy);
+                buf_free(&slot->result);
+                buf_free(&slot->failure_message);
+                buf_free(&slot->failure_data);
+                buf_free(&slot->scratch);
+                buf_free(&slot->line);
+                pthread_mutex_destroy(&slot->lock);
+            }
+            free(slots);
+            atomic_store(&chunks[chunk], NULL);
+        }
+        slot_total = 0;
+        free_head = NO_SLOT;
+    }
+    pthread_mutex_unlock(&store_lock);
+}
