@@ -310,7 +310,7 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
                                   NULL, 0);
     /* The items start together, in groups small enough that back-pressure still applies
      * between them (a held item counts in flight but waits for the group's end to run). */
-    enum { GROUP = 16 };
+    enum { GROUP = 64 };
     js_iter elements;
     js_span element;
     js_iter_init(&elements, value);
