@@ -308,8 +308,8 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
     if (call_batch_new(dispatch->calls, ticket, &batch) != 0)
         return call_respond_error(dispatch->calls, NULL, ticket, NULL, RPC_INTERNAL_ERROR, NULL,
                                   NULL, 0);
-    /* The items start together, in groups small enough that back-pressure still applies
-     * between them (a held item counts in flight but waits for the group's end to run). */
+    /* The items go to the pool in groups: one lock and one wake-up round per group. Held items
+     * count in flight, so a reader that must wait for room hands its group over first. */
     enum { GROUP = 64 };
     js_iter elements;
     js_span element;
