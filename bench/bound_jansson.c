@@ -5,7 +5,6 @@
  * and flushing as bound_line_echo, so the difference is the cost of the JSON work alone.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,51 +14,7 @@
 
 #include <jansson.h>
 
-#define READ_CHUNK (1024 * 1024)
-/* Output is written once this much is pending, even while more input waits. */
-#define FLUSH_BYTES (256 * 1024)
-
-typedef struct {
-    char *data;
-    size_t length;
-    size_t capacity;
-} buffer;
-
-static int reserve(buffer *buf, size_t more)
-{
-    if (buf->capacity - buf->length >= more)
-        return 0;
-    size_t capacity = buf->capacity ? buf->capacity : READ_CHUNK;
-    while (capacity - buf->length < more)
-        capacity *= 2;
-    char *data = realloc(buf->data, capacity);
-    if (!data)
-        return -1;
-    buf->data = data;
-    buf->capacity = capacity;
-    return 0;
-}
-
-static int write_all(const char *data, size_t length)
-{
-    while (length > 0) {
-        ssize_t wrote = write(STDOUT_FILENO, data, length);
-        if (wrote < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += wrote;
-        length -= (size_t)wrote;
-    }
-    return 0;
-}
-
-static bool input_waiting(void)
-{
-    struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
-    return poll(&pfd, 1, 0) > 0;
-}
+#include "bound_io.h"
 
 /* The response to one request object (new reference), or NULL for a notification. */
 static json_t *respond(json_t *request)
