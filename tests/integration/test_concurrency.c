@@ -210,6 +210,14 @@ static void assert_json(const json_t *actual, const char *expected)
     assert_true(equal);
 }
 
+/* Reads the next response (progress skipped) and checks it is JSON-equal to expected. */
+static void expect_response(session *s, const char *expected)
+{
+    json_t *response = next_response(s);
+    assert_json(response, expected);
+    json_decref(response);
+}
+
 /* The one response in responses whose id is the string id; fails when there is not exactly one. */
 static json_t *response_for(const json_t *responses, const char *id)
 {
@@ -357,9 +365,7 @@ static void test_mcp_cancel_sends_no_response(void **state)
     send_text(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
                  "\"params\":{\"requestId\":\"quiet\",\"reason\":\"user pressed stop\"}}\n"
                  "{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"method\":\"echo\",\"params\":[1]}\n");
-    json_t *response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"result\":[1]}");
-    json_decref(response);
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"result\":[1]}");
     finish(s);
 }
 
@@ -369,9 +375,7 @@ static void test_cancel_of_unknown_or_finished_id_is_ignored(void **state)
     session *s = *state;
     start(s, "workers = 2");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"done\",\"method\":\"echo\",\"params\":[1]}\n");
-    json_t *response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":\"done\",\"result\":[1]}");
-    json_decref(response);
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"done\",\"result\":[1]}");
     send_text(s,
               "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"done\"}}\n"
               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
@@ -380,9 +384,7 @@ static void test_cancel_of_unknown_or_finished_id_is_ignored(void **state)
               "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
               "\"params\":{\"requestId\":\"never-sent\"}}\n"
               "{\"jsonrpc\":\"2.0\",\"id\":\"next\",\"method\":\"echo\",\"params\":[2]}\n");
-    response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":\"next\",\"result\":[2]}");
-    json_decref(response);
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"next\",\"result\":[2]}");
     finish(s);
 }
 
@@ -437,9 +439,7 @@ static void test_cancel_of_queued_call_skips_handler(void **state)
     assert_string_equal(json_string_value(json_object_get(response, "id")), "queued-lsp");
     assert_error(response, -32800, "Request cancelled");
     json_decref(response);
-    response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":\"release\",\"result\":{\"held\":0}}");
-    json_decref(response);
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"release\",\"result\":{\"held\":0}}");
     finish(s);
 }
 
@@ -478,9 +478,7 @@ static void test_duplicate_id_in_flight(void **state)
     json_decref(responses);
 
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"echo\",\"params\":[\"again\"]}\n");
-    response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":[\"again\"]}");
-    json_decref(response);
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":[\"again\"]}");
 
     /* Two id-null calls in flight together: both run, both are answered. */
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"deferred.hold\"}\n"
@@ -571,12 +569,8 @@ static void test_fast_call_overtakes_slow_one(void **state)
     send_text(
         s, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"sleep\",\"params\":{\"ms\":2000}}\n"
            "{\"jsonrpc\":\"2.0\",\"id\":\"fast\",\"method\":\"echo\",\"params\":[\"quick\"]}\n");
-    json_t *response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":\"fast\",\"result\":[\"quick\"]}");
-    json_decref(response);
-    response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"result\":{\"slept_ms\":2000}}");
-    json_decref(response);
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"fast\",\"result\":[\"quick\"]}");
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"result\":{\"slept_ms\":2000}}");
     finish(s);
 }
 
@@ -749,10 +743,8 @@ static void test_deferred_complete_twice(void **state)
     session *s = *state;
     start(s, "workers = 2");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"deferred.twice\"}\n");
-    json_t *response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":1,"
-                          "\"result\":{\"first\":0,\"second\":-10,\"deferred\":-10}}");
-    json_decref(response);
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+                       "\"result\":{\"first\":0,\"second\":-10,\"deferred\":-10}}");
     finish(s);
 }
 
@@ -1011,9 +1003,7 @@ static void test_sigterm_grace_period_for_stuck_call(void **state)
     session *s = *state;
     start(s, "workers = 2\nshutdown_grace_ms = 300");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"early\",\"method\":\"echo\",\"params\":[1]}\n");
-    json_t *response = next_response(s);
-    assert_json(response, "{\"jsonrpc\":\"2.0\",\"id\":\"early\",\"result\":[1]}");
-    json_decref(response);
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"early\",\"result\":[1]}");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"stuck\",\"method\":\"deferred.hold\"}\n");
     barrier(s, 2, 2);
 
