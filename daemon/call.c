@@ -410,6 +410,16 @@ static void log_failure(const call_slot *slot, int status)
                 slot->is_request ? "" : " in a notification");
 }
 
+/* The text of a call's result: its own copy, its params (an echo's), or null. */
+static js_span result_text(const call_slot *slot)
+{
+    if (!slot->has_result)
+        return (js_span){"null", 4};
+    if (slot->result_is_params)
+        return (js_span){slot->params, slot->params_length};
+    return (js_span){slot->result.data, slot->result.length};
+}
+
 /*
  * The response of an MCP tools/call: a handler's failure is a tool error the model can read
  * (isError), not a JSON-RPC error; only a cancelled call is answered as one.
@@ -421,8 +431,8 @@ static void write_tool_result(call_slot *slot, int status, bool failed)
     buf_clear(result);
     int written;
     if (!failed) {
-        written = mcp_append_tool_result(result, slot->has_result ? slot->result.data : "null",
-                                         slot->has_result ? slot->result.length : 4);
+        js_span text = result_text(slot);
+        written = mcp_append_tool_result(result, text.start, text.length);
     } else {
         /* "Invalid params: need two numbers", or the plugin's own message for its own code. */
         bool recorded = slot->failure_status == status && status != RPCD_OK;
@@ -471,9 +481,8 @@ static void write_response(call_slot *slot, int status, bool silent)
         return;
     }
     if (!failed) {
-        call_respond_result(slot->context, slot->batch, slot->ticket, &id,
-                            slot->has_result ? slot->result.data : "null",
-                            slot->has_result ? slot->result.length : 4);
+        call_respond_result(slot->context, slot->batch, slot->ticket, &id, result_text(slot).start,
+                            result_text(slot).length);
         return;
     }
     buf_clear(&slot->line);
@@ -587,7 +596,7 @@ int call_start(call_context *context, const call_request *request)
     slot->is_request = request->id != NULL;
     slot->tracked = false;
     slot->token_state = TOKEN_UNKNOWN;
-    slot->has_result = slot->result_invalid = false;
+    slot->has_result = slot->result_is_params = slot->result_invalid = false;
     slot->failure_status = 0;
     slot->has_failure_message = slot->has_failure_data = false;
     slot->state = SLOT_QUEUED;

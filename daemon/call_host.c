@@ -29,9 +29,15 @@ static int host_call_result(rpcd_call *call, const char *json, size_t json_lengt
         slot->result_invalid = true;
         slot->has_result = false;
         status = RPCD_ERR_INVALID_ARGUMENT;
+    } else if (is_params) {
+        /* The params live in the slot until the call ends: the response takes them from there. */
+        slot->has_result = slot->result_is_params = true;
+        slot->result_invalid = false;
     } else {
         buf_clear(&slot->result);
+        slot->result_is_params = false;
         if (buf_append(&slot->result, json, json_length) != 0) {
+            slot->has_result = false;
             status = RPCD_ERR_NO_MEMORY;
         } else {
             slot->has_result = true;

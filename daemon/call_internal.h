@@ -66,6 +66,7 @@ typedef struct call_slot {
     size_t params_length;
 
     bool has_result;
+    bool result_is_params; /* the result is the params, as an echo's is: no copy was made */
     buffer result;
     bool result_invalid; /* call_result got text that is not JSON */
     int failure_status;  /* what call_fail/call_fail_code recorded, 0 when nothing */
