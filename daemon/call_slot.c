@@ -6,10 +6,17 @@
 #include "call_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(call_slot *) chunks[MAX_CHUNKS];
-static uint32_t slot_total;
+/*
+ * Slots handed out so far; only these are initialized. A chunk's slots are set up one by one as
+ * they are first needed, not all when the chunk is allocated: touching a whole chunk (256 slots,
+ * about 100 KiB) faulted in every page of it and cost the first request about 0.4 ms.
+ * Written under store_lock, read without it: stored once the new slot is ready.
+ */
+static _Atomic uint32_t slot_total;
 static uint32_t free_head = NO_SLOT;
 static uint32_t active_count;
 
@@ -30,11 +37,9 @@ call_slot *slot_lock_live(rpcd_call *call)
 {
     uintptr_t value = (uintptr_t)call;
     uintptr_t index_plus_one = value & INDEX_MASK;
-    if (index_plus_one == 0 || index_plus_one > (uintptr_t)MAX_CHUNKS * SLOTS_PER_CHUNK)
+    if (index_plus_one == 0 || index_plus_one > atomic_load(&slot_total))
         return NULL;
     call_slot *slot = slot_at((uint32_t)(index_plus_one - 1));
-    if (!slot)
-        return NULL;
     pthread_mutex_lock(&slot->lock);
     if (!slot->active || (slot->generation & GENERATION_MASK) != (uint32_t)(value >> INDEX_BITS)) {
         pthread_mutex_unlock(&slot->lock);
@@ -51,17 +56,20 @@ int slot_acquire(uint32_t *out_index)
     if (index != NO_SLOT) {
         free_head = slot_at(index)->next_free;
     } else {
-        if (slot_total >= (uint32_t)MAX_CHUNKS * SLOTS_PER_CHUNK || slot_total >= INDEX_MASK)
+        index = atomic_load(&slot_total);
+        if (index >= (uint32_t)MAX_CHUNKS * SLOTS_PER_CHUNK || index >= INDEX_MASK)
             goto done;
-        if (slot_total % SLOTS_PER_CHUNK == 0) {
-            call_slot *chunk = calloc(SLOTS_PER_CHUNK, sizeof *chunk);
+        if (index % SLOTS_PER_CHUNK == 0) {
+            /* Not calloc: it would clear, and so fault in, the whole chunk at once. */
+            call_slot *chunk = malloc(SLOTS_PER_CHUNK * sizeof *chunk);
             if (!chunk)
                 goto done;
-            for (int i = 0; i < SLOTS_PER_CHUNK; i++)
-                pthread_mutex_init(&chunk[i].lock, NULL);
-            atomic_store(&chunks[slot_total / SLOTS_PER_CHUNK], chunk);
+            atomic_store(&chunks[index / SLOTS_PER_CHUNK], chunk);
         }
-        index = slot_total++;
+        call_slot *slot = slot_at(index);
+        memset(slot, 0, sizeof *slot);
+        pthread_mutex_init(&slot->lock, NULL);
+        atomic_store(&slot_total, index + 1);
     }
     active_count++;
     *out_index = index;
@@ -100,19 +108,17 @@ void slot_release(uint32_t index)
 
 uint32_t slot_count(void)
 {
-    pthread_mutex_lock(&store_lock);
-    uint32_t total = slot_total;
-    pthread_mutex_unlock(&store_lock);
-    return total;
+    return atomic_load(&slot_total);
 }
 
 void call_store_release(void)
 {
     pthread_mutex_lock(&store_lock);
     if (active_count == 0) {
-        for (uint32_t chunk = 0; chunk * SLOTS_PER_CHUNK < slot_total; chunk++) {
+        uint32_t total = atomic_load(&slot_total);
+        for (uint32_t chunk = 0; chunk * SLOTS_PER_CHUNK < total; chunk++) {
             call_slot *slots = atomic_load(&chunks[chunk]);
-            for (int i = 0; i < SLOTS_PER_CHUNK; i++) {
+            for (uint32_t i = 0; i < SLOTS_PER_CHUNK && chunk * SLOTS_PER_CHUNK + i < total; i++) {
                 call_slot *slot = &slots[i];
                 buf_free(&slot->id);
                 buf_free(&slot->progress_token);
@@ -128,7 +134,7 @@ void call_store_release(void)
             free(slots);
             atomic_store(&chunks[chunk], NULL);
         }
-        slot_total = 0;
+        atomic_store(&slot_total, 0);
         free_head = NO_SLOT;
     }
     pthread_mutex_unlock(&store_lock);
