@@ -528,11 +528,15 @@ void call_finish(uint32_t index, int status)
     }
     write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
 
+    if (slot->batch)
+        call_batch_release(slot->batch);
+    const reg_method *method = slot->method;
+    slot_release(index);
+
     call_slot *next = NULL;
     pthread_mutex_lock(&context->lock);
-    if (slot->method->flags & RPCD_METHOD_SERIALIZED &&
-        slot->method->index < context->serial_count) {
-        serial_queue *queue = &context->serial[slot->method->index];
+    if (method->flags & RPCD_METHOD_SERIALIZED && method->index < context->serial_count) {
+        serial_queue *queue = &context->serial[method->index];
         if (queue->head != NO_SLOT && queue->busy) {
             next = slot_at(queue->head);
             queue->head = next->serial_next;
@@ -542,13 +546,12 @@ void call_finish(uint32_t index, int status)
             queue->busy = false;
         }
     }
+    /* The last touch of the context: once nothing is in flight, its owner may free it and the
+     * output while this thread (a worker, or a plugin's own after call_complete) goes on. A next
+     * call is itself in flight. */
     context->in_flight--;
     pthread_cond_broadcast(&context->changed);
     pthread_mutex_unlock(&context->lock);
-
-    if (slot->batch)
-        call_batch_release(slot->batch);
-    slot_release(index);
     if (next)
         dispatch_slot(next);
 }
