@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <libgen.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +324,19 @@ static int finish(parse_state *state, const char *file_name, char *error, size_t
     return 0;
 }
 
+/*
+ * The cores this process may run on: those of its CPU affinity (taskset, cpusets), which is what
+ * bounds the workers that can run at once, and one system call where sysconf reads /sys.
+ */
+static size_t usable_cores(void)
+{
+    cpu_set_t cores;
+    if (sched_getaffinity(0, sizeof cores, &cores) == 0 && CPU_COUNT(&cores) > 0)
+        return (size_t)CPU_COUNT(&cores);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (size_t)online : 1;
+}
+
 static int load(const char *text, const char *file_name, rpcd_config **out, char *error,
                 size_t error_size)
 {
@@ -338,8 +352,8 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     config->max_in_flight = CFG_DEFAULT_MAX_IN_FLIGHT;
     config->shutdown_grace_ms = CFG_DEFAULT_SHUTDOWN_GRACE_MS;
     /* As many workers as cores, and at least two, so that one slow call never blocks all. */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    config->workers = cores > 2 ? (size_t)cores : 2;
+    size_t cores = usable_cores();
+    config->workers = cores > 2 ? cores : 2;
     config->path = strdup(file_name);
     parse_state state = {.config = config, .next = text};
 

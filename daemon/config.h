@@ -29,7 +29,7 @@ typedef struct rpcd_config {
     size_t max_line_bytes;    /* longest request line (default 32 MiB) */
     size_t max_depth;         /* deepest JSON nesting (default 512) */
     size_t max_batch;         /* most items in one batch (default 1000) */
-    size_t workers;           /* handler threads (default: online CPUs, at least 2) */
+    size_t workers;           /* handler threads (default: cores it may run on, at least 2) */
     size_t max_in_flight;     /* calls queued or running before reading pauses (default 1024) */
     size_t shutdown_grace_ms; /* how long calls may finish after SIGTERM (default 3000) */
     char *plugin_dir;         /* owned: where relative plugin paths start (default: the

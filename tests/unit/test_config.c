@@ -9,6 +9,7 @@
 #include "log.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,6 +101,34 @@ static void test_defaults(void **state)
         cfg_free(config);
     }
     cfg_free(NULL);
+}
+
+/*
+ * The default workers follow the CPU affinity, not the cores online: pinned to one core, rpcd
+ * starts the minimum of two; unpinned, one per core it may use.
+ */
+static void test_default_workers_follow_affinity(void **state)
+{
+    (void)state;
+    cpu_set_t original;
+    assert_int_equal(sched_getaffinity(0, sizeof original, &original), 0);
+    rpcd_config *config = load_ok("");
+    size_t expected = CPU_COUNT(&original) > 2 ? (size_t)CPU_COUNT(&original) : 2;
+    assert_int_equal(config->workers, expected);
+    cfg_free(config);
+
+    int first = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE && first < 0; cpu++)
+        if (CPU_ISSET(cpu, &original))
+            first = cpu;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    config = load_ok("");
+    assert_int_equal(sched_setaffinity(0, sizeof original, &original), 0);
+    assert_int_equal(config->workers, 2);
+    cfg_free(config);
 }
 
 static void test_log_level(void **state)
@@ -548,6 +577,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_default_workers_follow_affinity),
         cmocka_unit_test(test_log_level),
         cmocka_unit_test(test_max_line_bytes),
         cmocka_unit_test(test_max_depth),
