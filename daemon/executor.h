@@ -16,10 +16,16 @@ struct exec_job {
 
 typedef struct executor executor;
 
-/* Starts workers threads (at least 1). Returns 0 and *out (new), or -1. */
+/*
+ * Makes a pool of at most workers threads (at least 1). One starts now; another starts, on the
+ * submitting thread, whenever a submit leaves more jobs waiting than free workers: a server that
+ * never has two calls at once never pays for a second thread. When a thread cannot be started,
+ * the pool logs a warning and works with those it has. Returns 0 and *out (new), or -1 when not
+ * even the first could be started.
+ */
 int exec_new(size_t workers, executor **out);
 
-/* Queues job (borrowed until its run starts). Thread-safe. */
+/* Queues job (borrowed until its run starts); may start a worker (see exec_new). Thread-safe. */
 void exec_submit(executor *pool, exec_job *job);
 
 /*
@@ -31,7 +37,7 @@ void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t c
 /* Runs every job already queued, then stops and joins the workers, and frees the pool. */
 void exec_free(executor *pool);
 
-/* The number of worker threads. */
-size_t exec_workers(const executor *pool);
+/* The number of worker threads started so far. Thread-safe. */
+size_t exec_workers(executor *pool);
 
 #endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the worker pool: workers start as jobs wait, up to the number asked for, and no
+ * sooner; jobs run in submission order on one worker; freeing runs what is queued.
+ */
+#include "executor.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+enum { WAIT_SECONDS = 10 };
+
+/* Jobs that wait until `expected` of them are inside run at the same time. */
+typedef struct meeting {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    size_t arrived;
+    size_t expected;
+    size_t met; /* jobs that saw everyone arrive before the deadline */
+} meeting;
+
+typedef struct meet_job {
+    exec_job job;
+    meeting *meeting;
+} meet_job;
+
+static void meet(exec_job *job)
+{
+    meeting *m = ((meet_job *)job)->meeting;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += WAIT_SECONDS;
+    pthread_mutex_lock(&m->lock);
+    m->arrived++;
+    pthread_cond_broadcast(&m->changed);
+    int status = 0;
+    while (m->arrived < m->expected && status != ETIMEDOUT)
+        status = pthread_cond_timedwait(&m->changed, &m->lock, &deadline);
+    if (m->arrived >= m->expected)
+        m->met++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void test_every_worker_runs_at_once(void **state)
+{
+    (void)state;
+    enum { WORKERS = 4 };
+    meeting m = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, WORKERS, 0};
+    meet_job jobs[WORKERS];
+    executor *pool = NULL;
+    assert_int_equal(exec_new(WORKERS, &pool), 0);
+    for (size_t i = 0; i < WORKERS; i++) {
+        jobs[i] = (meet_job){{meet, NULL}, &m};
+        exec_submit(pool, &jobs[i].job);
+    }
+    exec_free(pool);
+    assert_int_equal(m.met, WORKERS);
+}
+
+static void test_chain_meets_too(void **state)
+{
+    (void)state;
+    enum { WORKERS = 3 };
+    meeting m = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, WORKERS, 0};
+    meet_job jobs[WORKERS];
+    for (size_t i = 0; i < WORKERS; i++)
+        jobs[i] = (meet_job){{meet, i + 1 < WORKERS ? &jobs[i + 1].job : NULL}, &m};
+    executor *pool = NULL;
+    assert_int_equal(exec_new(WORKERS, &pool), 0);
+    exec_submit_chain(pool, &jobs[0].job, &jobs[WORKERS - 1].job, WORKERS);
+    exec_free(pool);
+    assert_int_equal(m.met, WORKERS);
+}
+
+/* Records the order jobs ran in. */
+typedef struct order_job {
+    exec_job job;
+    size_t number;
+    size_t *log;
+    size_t *logged;
+} order_job;
+
+static void record(exec_job *job)
+{
+    order_job *o = (order_job *)job;
+    o->log[(*o->logged)++] = o->number;
+}
+
+static void test_one_worker_runs_in_order_and_free_drains(void **state)
+{
+    (void)state;
+    enum { JOBS = 1000 };
+    static order_job jobs[JOBS];
+    static size_t log[JOBS];
+    size_t logged = 0;
+    executor *pool = NULL;
+    assert_int_equal(exec_new(1, &pool), 0);
+    for (size_t i = 0; i < JOBS; i++) {
+        jobs[i] = (order_job){{record, NULL}, i, log, &logged};
+        exec_submit(pool, &jobs[i].job);
+    }
+    exec_free(pool); /* returns once every queued job has run */
+    assert_int_equal(logged, JOBS);
+    for (size_t i = 0; i < JOBS; i++)
+        assert_int_equal(log[i], i);
+}
+
+static void test_zero_workers_means_one_and_count_reaches_wanted(void **state)
+{
+    (void)state;
+    executor *pool = NULL;
+    assert_int_equal(exec_new(0, &pool), 0);
+    assert_int_equal(exec_workers(pool), 1);
+    exec_free(pool);
+
+    enum { WORKERS = 5 };
+    meeting m = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, WORKERS, 0};
+    meet_job jobs[WORKERS];
+    assert_int_equal(exec_new(WORKERS, &pool), 0);
+    for (size_t i = 0; i < WORKERS; i++) {
+        jobs[i] = (meet_job){{meet, NULL}, &m};
+        exec_submit(pool, &jobs[i].job);
+    }
+    /* Once all have met, every worker has started. */
+    pthread_mutex_lock(&m.lock);
+    while (m.arrived < WORKERS)
+        pthread_cond_wait(&m.changed, &m.lock);
+    pthread_mutex_unlock(&m.lock);
+    assert_int_equal(exec_workers(pool), WORKERS);
+    exec_free(pool);
+    assert_int_equal(m.met, WORKERS);
+}
+
+/* A job that says when it is done. */
+typedef struct done_job {
+    exec_job job;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool done;
+} done_job;
+
+static void mark_done(exec_job *job)
+{
+    done_job *d = (done_job *)job;
+    pthread_mutex_lock(&d->lock);
+    d->done = true;
+    pthread_cond_signal(&d->changed);
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* A pool starts one worker; a lone job, with that worker free, starts no other. */
+static void test_workers_start_only_when_jobs_wait(void **state)
+{
+    (void)state;
+    executor *pool = NULL;
+    assert_int_equal(exec_new(4, &pool), 0);
+    assert_int_equal(exec_workers(pool), 1);
+    done_job d = {{mark_done, NULL}, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+    exec_submit(pool, &d.job);
+    pthread_mutex_lock(&d.lock);
+    while (!d.done)
+        pthread_cond_wait(&d.changed, &d.lock);
+    pthread_mutex_unlock(&d.lock);
+    assert_int_equal(exec_workers(pool), 1);
+    exec_free(pool);
+}
+
+/* Freed at once, and freed while a submit may be starting a worker: nothing hangs or leaks. */
+static void test_free_right_after_new(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 50; round++) {
+        executor *pool = NULL;
+        assert_int_equal(exec_new(4, &pool), 0);
+        exec_free(pool);
+    }
+    exec_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_worker_runs_at_once),
+        cmocka_unit_test(test_chain_meets_too),
+        cmocka_unit_test(test_one_worker_runs_in_order_and_free_drains),
+        cmocka_unit_test(test_zero_workers_means_one_and_count_reaches_wanted),
+        cmocka_unit_test(test_workers_start_only_when_jobs_wait),
+        cmocka_unit_test(test_free_right_after_new),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
