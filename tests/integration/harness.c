@@ -479,8 +479,13 @@ int harness_run(const char *const argv[], const char *input, size_t input_length
         return HARNESS_ERROR;
     }
     int status = HARNESS_OK;
-    if (input && input_length > 0)
+    if (input && input_length > 0) {
         status = harness_write(process, input, input_length, timeout_ms);
+        /* A program may end without reading its input (rpcd refusing its config does): that is
+         * an outcome for the test to check through the exit status, not a failed run. */
+        if (status == HARNESS_ERROR && errno == EPIPE)
+            status = HARNESS_OK;
+    }
     harness_close_stdin(process);
     if (status == HARNESS_OK)
         status = harness_read_all(process, (int)(deadline - now_ms()), &out->out, &out->out_length);

@@ -127,7 +127,8 @@ const char *harness_exit_describe(const harness_exit *status);
 
 /*
  * Runs argv to completion: writes input (may be NULL), closes stdin, reads stdout and stderr to
- * EOF and waits for the exit, all within timeout_ms.
+ * EOF and waits for the exit, all within timeout_ms. A program that ends before it has read all
+ * of its input is not an error: what it wrote and its exit status are the result.
  */
 typedef struct harness_run_result {
     char *out; /* owned: all of stdout, NUL-terminated (NULL when it timed out) */
