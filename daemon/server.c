@@ -26,6 +26,9 @@ struct server {
     call_context *calls;
     int wake[2]; /* a byte in wake[1] makes srv_read_fd return */
     atomic_bool stopping;
+    /* Set before the reader is woken: the output marks itself failed only once the write
+     * returns, and a reader woken before that went back to waiting for input for good. */
+    atomic_bool write_failed;
 };
 
 static void wake_reader(server *srv)
@@ -40,8 +43,10 @@ static int write_through(void *sink, const char *data, size_t length)
 {
     server *srv = sink;
     int status = srv->write(srv->sink, data, length);
-    if (status != 0)
+    if (status != 0) {
+        atomic_store(&srv->write_failed, true);
         wake_reader(srv);
+    }
     return status;
 }
 
@@ -110,7 +115,8 @@ ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
         {.fd = input->srv->wake[0], .events = POLLIN},
     };
     for (;;) {
-        if (atomic_load(&input->srv->stopping) || out_failed(input->srv->out)) {
+        if (atomic_load(&input->srv->stopping) || atomic_load(&input->srv->write_failed) ||
+            out_failed(input->srv->out)) {
             errno = ECANCELED;
             return -1;
         }
