@@ -95,7 +95,7 @@ struct call_context {
 
     pthread_mutex_t lock;   /* guards what follows */
     pthread_cond_t changed; /* a call ended, or waits were interrupted */
-    size_t in_flight;
+    atomic_size_t in_flight;
     atomic_bool interrupted;
     uint32_t *id_buckets;   /* slot indices by id hash; NO_SLOT when empty */
     size_t id_bucket_count; /* a power of two */
