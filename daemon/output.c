@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Mutex-guarded pending buffer in front of a write function.
+ * Mutex-guarded pending buffer in front of a write function. The write itself runs outside that
+ * mutex, one writer at a time: lines finished meanwhile pile up and leave in the writer's next
+ * write instead of each waiting for the lock and making a system call of its own.
  */
 #include "output.h"
 
@@ -22,12 +24,17 @@ typedef struct parked_line {
 } parked_line;
 
 struct output {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* guards everything below but writing */
     out_write_fn write;
     void *sink;
     buffer pending;
     bool reader_idle;
     atomic_bool failed;
+
+    /* Held by the one thread writing; taken before lock, or tried while holding it. */
+    pthread_mutex_t write_lock;
+    buffer writing;    /* the write_lock holder's: what it is writing */
+    bool flush_wanted; /* someone wanted pending out while a write went on */
 
     bool ordered;
     uint64_t next_ticket;   /* the next one handed out; tickets start at 1 */
@@ -61,13 +68,60 @@ int out_new(out_write_fn write, void *sink, output **out)
         free(o);
         return -1;
     }
+    if (pthread_mutex_init(&o->write_lock, NULL) != 0) {
+        pthread_mutex_destroy(&o->lock);
+        free(o);
+        return -1;
+    }
     o->write = write;
     o->sink = sink;
     *out = o;
     return 0;
 }
 
-/* Called with the lock held. */
+/*
+ * Writes pending out, and whatever is added meanwhile that someone wanted flushed. Called with
+ * both locks held; returns with lock held and write_lock released.
+ */
+static int write_out_locked(output *out)
+{
+    int status = 0;
+    for (;;) {
+        out->flush_wanted = false;
+        if (atomic_load(&out->failed)) {
+            buf_clear(&out->pending);
+            status = -1;
+            break;
+        }
+        if (out->pending.length == 0)
+            break;
+        buffer swap = out->writing;
+        out->writing = out->pending;
+        out->pending = swap;
+        pthread_mutex_unlock(&out->lock);
+        int written = out->write(out->sink, out->writing.data, out->writing.length);
+        buf_clear(&out->writing);
+        /* A burst of large lines must not pin its peak memory for the rest of the run. */
+        if (out->writing.capacity > 4 * FLUSH_THRESHOLD)
+            buf_free(&out->writing);
+        pthread_mutex_lock(&out->lock);
+        if (written != 0) {
+            atomic_store(&out->failed, true);
+            buf_clear(&out->pending);
+            status = -1;
+            break;
+        }
+        if (!out->flush_wanted)
+            break;
+    }
+    pthread_mutex_unlock(&out->write_lock);
+    return status;
+}
+
+/*
+ * Flushes without waiting for another writer: when one is writing, it takes pending along
+ * before it lets go. Called with the lock held, which it keeps.
+ */
 static int flush_locked(output *out)
 {
     if (atomic_load(&out->failed)) {
@@ -76,29 +130,24 @@ static int flush_locked(output *out)
     }
     if (out->pending.length == 0)
         return 0;
-    int status = out->write(out->sink, out->pending.data, out->pending.length);
-    buf_clear(&out->pending);
-    if (status != 0) {
-        atomic_store(&out->failed, true);
-        return -1;
+    if (pthread_mutex_trylock(&out->write_lock) != 0) {
+        out->flush_wanted = true;
+        return 0;
     }
-    /* A burst of large lines must not pin its peak memory for the rest of the run. */
-    if (out->pending.capacity > 4 * FLUSH_THRESHOLD)
-        buf_free(&out->pending);
-    return 0;
+    return write_out_locked(out);
 }
 
 void out_free(output *out)
 {
     if (!out)
         return;
-    pthread_mutex_lock(&out->lock);
-    flush_locked(out);
-    pthread_mutex_unlock(&out->lock);
+    out_flush(out);
     for (size_t i = 0; i < out->parked_capacity; i++)
         buf_free(&out->parked[i].line);
     free(out->parked);
     buf_free(&out->pending);
+    buf_free(&out->writing);
+    pthread_mutex_destroy(&out->write_lock);
     pthread_mutex_destroy(&out->lock);
     free(out);
 }
@@ -235,8 +284,10 @@ void out_ticket_drop(output *out, uint64_t ticket)
 
 int out_flush(output *out)
 {
+    /* Waits for a writer at work: when this returns, everything written before is out. */
+    pthread_mutex_lock(&out->write_lock);
     pthread_mutex_lock(&out->lock);
-    int status = flush_locked(out);
+    int status = write_out_locked(out);
     pthread_mutex_unlock(&out->lock);
     return status;
 }
