@@ -23,6 +23,9 @@
 
 static void run_job(exec_job *job);
 
+/* The most calls a group holds back before it hands them over. */
+enum { GROUP_MOST = 64 };
+
 int call_context_new(const call_settings *settings, call_context **out)
 {
     call_context *context = calloc(1, sizeof *context);
@@ -135,12 +138,7 @@ int call_wait_for_room(call_context *context)
         return atomic_load(&context->interrupted) ? -1 : 0;
 
     /* Held calls of a group count in flight: they must run, or nothing would ever end. */
-    if (context->group_count > 0) {
-        exec_submit_chain(context->pool, context->group_first, context->group_last,
-                          context->group_count);
-        context->group_first = context->group_last = NULL;
-        context->group_count = 0;
-    }
+    call_submit_group(context);
 
     /* The reader stops reading: what is written meanwhile must go out at once. */
     log_message(LOG_DEBUG, "%zu calls in flight (max_in_flight): reading paused",
@@ -663,13 +661,14 @@ int call_start(call_context *context, const call_request *request)
     pthread_mutex_unlock(&slot->lock);
     if (slot->batch)
         batch_hold(slot->batch);
-    if (run_now && context->grouping && context->pool) {
+    if (run_now && context->grouping > 0 && context->pool) {
         if (context->group_last)
             context->group_last->next = &slot->job;
         else
             context->group_first = &slot->job;
         context->group_last = &slot->job;
-        context->group_count++;
+        if (++context->group_count == GROUP_MOST)
+            call_submit_group(context);
     } else if (run_now) {
         dispatch_slot(slot);
     }
@@ -678,15 +677,21 @@ int call_start(call_context *context, const call_request *request)
 
 void call_begin_group(call_context *context)
 {
-    context->grouping = true;
+    context->grouping++;
 }
 
 void call_end_group(call_context *context)
 {
-    context->grouping = false;
-    if (context->group_count > 0)
-        exec_submit_chain(context->pool, context->group_first, context->group_last,
-                          context->group_count);
+    if (--context->grouping == 0)
+        call_submit_group(context);
+}
+
+void call_submit_group(call_context *context)
+{
+    if (context->group_count == 0)
+        return;
+    exec_submit_chain(context->pool, context->group_first, context->group_last,
+                      context->group_count);
     context->group_first = context->group_last = NULL;
     context->group_count = 0;
 }

@@ -82,11 +82,14 @@ int call_start(call_context *context, const call_request *request);
 
 /*
  * Between these two, calls started on this thread are held back and then handed to the workers
- * all at once: one lock and one wake-up round for a whole batch instead of one per item. Only
- * for the reading thread; not nested.
+ * together (64 at most, or when call_submit_group says): one lock and one wake-up round for many
+ * calls instead of one each. Only for the reading thread; pairs may nest, the outermost end
+ * hands over what is held.
  */
 void call_begin_group(call_context *context);
 void call_end_group(call_context *context);
+/* Hands over the calls held so far and keeps grouping: the reader is about to wait. */
+void call_submit_group(call_context *context);
 
 /*
  * Blocks while max_in_flight calls are queued or running, until one ends or

@@ -104,7 +104,7 @@ struct call_context {
     size_t serial_count;
 
     /* The reading thread's group of calls not handed to the workers yet (call_begin_group). */
-    bool grouping;
+    int grouping; /* call_begin_group depth */
     exec_job *group_first;
     exec_job *group_last;
     size_t group_count;

@@ -310,21 +310,18 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
                                   NULL, 0);
     /* The items go to the pool in groups: one lock and one wake-up round per group. Held items
      * count in flight, so a reader that must wait for room hands its group over first. */
-    enum { GROUP = 64 };
     js_iter elements;
     js_span element;
     js_iter_init(&elements, value);
+    call_begin_group(dispatch->calls);
     for (size_t i = 0; i < count; i++) {
-        if (i % GROUP == 0)
-            call_begin_group(dispatch->calls);
         if (count <= index.capacity)
             element = children[i].value;
         else
             js_iter_next(&elements, NULL, &element);
         handle_message(dispatch, element, NULL, batch);
-        if (i % GROUP == GROUP - 1 || i + 1 == count)
-            call_end_group(dispatch->calls);
     }
+    call_end_group(dispatch->calls);
     call_batch_release(batch);
     return out_failed(dispatch->out) ? -1 : 0;
 }

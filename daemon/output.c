@@ -36,7 +36,7 @@ struct output {
     buffer writing;    /* the write_lock holder's: what it is writing */
     bool flush_wanted; /* someone wanted pending out while a write went on */
 
-    bool ordered;
+    atomic_bool ordered;
     uint64_t next_ticket;   /* the next one handed out; tickets start at 1 */
     uint64_t next_to_write; /* the oldest ticket not yet written or dropped */
     parked_line *parked;    /* ring indexed by ticket % parked_capacity */
@@ -217,6 +217,9 @@ static int grow_parked(output *out)
 
 uint64_t out_ticket_take(output *out)
 {
+    /* Set before serving starts: unordered output, the common case, needs no lock here. */
+    if (!atomic_load(&out->ordered))
+        return 0;
     pthread_mutex_lock(&out->lock);
     uint64_t ticket = 0;
     if (out->ordered &&

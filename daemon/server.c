@@ -50,9 +50,18 @@ static int write_through(void *sink, const char *data, size_t length)
     return status;
 }
 
+enum { LONG_LINE_BYTES = 64 * 1024 };
+
+/*
+ * The reader is about to read (and maybe wait): calls it held back go to the workers, and what
+ * is written from now on goes out at once.
+ */
 static void reader_idle(void *context, bool idle)
 {
-    out_set_reader_idle(context, idle);
+    server *srv = context;
+    if (idle)
+        call_submit_group(srv->calls);
+    out_set_reader_idle(srv->out, idle);
 }
 
 int srv_new(const registry *methods, const srv_options *options, out_write_fn write, void *sink,
@@ -142,7 +151,9 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     line_reader *reader = NULL;
     if (lr_new(read, source, srv->options.max_line_bytes, &reader) != 0)
         return SRV_NO_MEMORY;
-    lr_set_idle_hook(reader, reader_idle, srv->out);
+    lr_set_idle_hook(reader, reader_idle, srv);
+    /* Calls started from one read are handed to the workers together (see reader_idle). */
+    call_begin_group(srv->calls);
 
     dispatcher dispatch = {
         .methods = srv->methods,
@@ -158,6 +169,9 @@ int srv_run(server *srv, lr_read_fn read, void *source)
         size_t length;
         int status = lr_next(reader, &line, &length);
         if (status == LR_LINE) {
+            /* Scanning a long line takes a while: calls held back must not wait for it. */
+            if (length >= LONG_LINE_BYTES)
+                call_submit_group(srv->calls);
             disp_line(&dispatch, line, length);
         } else if (status == LR_TOO_LONG) {
             disp_line_too_long(&dispatch, length, srv->options.max_line_bytes);
@@ -175,6 +189,7 @@ int srv_run(server *srv, lr_read_fn read, void *source)
             break;
         }
     }
+    call_end_group(srv->calls);
     lr_free(reader);
     /* From here on nothing is read: whatever is still in flight, a flush must not wait. */
     out_set_reader_idle(srv->out, true);
