@@ -119,8 +119,11 @@ static int write_out_locked(output *out)
 }
 
 /*
- * Flushes without waiting for another writer: when one is writing, it takes pending along
- * before it lets go. Called with the lock held, which it keeps.
+ * Flushes. While another thread writes, a little pending output is left for it to take along
+ * before it lets go; more than FLUSH_THRESHOLD waits for it and is written here. Waiting is the
+ * back-pressure: the calls whose lines wait stay in flight, reading stops at max_in_flight, and
+ * memory stays bounded (without it, 1 MB echoes piled up 55 MB behind a slow client). Called
+ * with the lock held; returns with it held, but may have let go of it meanwhile.
  */
 static int flush_locked(output *out)
 {
@@ -131,8 +134,13 @@ static int flush_locked(output *out)
     if (out->pending.length == 0)
         return 0;
     if (pthread_mutex_trylock(&out->write_lock) != 0) {
-        out->flush_wanted = true;
-        return 0;
+        if (out->pending.length < FLUSH_THRESHOLD) {
+            out->flush_wanted = true;
+            return 0;
+        }
+        pthread_mutex_unlock(&out->lock); /* the lock order is write_lock, then lock */
+        pthread_mutex_lock(&out->write_lock);
+        pthread_mutex_lock(&out->lock);
     }
     return write_out_locked(out);
 }

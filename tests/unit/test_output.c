@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -325,13 +327,108 @@ static void test_threads_lines_whole(void **state)
     buf_free(&s.written);
 }
 
+/* A write function that blocks until released, so that output backs up behind it. */
+typedef struct slow_sink {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool released;
+    bool writing; /* a write has begun */
+    size_t bytes;
+} slow_sink;
+
+static int slow_write(void *context, const char *data, size_t length)
+{
+    (void)data;
+    slow_sink *s = context;
+    pthread_mutex_lock(&s->lock);
+    s->writing = true;
+    pthread_cond_broadcast(&s->changed);
+    while (!s->released)
+        pthread_cond_wait(&s->changed, &s->lock);
+    s->bytes += length;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+typedef struct appender {
+    output *out;
+    atomic_size_t lines_written;
+} appender;
+
+enum { BACKED_UP_LINES = 200, BACKED_UP_LINE_BYTES = 4096 };
+
+static void *append_many(void *argument)
+{
+    appender *a = argument;
+    static char text[BACKED_UP_LINE_BYTES];
+    memset(text, 'x', sizeof text);
+    for (int i = 0; i < BACKED_UP_LINES; i++) {
+        struct iovec part = {text, sizeof text - 1};
+        out_write_line(a->out, &part, 1);
+        atomic_fetch_add(&a->lines_written, 1);
+    }
+    return NULL;
+}
+
+static void *append_one(void *argument)
+{
+    appender *a = argument;
+    static char text[BACKED_UP_LINE_BYTES];
+    memset(text, 'y', sizeof text);
+    struct iovec part = {text, sizeof text - 1};
+    out_write_line(a->out, &part, 1);
+    atomic_fetch_add(&a->lines_written, 1);
+    return NULL;
+}
+
+/*
+ * While a write is blocked (a client that does not read), other threads add at most about
+ * FLUSH_THRESHOLD before they block too: their calls stay in flight, so reading stops at
+ * max_in_flight and memory stays bounded.
+ */
+static void test_backed_up_output_blocks_writers(void **state)
+{
+    (void)state;
+    slow_sink s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, 0};
+    output *out = NULL;
+    assert_int_equal(out_new(slow_write, &s, &out), 0);
+    out_set_reader_idle(out, true); /* every line is flushed at once */
+    /* One thread becomes the writer and blocks in the write; another then keeps adding. */
+    appender first = {out, 0};
+    pthread_t writer, thread;
+    assert_int_equal(pthread_create(&writer, NULL, append_one, &first), 0);
+    pthread_mutex_lock(&s.lock);
+    while (!s.writing)
+        pthread_cond_wait(&s.changed, &s.lock);
+    pthread_mutex_unlock(&s.lock);
+    appender a = {out, 0};
+    assert_int_equal(pthread_create(&thread, NULL, append_many, &a), 0);
+    usleep(200 * 1000); /* time to run ahead, if nothing held it back */
+    size_t ahead = atomic_load(&a.lines_written);
+    assert_true(ahead * BACKED_UP_LINE_BYTES <= FLUSH_THRESHOLD + 2 * BACKED_UP_LINE_BYTES);
+    pthread_mutex_lock(&s.lock);
+    s.released = true;
+    pthread_cond_broadcast(&s.changed);
+    pthread_mutex_unlock(&s.lock);
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    assert_int_equal(pthread_join(writer, NULL), 0);
+    assert_int_equal(out_flush(out), 0);
+    assert_int_equal(s.bytes, (size_t)(BACKED_UP_LINES + 1) * BACKED_UP_LINE_BYTES);
+    out_free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_line_from_parts), cmocka_unit_test(test_reader_idle),
-        cmocka_unit_test(test_free_flushes),    cmocka_unit_test(test_flush_threshold),
-        cmocka_unit_test(test_failed_write),    cmocka_unit_test(test_failed_flush),
-        cmocka_unit_test(test_write_fd),        cmocka_unit_test(test_threads_lines_whole),
+        cmocka_unit_test(test_line_from_parts),
+        cmocka_unit_test(test_reader_idle),
+        cmocka_unit_test(test_free_flushes),
+        cmocka_unit_test(test_flush_threshold),
+        cmocka_unit_test(test_failed_write),
+        cmocka_unit_test(test_failed_flush),
+        cmocka_unit_test(test_write_fd),
+        cmocka_unit_test(test_threads_lines_whole),
+        cmocka_unit_test(test_backed_up_output_blocks_writers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
