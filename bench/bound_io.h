@@ -59,4 +59,28 @@ static inline bool input_waiting(void)
     return poll(&pfd, 1, 0) > 0;
 }
 
+/*
+ * Appends the next read of stdin to in, first writing out what is pending when no input waits
+ * (the rule rpcd follows). Returns the bytes read, 0 at end of input, or -1.
+ */
+static inline ssize_t read_more(buffer *in, buffer *out)
+{
+    if (reserve(in, READ_CHUNK) < 0)
+        return -1;
+    if (out->length > 0 && !input_waiting()) {
+        if (write_all(out->data, out->length) < 0)
+            return -1;
+        out->length = 0;
+    }
+    for (;;) {
+        ssize_t got = read(STDIN_FILENO, in->data + in->length, in->capacity - in->length);
+        if (got >= 0) {
+            in->length += (size_t)got;
+            return got;
+        }
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
 #endif

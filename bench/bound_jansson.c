@@ -4,7 +4,6 @@
  * each line into a tree, build {"jsonrpc","id","result":params}, dump it compact. Same reading
  * and flushing as bound_line_echo, so the difference is the cost of the JSON work alone.
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -85,22 +84,11 @@ int main(void)
             scanned -= start;
             start = 0;
         }
-        if (reserve(&in, READ_CHUNK) < 0)
+        ssize_t got = read_more(&in, &out);
+        if (got < 0)
             goto done;
-        if (out.length > 0 && !input_waiting()) {
-            if (write_all(out.data, out.length) < 0)
-                goto done;
-            out.length = 0;
-        }
-        ssize_t got = read(STDIN_FILENO, in.data + in.length, in.capacity - in.length);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            goto done;
-        }
         if (got == 0)
             break;
-        in.length += (size_t)got;
         char *newline;
         while ((newline = memchr(in.data + scanned, '\n', in.length - scanned))) {
             size_t end = (size_t)(newline - in.data);

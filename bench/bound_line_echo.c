@@ -4,7 +4,6 @@
  * chunks, writes every complete line back unchanged (no JSON at all), and flushes only when
  * no more input is waiting, the same flushing rule as rpcd. A yardstick for bench/loadgen.
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,22 +21,11 @@ int main(void)
 
     signal(SIGPIPE, SIG_IGN);
     for (;;) {
-        if (reserve(&in, READ_CHUNK) < 0)
+        ssize_t got = read_more(&in, &out);
+        if (got < 0)
             goto done;
-        if (out.length > 0 && !input_waiting()) {
-            if (write_all(out.data, out.length) < 0)
-                goto done;
-            out.length = 0;
-        }
-        ssize_t got = read(STDIN_FILENO, in.data + in.length, in.capacity - in.length);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            goto done;
-        }
         if (got == 0)
             break;
-        in.length += (size_t)got;
         /* Everything up to the last newline is whole lines, echoed as they are. */
         char *last = NULL;
         for (char *p = in.data + scanned; (p = memchr(p, '\n', in.length - (size_t)(p - in.data)));
