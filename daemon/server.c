@@ -124,8 +124,8 @@ ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
         {.fd = input->srv->wake[0], .events = POLLIN},
     };
     for (;;) {
-        if (atomic_load(&input->srv->stopping) || atomic_load(&input->srv->write_failed) ||
-            out_failed(input->srv->out)) {
+        /* write_failed is set before the output marks itself failed: it is the one to check. */
+        if (atomic_load(&input->srv->stopping) || atomic_load(&input->srv->write_failed)) {
             errno = ECANCELED;
             return -1;
         }
