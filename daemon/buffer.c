@@ -4,6 +4,7 @@
  */
 #include "buffer.h"
 
+#include "block_store.h"
 #include "json_scan.h"
 
 #include <stdarg.h>
@@ -21,11 +22,26 @@ int buf_reserve(buffer *buf, size_t extra)
     size_t capacity = buf->capacity ? buf->capacity : 256;
     while (capacity - buf->length < extra)
         capacity *= 2;
-    char *data = realloc(buf->data, capacity);
-    if (!data)
+    /* Past BLOCK_MIN_BYTES the memory comes from the block store, and capacity says so. */
+    if (capacity < BLOCK_MIN_BYTES) {
+        char *data = realloc(buf->data, capacity);
+        if (!data)
+            return -1;
+        buf->data = data;
+        buf->capacity = capacity;
+        return 0;
+    }
+    if (buf->capacity >= BLOCK_MIN_BYTES)
+        return block_grow(&buf->data, &buf->capacity, buf->length, capacity);
+    char *block;
+    size_t block_capacity;
+    if (block_alloc(capacity, &block, &block_capacity) != 0)
         return -1;
-    buf->data = data;
-    buf->capacity = capacity;
+    if (buf->length > 0)
+        memcpy(block, buf->data, buf->length);
+    free(buf->data);
+    buf->data = block;
+    buf->capacity = block_capacity;
     return 0;
 }
 
@@ -127,7 +143,10 @@ void buf_clear(buffer *buf)
 
 void buf_free(buffer *buf)
 {
-    free(buf->data);
+    if (buf->capacity >= BLOCK_MIN_BYTES)
+        block_free(buf->data, buf->capacity);
+    else
+        free(buf->data);
     buf->data = NULL;
     buf->length = 0;
     buf->capacity = 0;

@@ -9,7 +9,8 @@
 #include <stddef.h>
 
 typedef struct buffer {
-    char *data; /* owned; NULL until the first append */
+    char *data; /* owned; NULL until the first append; from malloc while capacity is under
+                   BLOCK_MIN_BYTES, from the block store from then on */
     size_t length;
     size_t capacity;
 } buffer;

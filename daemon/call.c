@@ -34,6 +34,8 @@ int call_context_new(const call_settings *settings, call_context **out)
     context->out = settings->out;
     context->max_depth = settings->max_depth;
     context->max_in_flight = settings->max_in_flight ? settings->max_in_flight : 1;
+    context->max_in_flight_bytes =
+        settings->max_in_flight_bytes ? settings->max_in_flight_bytes : SIZE_MAX;
     pthread_mutex_init(&context->lock, NULL);
     pthread_cond_init(&context->changed, NULL);
     context->id_bucket_count = 64;
@@ -130,11 +132,16 @@ static void untrack_id(call_context *context, call_slot *slot)
     context->tracked_count--;
 }
 
+static bool has_room(call_context *context)
+{
+    return atomic_load(&context->in_flight) < context->max_in_flight;
+}
+
 int call_wait_for_room(call_context *context)
 {
     /* Changed under the lock, read here without it: this runs once per request, and taking the
      * lock the finishing workers take showed as contention in the throughput profile. */
-    if (atomic_load(&context->in_flight) < context->max_in_flight)
+    if (has_room(context))
         return atomic_load(&context->interrupted) ? -1 : 0;
 
     /* Held calls of a group count in flight: they must run, or nothing would ever end. */
@@ -145,11 +152,24 @@ int call_wait_for_room(call_context *context)
                 context->max_in_flight);
     out_set_reader_idle(context->out, true);
     pthread_mutex_lock(&context->lock);
-    while (context->in_flight >= context->max_in_flight && !atomic_load(&context->interrupted))
+    while (!has_room(context) && !atomic_load(&context->interrupted))
         pthread_cond_wait(&context->changed, &context->lock);
     pthread_mutex_unlock(&context->lock);
     out_set_reader_idle(context->out, false);
     return atomic_load(&context->interrupted) ? -1 : 0;
+}
+
+void call_wait_for_bytes(call_context *context)
+{
+    if (atomic_load(&context->in_flight_bytes) < context->max_in_flight_bytes)
+        return;
+    log_message(LOG_DEBUG, "calls in flight hold %zu bytes (max_in_flight_bytes): reading paused",
+                atomic_load(&context->in_flight_bytes));
+    pthread_mutex_lock(&context->lock);
+    while (context->in_flight_bytes >= context->max_in_flight_bytes &&
+           !atomic_load(&context->interrupted))
+        pthread_cond_wait(&context->changed, &context->lock);
+    pthread_mutex_unlock(&context->lock);
 }
 
 void call_interrupt_waits(call_context *context)
@@ -528,6 +548,7 @@ void call_finish(uint32_t index, int status)
     if (slot->batch)
         call_batch_release(slot->batch);
     const reg_method *method = slot->method;
+    size_t held_bytes = slot->held_bytes;
     slot_release(index);
 
     call_slot *next = NULL;
@@ -547,6 +568,7 @@ void call_finish(uint32_t index, int status)
      * output while this thread (a worker, or a plugin's own after call_complete) goes on. A next
      * call is itself in flight. */
     context->in_flight--;
+    context->in_flight_bytes -= held_bytes;
     pthread_cond_broadcast(&context->changed);
     pthread_mutex_unlock(&context->lock);
     if (next)
@@ -622,6 +644,7 @@ int call_start(call_context *context, const call_request *request)
         slot->params = slot->params_copy.data;
         slot->params_length = request->params->length;
     }
+    slot->held_bytes = slot->params_length + slot->meta_copy.length;
     if (failed) {
         slot_release(index);
         return CALL_NO_MEMORY;
@@ -654,6 +677,7 @@ int call_start(call_context *context, const call_request *request)
         }
     }
     context->in_flight++;
+    context->in_flight_bytes += slot->held_bytes;
     pthread_mutex_unlock(&context->lock);
 
     pthread_mutex_lock(&slot->lock);

@@ -26,6 +26,7 @@ typedef struct call_settings {
     size_t max_depth;        /* deepest nesting accepted in what plugins hand back */
     size_t workers;          /* handler threads; 0 runs each handler on the thread that starts it */
     size_t max_in_flight;    /* calls queued or running before call_wait_for_room blocks */
+    size_t max_in_flight_bytes; /* params bytes they may hold: see call_wait_for_bytes; 0: none */
 } call_settings;
 
 /* What every call of one server shares. */
@@ -96,7 +97,14 @@ void call_submit_group(call_context *context);
  * call_interrupt_waits is called. Returns 0, or -1 when interrupted.
  */
 int call_wait_for_room(call_context *context);
-/* Makes call_wait_for_room return now and from now on. Thread-safe, idempotent. */
+/*
+ * Blocks while the calls in flight hold max_in_flight_bytes of params and _meta or more, until
+ * one ends or call_interrupt_waits is called. For the reader, inside a long line: a single call
+ * may hold more than the limit, so that any line up to max_line_bytes is served.
+ */
+void call_wait_for_bytes(call_context *context);
+/* Makes call_wait_for_room and call_wait_for_bytes return now and from now on. Thread-safe,
+ * idempotent. */
 void call_interrupt_waits(call_context *context);
 
 enum call_cancel_style {

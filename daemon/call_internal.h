@@ -64,6 +64,7 @@ typedef struct call_slot {
     buffer meta_copy;
     const char *params;
     size_t params_length;
+    size_t held_bytes; /* params and _meta: what counts against max_in_flight_bytes */
 
     bool has_result;
     bool result_is_params; /* the result is the params, as an echo's is: no copy was made */
@@ -91,11 +92,13 @@ struct call_context {
     output *out;
     size_t max_depth;
     size_t max_in_flight;
-    executor *pool; /* NULL: handlers run on the starting thread */
+    size_t max_in_flight_bytes; /* SIZE_MAX: no limit */
+    executor *pool;             /* NULL: handlers run on the starting thread */
 
     pthread_mutex_t lock;   /* guards what follows */
     pthread_cond_t changed; /* a call ended, or waits were interrupted */
     atomic_size_t in_flight;
+    atomic_size_t in_flight_bytes; /* params and _meta held by the calls in flight */
     atomic_bool interrupted;
     uint32_t *id_buckets;   /* slot indices by id hash; NO_SLOT when empty */
     size_t id_bucket_count; /* a power of two */

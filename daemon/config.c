@@ -91,6 +91,11 @@ static int daemon_key(parse_state *state, const char *name, const char *value)
         if (parse_size(value, 1, 10000000, &config->max_in_flight) != 0)
             return fail(state, "max_in_flight must be an integer from 1 to 10000000, not '%s'",
                         value);
+    } else if (strcmp(name, "max_in_flight_bytes") == 0) {
+        if (parse_size(value, 1, (size_t)1 << 40, &config->max_in_flight_bytes) != 0)
+            return fail(state,
+                        "max_in_flight_bytes must be an integer from 1 to 1099511627776, not '%s'",
+                        value);
     } else if (strcmp(name, "shutdown_grace_ms") == 0) {
         if (parse_size(value, 0, 3600000, &config->shutdown_grace_ms) != 0)
             return fail(state, "shutdown_grace_ms must be an integer from 0 to 3600000, not '%s'",
@@ -372,6 +377,11 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     } else {
         status = 0;
     }
+    /* Unset: room for every worker to hold a 1 MiB message, and at least 2 MiB. */
+    if (config->max_in_flight_bytes == 0)
+        config->max_in_flight_bytes = config->workers > 2
+                                          ? config->workers * CFG_IN_FLIGHT_BYTES_PER_WORKER
+                                          : 2 * CFG_IN_FLIGHT_BYTES_PER_WORKER;
     free(state.message);
     if (status != 0) {
         cfg_free(config);

@@ -24,19 +24,21 @@ typedef struct cfg_plugin {
 } cfg_plugin;
 
 typedef struct rpcd_config {
-    char *path;               /* owned: the file read */
-    int log_level;            /* LOG_* (default info) */
-    size_t max_line_bytes;    /* longest request line (default 32 MiB) */
-    size_t max_depth;         /* deepest JSON nesting (default 512) */
-    size_t max_batch;         /* most items in one batch (default 1000) */
-    size_t workers;           /* handler threads (default: cores it may run on, at least 2) */
-    size_t max_in_flight;     /* calls queued or running before reading pauses (default 1024) */
-    size_t shutdown_grace_ms; /* how long calls may finish after SIGTERM (default 3000) */
-    char *plugin_dir;         /* owned: where relative plugin paths start (default: the
-                                 config file's directory) */
-    bool insecure;            /* load files whatever their owner and permissions (--insecure) */
-    char *mcp_tools;          /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
-    cfg_pair *mcp_names;      /* owned: [mcp] tool.<method> = <tool name>, key = the method */
+    char *path;                 /* owned: the file read */
+    int log_level;              /* LOG_* (default info) */
+    size_t max_line_bytes;      /* longest request line (default 32 MiB) */
+    size_t max_depth;           /* deepest JSON nesting (default 512) */
+    size_t max_batch;           /* most items in one batch (default 1000) */
+    size_t workers;             /* handler threads (default: cores it may run on, at least 2) */
+    size_t max_in_flight;       /* calls queued or running before reading pauses (default 1024) */
+    size_t max_in_flight_bytes; /* params bytes they may hold before reading pauses inside a
+                                   long line (default: 1 MiB per worker, at least 2 MiB) */
+    size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 3000) */
+    char *plugin_dir;           /* owned: where relative plugin paths start (default: the
+                                   config file's directory) */
+    bool insecure;              /* load files whatever their owner and permissions (--insecure) */
+    char *mcp_tools;            /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
+    cfg_pair *mcp_names;        /* owned: [mcp] tool.<method> = <tool name>, key = the method */
     size_t mcp_name_count;
     cfg_plugin *plugins; /* owned, in file order: the load order */
     size_t plugin_count;
@@ -47,6 +49,7 @@ enum {
     CFG_DEFAULT_MAX_DEPTH = 512,
     CFG_DEFAULT_MAX_BATCH = 1000,
     CFG_DEFAULT_MAX_IN_FLIGHT = 1024,
+    CFG_IN_FLIGHT_BYTES_PER_WORKER = 1024 * 1024, /* max_in_flight_bytes unset: per worker */
     CFG_DEFAULT_SHUTDOWN_GRACE_MS = 3000,
 };
 

@@ -4,6 +4,8 @@
  */
 #include "line_reader.h"
 
+#include "buffer.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -18,8 +20,7 @@ struct line_reader {
     lr_idle_fn idle;
     void *idle_context;
     size_t max_line_bytes;
-    char *data;
-    size_t capacity;
+    buffer storage; /* its length is unused: start and end say what it holds */
     size_t start;   /* first byte not yet handed out */
     size_t end;     /* one past the last byte read */
     size_t scanned; /* bytes from start known to hold no newline */
@@ -33,9 +34,7 @@ int lr_new(lr_read_fn read, void *source, size_t max_line_bytes, line_reader **o
     line_reader *reader = calloc(1, sizeof *reader);
     if (!reader)
         return LR_NO_MEMORY;
-    reader->capacity = READ_CHUNK;
-    reader->data = malloc(reader->capacity);
-    if (!reader->data) {
+    if (buf_reserve(&reader->storage, READ_CHUNK) != 0) {
         free(reader);
         return LR_NO_MEMORY;
     }
@@ -50,7 +49,7 @@ void lr_free(line_reader *reader)
 {
     if (!reader)
         return;
-    free(reader->data);
+    buf_free(&reader->storage);
     free(reader);
 }
 
@@ -60,11 +59,11 @@ void lr_set_idle_hook(line_reader *reader, lr_idle_fn idle, void *context)
     reader->idle_context = context;
 }
 
-ssize_t lr_read_fd(void *source, char *buffer, size_t capacity)
+ssize_t lr_read_fd(void *source, char *into, size_t capacity)
 {
     int fd = *(const int *)source;
     for (;;) {
-        ssize_t n = read(fd, buffer, capacity);
+        ssize_t n = read(fd, into, capacity);
         if (n >= 0 || errno != EINTR)
             return n;
     }
@@ -73,20 +72,14 @@ ssize_t lr_read_fd(void *source, char *buffer, size_t capacity)
 /* Makes room for at least one more chunk after end, keeping [start, end). */
 static int make_room(line_reader *reader)
 {
+    char *data = reader->storage.data;
     if (reader->start > 0) {
-        memmove(reader->data, reader->data + reader->start, reader->end - reader->start);
+        memmove(data, data + reader->start, reader->end - reader->start);
         reader->end -= reader->start;
         reader->start = 0;
     }
-    if (reader->capacity - reader->end >= READ_CHUNK / 2)
-        return 0;
-    size_t capacity = reader->capacity * 2;
-    char *data = realloc(reader->data, capacity);
-    if (!data)
-        return LR_NO_MEMORY;
-    reader->data = data;
-    reader->capacity = capacity;
-    return 0;
+    reader->storage.length = reader->end;
+    return buf_reserve(&reader->storage, READ_CHUNK / 2) == 0 ? 0 : LR_NO_MEMORY;
 }
 
 /*
@@ -95,32 +88,32 @@ static int make_room(line_reader *reader)
  */
 static void shrink(line_reader *reader)
 {
-    if (reader->start != reader->end || reader->capacity <= 16 * READ_CHUNK)
+    if (reader->start != reader->end || reader->storage.capacity <= 16 * READ_CHUNK)
         return;
-    char *data = realloc(reader->data, READ_CHUNK);
-    if (!data)
+    buffer smaller = BUFFER_INIT;
+    if (buf_reserve(&smaller, READ_CHUNK) != 0)
         return; /* keeping the larger buffer is fine */
-    reader->data = data;
-    reader->capacity = READ_CHUNK;
+    buf_free(&reader->storage);
+    reader->storage = smaller;
     reader->start = reader->end = reader->scanned = 0;
 }
 
 static void hand_out(line_reader *reader, size_t line_end, const char **line, size_t *length)
 {
     size_t line_length = line_end - reader->start;
-    if (line_length > 0 && reader->data[line_end - 1] == '\r')
+    if (line_length > 0 && reader->storage.data[line_end - 1] == '\r')
         line_length--;
-    *line = reader->data + reader->start;
+    *line = reader->storage.data + reader->start;
     *length = line_length;
 }
 
 int lr_next(line_reader *reader, const char **line, size_t *length)
 {
     for (;;) {
-        char *from = reader->data + reader->start + reader->scanned;
+        char *from = reader->storage.data + reader->start + reader->scanned;
         char *newline = memchr(from, '\n', reader->end - reader->start - reader->scanned);
         if (newline) {
-            size_t line_end = (size_t)(newline - reader->data);
+            size_t line_end = (size_t)(newline - reader->storage.data);
             if (reader->skipping) {
                 *length = reader->skipped + (line_end - reader->start);
                 reader->start = line_end + 1;
@@ -169,11 +162,11 @@ int lr_next(line_reader *reader, const char **line, size_t *length)
         if (make_room(reader) != 0)
             return LR_NO_MEMORY;
         if (reader->idle)
-            reader->idle(reader->idle_context, true);
-        ssize_t n = reader->read(reader->source, reader->data + reader->end,
-                                 reader->capacity - reader->end);
+            reader->idle(reader->idle_context, true, reader->end - reader->start);
+        ssize_t n = reader->read(reader->source, reader->storage.data + reader->end,
+                                 reader->storage.capacity - reader->end);
         if (reader->idle)
-            reader->idle(reader->idle_context, false);
+            reader->idle(reader->idle_context, false, 0);
         if (n < 0)
             return LR_ERROR;
         if (n == 0)

@@ -15,9 +15,10 @@
 typedef ssize_t (*lr_read_fn)(void *source, char *buffer, size_t capacity);
 /*
  * Called with idle true when no whole line is buffered and the next read may block, and with
- * idle false once that read has returned.
+ * idle false once that read has returned. held_bytes: how much of an unfinished line is
+ * buffered already (0 with idle false).
  */
-typedef void (*lr_idle_fn)(void *context, bool idle);
+typedef void (*lr_idle_fn)(void *context, bool idle, size_t held_bytes);
 
 typedef struct line_reader line_reader;
 

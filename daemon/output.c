@@ -14,8 +14,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* Past this much pending output, write even while input keeps coming: memory stays bounded. */
-enum { FLUSH_THRESHOLD = 64 * 1024 };
+/*
+ * Past this much pending output, write even while input keeps coming: memory stays bounded. A
+ * line this long is written from its own parts, not copied (its small parts still are).
+ */
+enum { FLUSH_THRESHOLD = 64 * 1024, SMALL_PART_BYTES = 4096 };
+
+/* The most parts a long line may have to be written from them (the daemon's lines have 5). */
+enum { OUT_LINE_PARTS_MOST = OUT_PARTS_MOST / 2 - 1 };
 
 /* A response that is ready before the responses it must follow. */
 typedef struct parked_line {
@@ -43,20 +49,43 @@ struct output {
     size_t parked_capacity;
 };
 
-int out_write_fd(void *sink, const char *data, size_t length)
+int out_write_fd(void *sink, const struct iovec *parts, int part_count)
 {
     int fd = *(const int *)sink;
-    while (length > 0) {
-        ssize_t n = write(fd, data, length);
+    struct iovec left[OUT_PARTS_MOST];
+    int count = 0;
+    for (int i = 0; i < part_count && count < OUT_PARTS_MOST; i++) {
+        if (parts[i].iov_len > 0)
+            left[count++] = parts[i];
+    }
+    struct iovec *next = left;
+    while (count > 0) {
+        ssize_t n = writev(fd, next, count);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             return -1;
         }
-        data += n;
-        length -= (size_t)n;
+        /* A pipe may take part of it: skip what went out, and resume inside a part. */
+        size_t written = (size_t)n;
+        while (count > 0 && written >= next->iov_len) {
+            written -= next->iov_len;
+            next++;
+            count--;
+        }
+        if (count > 0) {
+            next->iov_base = (char *)next->iov_base + written;
+            next->iov_len -= written;
+        }
     }
     return 0;
+}
+
+/* One buffer to the sink. */
+static int write_bytes(output *out, const char *data, size_t length)
+{
+    struct iovec part = {(void *)data, length};
+    return out->write(out->sink, &part, 1);
 }
 
 int out_new(out_write_fn write, void *sink, output **out)
@@ -99,7 +128,7 @@ static int write_out_locked(output *out)
         out->writing = out->pending;
         out->pending = swap;
         pthread_mutex_unlock(&out->lock);
-        int written = out->write(out->sink, out->writing.data, out->writing.length);
+        int written = write_bytes(out, out->writing.data, out->writing.length);
         buf_clear(&out->writing);
         /* A burst of large lines must not pin its peak memory for the rest of the run. */
         if (out->writing.capacity > 4 * FLUSH_THRESHOLD)
@@ -182,10 +211,80 @@ static int maybe_flush_locked(output *out)
     return 0;
 }
 
+/*
+ * Writes a long line after what is pending, in one writev, its large parts from where they are:
+ * copied into the pending buffer, a 1 MB result cost a copy, and two pending at once held 2 MiB
+ * more. The small parts are copied behind what is pending.
+ */
+static int write_long_line(output *out, const struct iovec *parts, int part_count)
+{
+    size_t small_total = 1;
+    for (int i = 0; i < part_count; i++) {
+        if (parts[i].iov_len < SMALL_PART_BYTES)
+            small_total += parts[i].iov_len;
+    }
+    pthread_mutex_lock(&out->write_lock);
+    pthread_mutex_lock(&out->lock);
+    /* Room made first: the pieces below point into the buffer, which must not move. */
+    if (atomic_load(&out->failed) || buf_reserve(&out->pending, small_total) != 0) {
+        pthread_mutex_unlock(&out->lock);
+        pthread_mutex_unlock(&out->write_lock);
+        return -1;
+    }
+    buffer swap = out->writing;
+    out->writing = out->pending;
+    out->pending = swap;
+    pthread_mutex_unlock(&out->lock);
+
+    /* At most two pieces per part: the copied bytes before it, and the part itself. */
+    struct iovec pieces[2 * (OUT_LINE_PARTS_MOST + 1)];
+    int piece_count = 0;
+    buffer *writing = &out->writing;
+    size_t copied_from = 0; /* where the copied bytes not yet in a piece start */
+    for (int i = 0; i <= part_count; i++) {
+        bool last = i == part_count;
+        if (!last && parts[i].iov_len < SMALL_PART_BYTES) {
+            buf_append(writing, parts[i].iov_base, parts[i].iov_len);
+            continue;
+        }
+        if (last)
+            buf_append_char(writing, '\n');
+        if (writing->length > copied_from) {
+            pieces[piece_count].iov_base = writing->data + copied_from;
+            pieces[piece_count++].iov_len = writing->length - copied_from;
+            copied_from = writing->length;
+        }
+        if (!last)
+            pieces[piece_count++] = parts[i];
+    }
+    int status = out->write(out->sink, pieces, piece_count);
+    buf_clear(writing);
+    if (writing->capacity > 4 * FLUSH_THRESHOLD)
+        buf_free(writing);
+
+    pthread_mutex_lock(&out->lock);
+    if (status != 0) {
+        atomic_store(&out->failed, true);
+        buf_clear(&out->pending);
+    }
+    /* Lines that someone wanted out while this one was written go now. */
+    if (status == 0 && out->flush_wanted)
+        status = write_out_locked(out);
+    else
+        pthread_mutex_unlock(&out->write_lock);
+    pthread_mutex_unlock(&out->lock);
+    return status;
+}
+
 int out_write_line(output *out, const struct iovec *parts, int part_count)
 {
     if (atomic_load(&out->failed))
         return -1;
+    size_t total = 1;
+    for (int i = 0; i < part_count; i++)
+        total += parts[i].iov_len;
+    if (total >= FLUSH_THRESHOLD && part_count <= OUT_LINE_PARTS_MOST)
+        return write_long_line(out, parts, part_count);
     pthread_mutex_lock(&out->lock);
     int status = append_line(&out->pending, parts, part_count);
     if (status == 0)

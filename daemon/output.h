@@ -14,8 +14,14 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-/* Writes all length bytes or fails: returns 0, or -1 with errno. */
-typedef int (*out_write_fn)(void *sink, const char *data, size_t length);
+/* The most parts one call of an out_write_fn is given. */
+enum { OUT_PARTS_MOST = 16 };
+
+/*
+ * Writes the bytes of all parts (1 to OUT_PARTS_MOST, borrowed), in order, or fails: returns 0,
+ * or -1 with errno. Parts let a long line go out from where its pieces are, in one writev.
+ */
+typedef int (*out_write_fn)(void *sink, const struct iovec *parts, int part_count);
 
 typedef struct output output;
 
@@ -26,8 +32,10 @@ void out_free(output *out);
 
 /*
  * Appends one line made of the given parts, plus "\n". The parts are copied once, into the
- * pending buffer; no part may hold a newline. Returns 0, or -1 when the output has failed
- * (the client closed it) or memory ran out. Thread-safe.
+ * pending buffer; no part may hold a newline. A line of 64 KiB or more is written at once
+ * instead, after what is pending, its large parts without a copy: the call returns when it is
+ * out. Returns 0, or -1 when the output has failed (the client closed it) or memory ran out.
+ * Thread-safe.
  */
 int out_write_line(output *out, const struct iovec *parts, int part_count);
 
@@ -59,7 +67,8 @@ void out_set_reader_idle(output *out, bool idle);
 /* True once a write has failed (for instance EPIPE); later lines are dropped. Thread-safe. */
 bool out_failed(const output *out);
 
-/* Writes to a file descriptor (sink points to an int), retrying on EINTR and short writes. */
-int out_write_fd(void *sink, const char *data, size_t length);
+/* Writes to a file descriptor (sink points to an int) with writev, resuming after EINTR and
+ * short writes. */
+int out_write_fd(void *sink, const struct iovec *parts, int part_count);
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include "runtime.h"
 
+#include "block_store.h"
 #include "call.h"
 #include "file_safety.h"
 #include "log.h"
@@ -53,6 +54,7 @@ srv_options rt_serve_options(const rpcd_runtime *runtime)
         .max_batch = config->max_batch,
         .workers = config->workers,
         .max_in_flight = config->max_in_flight,
+        .max_in_flight_bytes = config->max_in_flight_bytes,
         .shutdown_grace_ms = (int)config->shutdown_grace_ms,
         /* One worker runs calls in order; the responses then keep that order too. */
         .ordered = config->workers == 1,
@@ -68,5 +70,6 @@ void rt_stop(rpcd_runtime *runtime)
     reg_free(runtime->methods);
     cfg_free(runtime->config);
     call_store_release();
+    block_store_release();
     memset(runtime, 0, sizeof *runtime);
 }

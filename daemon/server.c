@@ -39,10 +39,10 @@ static void wake_reader(server *srv)
 }
 
 /* Writes through the caller's function; a failure also wakes a reader blocked on input. */
-static int write_through(void *sink, const char *data, size_t length)
+static int write_through(void *sink, const struct iovec *parts, int part_count)
 {
     server *srv = sink;
-    int status = srv->write(srv->sink, data, length);
+    int status = srv->write(srv->sink, parts, part_count);
     if (status != 0) {
         atomic_store(&srv->write_failed, true);
         wake_reader(srv);
@@ -54,14 +54,18 @@ enum { LONG_LINE_BYTES = 64 * 1024 };
 
 /*
  * The reader is about to read (and maybe wait): calls it held back go to the workers, and what
- * is written from now on goes out at once.
+ * is written from now on goes out at once. Inside a long line, reading waits while the calls in
+ * flight hold max_in_flight_bytes: memory stays bounded however far ahead a client sends large
+ * messages, and short lines (a cancel, a ping) are never held back by the limit.
  */
-static void reader_idle(void *context, bool idle)
+static void reader_idle(void *context, bool idle, size_t held_bytes)
 {
     server *srv = context;
     if (idle)
         call_submit_group(srv->calls);
     out_set_reader_idle(srv->out, idle);
+    if (idle && held_bytes >= LONG_LINE_BYTES)
+        call_wait_for_bytes(srv->calls);
 }
 
 int srv_new(const registry *methods, const srv_options *options, out_write_fn write, void *sink,
@@ -85,6 +89,7 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
         .max_depth = options->max_depth,
         .workers = options->workers,
         .max_in_flight = options->max_in_flight,
+        .max_in_flight_bytes = options->max_in_flight_bytes,
     };
     if (call_context_new(&settings, &srv->calls) != 0)
         goto fail;

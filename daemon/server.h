@@ -20,6 +20,7 @@ typedef struct srv_options {
     size_t max_batch;
     size_t workers; /* 0: handlers run on the reading thread (the in-memory demo) */
     size_t max_in_flight;
+    size_t max_in_flight_bytes;    /* 0: no limit */
     int shutdown_grace_ms;         /* after a stop, how long calls in flight may take to finish */
     bool ordered;                  /* responses in request order */
     const struct mcp_tools *tools; /* borrowed: the MCP tools; NULL: none */

@@ -55,15 +55,21 @@ static ssize_t read_script(void *source, char *bytes, size_t capacity)
 }
 
 /* Receives what rpcd writes; it flushes before each read, so lines print in order. */
-static int write_transcript(void *sink, const char *data, size_t length)
+static int write_transcript(void *sink, const struct iovec *parts, int part_count)
 {
     session *s = sink;
+    size_t length = 0;
+    for (int i = 0; i < part_count; i++)
+        length += parts[i].iov_len;
     char *grown = realloc(s->received, s->received_length + length + 1);
     if (!grown)
         return -1;
     s->received = grown;
-    memcpy(s->received + s->received_length, data, length);
-    s->received_length += length;
+    char *data = s->received + s->received_length;
+    for (int i = 0; i < part_count; i++) {
+        memcpy(s->received + s->received_length, parts[i].iov_base, parts[i].iov_len);
+        s->received_length += parts[i].iov_len;
+    }
     s->received[s->received_length] = '\0';
     for (const char *line = data; line < data + length;) {
         const char *end = memchr(line, '\n', (size_t)(data + length - line));

@@ -61,15 +61,17 @@ typedef struct sink {
     size_t length;
 } sink;
 
-static int write_sink(void *destination, const char *data, size_t length)
+static int write_sink(void *destination, const struct iovec *parts, int part_count)
 {
     sink *s = destination;
-    char *grown = realloc(s->data, s->length + length);
-    if (!grown)
-        return -1;
-    memcpy(grown + s->length, data, length);
-    s->data = grown;
-    s->length += length;
+    for (int i = 0; i < part_count; i++) {
+        char *grown = realloc(s->data, s->length + parts[i].iov_len);
+        if (!grown)
+            return -1;
+        memcpy(grown + s->length, parts[i].iov_base, parts[i].iov_len);
+        s->data = grown;
+        s->length += parts[i].iov_len;
+    }
     return 0;
 }
 

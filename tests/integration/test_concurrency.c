@@ -802,6 +802,69 @@ static void test_max_in_flight_stops_the_reader(void **state)
     finish(s);
 }
 
+/* A hold of 300 ms whose params carry pad_bytes of padding, then an echo with echo_pad_bytes. */
+static void send_padded_hold_then_echo(session *s, size_t pad_bytes, size_t echo_pad_bytes)
+{
+    size_t size = pad_bytes + echo_pad_bytes + 256;
+    char *text = malloc(size);
+    assert_non_null(text);
+    int used = snprintf(text, size,
+                        "{\"jsonrpc\":\"2.0\",\"id\":\"hold\",\"method\":\"deferred.hold\","
+                        "\"params\":{\"after_ms\":300,\"pad\":\"");
+    memset(text + used, 'h', pad_bytes);
+    used += (int)pad_bytes;
+    used +=
+        snprintf(text + used, size - (size_t)used,
+                 "\"}}\n{\"jsonrpc\":\"2.0\",\"id\":\"echo\",\"method\":\"echo\",\"params\":[\"");
+    memset(text + used, 'e', echo_pad_bytes);
+    used += (int)echo_pad_bytes;
+    snprintf(text + used, size - (size_t)used, "\"]}\n");
+    send_text(s, text);
+    free(text);
+}
+
+/* The id of the first of two responses; both must come. */
+static char *first_of_two_ids(session *s)
+{
+    json_t *first = next_response(s);
+    json_t *second = next_response(s);
+    char *id = strdup(json_string_value(json_object_get(first, "id")));
+    assert_non_null(json_string_value(json_object_get(second, "id")));
+    json_decref(first);
+    json_decref(second);
+    return id;
+}
+
+/*
+ * max_in_flight_bytes: while calls hold that much, reading waits inside the next long line, so
+ * a long echo behind a big held call is answered after it; a short echo is not held back, and
+ * with room enough the long one is not either.
+ */
+static void test_max_in_flight_bytes_holds_long_lines(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\nmax_in_flight_bytes = 100000");
+    send_padded_hold_then_echo(s, 200000, 200000);
+    char *first = first_of_two_ids(s);
+    assert_string_equal(first, "hold");
+    free(first);
+    finish(s);
+
+    start(s, "workers = 2\nmax_in_flight_bytes = 100000");
+    send_padded_hold_then_echo(s, 200000, 10);
+    first = first_of_two_ids(s);
+    assert_string_equal(first, "echo");
+    free(first);
+    finish(s);
+
+    start(s, "workers = 2\nmax_in_flight_bytes = 1000000");
+    send_padded_hold_then_echo(s, 200000, 200000);
+    first = first_of_two_ids(s);
+    assert_string_equal(first, "echo");
+    free(first);
+    finish(s);
+}
+
 /*
  * A batch far longer than max_in_flight: its items start in groups, and a group's held items
  * count in flight, so the reader must let them run before it waits for room. All are answered.
@@ -1137,6 +1200,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deferred_complete_twice, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_max_in_flight_stops_the_reader, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_max_in_flight_bytes_holds_long_lines, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_batch_longer_than_max_in_flight, session_setup,
                                         session_teardown),

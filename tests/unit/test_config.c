@@ -201,6 +201,33 @@ static void test_max_depth(void **state)
     }
 }
 
+/* Unset, max_in_flight_bytes gives each worker room for a 1 MiB message, and at least 2 MiB. */
+static void test_max_in_flight_bytes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t expected;
+    } good[] = {
+        {"[rpcd]\nworkers = 1\n", 2 * 1024 * 1024},
+        {"[rpcd]\nworkers = 2\n", 2 * 1024 * 1024},
+        {"[rpcd]\nworkers = 8\n", 8 * 1024 * 1024},
+        {"[rpcd]\nmax_in_flight_bytes = 1\nworkers = 8\n", 1},
+        {"[rpcd]\nmax_in_flight_bytes = 1099511627776\n", (size_t)1 << 40},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        rpcd_config *config = load_ok(good[i].text);
+        assert_int_equal(config->max_in_flight_bytes, good[i].expected);
+        cfg_free(config);
+    }
+    static const char *const bad[] = {"0", "-1", "1099511627777", "4M", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[rpcd]\n\nmax_in_flight_bytes = %s\n", bad[i]);
+        expect_error(text, 3, "max_in_flight_bytes must be an integer from 1 to 1099511627776");
+    }
+}
+
 static void test_plugin_dir(void **state)
 {
     (void)state;
@@ -578,6 +605,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_default_workers_follow_affinity),
+        cmocka_unit_test(test_max_in_flight_bytes),
         cmocka_unit_test(test_log_level),
         cmocka_unit_test(test_max_line_bytes),
         cmocka_unit_test(test_max_depth),

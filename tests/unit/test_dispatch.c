@@ -25,13 +25,15 @@ typedef struct captured {
     size_t length;
 } captured;
 
-static int capture_write(void *sink, const char *data, size_t length)
+static int capture_write(void *sink, const struct iovec *parts, int part_count)
 {
     captured *c = sink;
-    c->data = realloc(c->data, c->length + length + 1);
-    memcpy(c->data + c->length, data, length);
-    c->length += length;
-    c->data[c->length] = '\0';
+    for (int i = 0; i < part_count; i++) {
+        c->data = realloc(c->data, c->length + parts[i].iov_len + 1);
+        memcpy(c->data + c->length, parts[i].iov_base, parts[i].iov_len);
+        c->length += parts[i].iov_len;
+        c->data[c->length] = '\0';
+    }
     return 0;
 }
 

@@ -39,6 +39,8 @@ typedef struct script {
     size_t idle_true_calls;
     size_t idle_false_calls;
     size_t lines_returned;
+    size_t last_held_bytes;
+    size_t held_bytes_seen[8]; /* held_bytes of the first idle(true) calls */
 } script;
 
 static ssize_t script_read(void *source, char *buffer, size_t capacity)
@@ -70,9 +72,14 @@ static ssize_t script_read(void *source, char *buffer, size_t capacity)
     return (ssize_t)n;
 }
 
-static void script_idle(void *context, bool idle)
+static void script_idle(void *context, bool idle, size_t held_bytes)
 {
     script *s = context;
+    s->last_held_bytes = held_bytes;
+    if (idle && s->idle_true_calls < 8)
+        s->held_bytes_seen[s->idle_true_calls] = held_bytes;
+    if (!idle)
+        assert_int_equal(held_bytes, 0);
     if (idle) {
         assert_false(s->idle);
         s->idle_true_calls++;
@@ -140,6 +147,25 @@ static line_reader *open_reader(script *s, size_t max_line_bytes, bool hook)
         lr_set_idle_hook(reader, script_idle, s);
     }
     return reader;
+}
+
+/* Before each read the hook learns how much of an unfinished line is held: rpcd's server waits
+ * there, inside a long line, while calls hold too many bytes. */
+static void test_idle_hook_reports_held_bytes(void **state)
+{
+    (void)state;
+    static const char *const chunks[] = {"abc", "def", "\nxy"};
+    script s = {.chunks = chunks, .chunk_count = 3};
+    line_reader *reader = open_reader(&s, 1024, true);
+    EXPECT_LINE(reader, &s, "abcdef");
+    EXPECT_LINE(reader, &s, "xy");
+    EXPECT_STATUS(reader, &s, LR_EOF);
+    /* Before each of the four reads: the last one finds the end of input. */
+    assert_int_equal(s.idle_true_calls, 4);
+    const size_t expected[] = {0, 3, 6, 2};
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(s.held_bytes_seen[i], expected[i]);
+    lr_free(reader);
 }
 
 static void test_simple_lines(void **state)
@@ -462,6 +488,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simple_lines),
+        cmocka_unit_test(test_idle_hook_reports_held_bytes),
         cmocka_unit_test(test_lines_split_across_reads),
         cmocka_unit_test(test_any_split_gives_same_lines),
         cmocka_unit_test(test_crlf),

@@ -33,17 +33,24 @@ typedef struct sink {
     bool partial_line; /* a write ended inside a line */
 } sink;
 
-static int sink_write(void *context, const char *data, size_t length)
+static int sink_write(void *context, const struct iovec *parts, int part_count)
 {
     sink *s = context;
     s->writes++;
-    s->last_write_length = length;
+    s->last_write_length = 0;
+    for (int i = 0; i < part_count; i++)
+        s->last_write_length += parts[i].iov_len;
     if (s->fail)
         return -1;
+    const struct iovec *last = &parts[part_count - 1];
     /* Writer threads call this too, where a failed assertion cannot unwind: just note it. */
-    if (length == 0 || data[length - 1] != '\n')
+    if (last->iov_len == 0 || ((const char *)last->iov_base)[last->iov_len - 1] != '\n')
         s->partial_line = true;
-    return buf_append(&s->written, data, length);
+    for (int i = 0; i < part_count; i++) {
+        if (buf_append(&s->written, parts[i].iov_base, parts[i].iov_len) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 #define PART(literal)                                                                              \
@@ -336,9 +343,11 @@ typedef struct slow_sink {
     size_t bytes;
 } slow_sink;
 
-static int slow_write(void *context, const char *data, size_t length)
+static int slow_write(void *context, const struct iovec *parts, int part_count)
 {
-    (void)data;
+    size_t length = 0;
+    for (int i = 0; i < part_count; i++)
+        length += parts[i].iov_len;
     slow_sink *s = context;
     pthread_mutex_lock(&s->lock);
     s->writing = true;

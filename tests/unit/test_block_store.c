@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for block_store: sizes, reuse of freed blocks, what is kept and what is not,
+ * growth keeping the contents, the guard page, and large buffers round-tripping through it.
+ */
+#include "block_store.h"
+#include "buffer.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+enum { MIB = 1024 * 1024 };
+
+static int empty_store(void **state)
+{
+    (void)state;
+    block_store_release();
+    return 0;
+}
+
+static void test_sizes_are_whole_pages(void **state)
+{
+    (void)state;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    static const size_t asked[] = {1, BLOCK_MIN_BYTES, BLOCK_MIN_BYTES + 1, 3 * MIB + 5};
+    for (size_t i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+        char *data;
+        size_t capacity;
+        assert_int_equal(block_alloc(asked[i], &data, &capacity), 0);
+        assert_true(capacity >= asked[i] && capacity >= BLOCK_MIN_BYTES);
+        assert_int_equal(capacity % page, 0);
+        memset(data, 'x', capacity); /* all of it is usable */
+        block_free(data, capacity);
+    }
+}
+
+/* A freed block comes back for the next request it fits, the smallest that fits first. */
+static void test_freed_blocks_are_reused(void **state)
+{
+    (void)state;
+    char *small, *large;
+    size_t small_capacity, large_capacity;
+    assert_int_equal(block_alloc(MIB, &small, &small_capacity), 0);
+    assert_int_equal(block_alloc(2 * MIB, &large, &large_capacity), 0);
+    block_free(large, large_capacity);
+    block_free(small, small_capacity);
+    assert_int_equal(block_store_kept_bytes(), small_capacity + large_capacity);
+
+    char *again;
+    size_t again_capacity;
+    assert_int_equal(block_alloc(MIB / 2, &again, &again_capacity), 0);
+    assert_ptr_equal(again, small);
+    assert_int_equal(again_capacity, small_capacity);
+    assert_int_equal(block_store_kept_bytes(), large_capacity);
+    block_free(again, again_capacity);
+}
+
+/* Huge blocks go back at once, and what is kept stays within its bound. */
+static void test_store_keeps_little(void **state)
+{
+    (void)state;
+    char *huge;
+    size_t huge_capacity;
+    assert_int_equal(block_alloc(8 * MIB, &huge, &huge_capacity), 0);
+    block_free(huge, huge_capacity);
+    assert_int_equal(block_store_kept_bytes(), 0);
+
+    enum { COUNT = 40 };
+    char *blocks[COUNT];
+    size_t capacities[COUNT];
+    for (int i = 0; i < COUNT; i++)
+        assert_int_equal(block_alloc(MIB, &blocks[i], &capacities[i]), 0);
+    for (int i = 0; i < COUNT; i++)
+        block_free(blocks[i], capacities[i]);
+    assert_true(block_store_kept_bytes() > 0);
+    assert_true(block_store_kept_bytes() <= 16 * MIB);
+    block_store_release();
+    assert_int_equal(block_store_kept_bytes(), 0);
+}
+
+static void test_grow_keeps_contents(void **state)
+{
+    (void)state;
+    char *data;
+    size_t capacity;
+    assert_int_equal(block_alloc(BLOCK_MIN_BYTES, &data, &capacity), 0);
+    for (size_t i = 0; i < capacity; i++)
+        data[i] = (char)(i * 7);
+    size_t old_capacity = capacity;
+    assert_int_equal(block_grow(&data, &capacity, old_capacity, 3 * old_capacity), 0);
+    assert_true(capacity >= 3 * old_capacity);
+    for (size_t i = 0; i < old_capacity; i++)
+        assert_int_equal(data[i], (char)(i * 7));
+    memset(data, 0, capacity);
+    block_free(data, capacity);
+}
+
+/* Writing past the end of a block crashes there and then, instead of corrupting a neighbour. */
+static void test_guard_page_stops_an_overrun(void **state)
+{
+    (void)state;
+    char *data;
+    size_t capacity;
+    assert_int_equal(block_alloc(BLOCK_MIN_BYTES, &data, &capacity), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        signal(SIGSEGV, SIG_DFL); /* cmocka's handler would catch it and go on testing */
+        volatile char *end = data + capacity;
+        end[0] = 1;
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    /* Killed by SIGSEGV, or (under a sanitizer that reports it first) ended by the report. */
+    assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    block_free(data, capacity);
+}
+
+/* A buffer crosses from malloc to the store and back without losing a byte. */
+static void test_buffer_through_the_store(void **state)
+{
+    (void)state;
+    buffer buf = BUFFER_INIT;
+    char chunk[1000];
+    for (size_t i = 0; i < sizeof chunk; i++)
+        chunk[i] = (char)('a' + i % 26);
+    size_t total = 0;
+    while (total < 3 * BLOCK_MIN_BYTES) {
+        assert_int_equal(buf_append(&buf, chunk, sizeof chunk), 0);
+        total += sizeof chunk;
+    }
+    assert_true(buf.capacity >= BLOCK_MIN_BYTES);
+    assert_int_equal(buf.length, total);
+    for (size_t i = 0; i < total; i += sizeof chunk)
+        assert_memory_equal(buf.data + i, chunk, sizeof chunk);
+    buf_free(&buf);
+    assert_true(block_store_kept_bytes() > 0);
+    assert_null(buf.data);
+    assert_int_equal(buf_append(&buf, "small", 5), 0);
+    assert_true(buf.capacity < BLOCK_MIN_BYTES);
+    buf_free(&buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_sizes_are_whole_pages, empty_store),
+        cmocka_unit_test_teardown(test_freed_blocks_are_reused, empty_store),
+        cmocka_unit_test_teardown(test_store_keeps_little, empty_store),
+        cmocka_unit_test_teardown(test_grow_keeps_contents, empty_store),
+        cmocka_unit_test_teardown(test_guard_page_stops_an_overrun, empty_store),
+        cmocka_unit_test_teardown(test_buffer_through_the_store, empty_store),
+    };
+    return cmocka_run_group_tests(tests, empty_store, NULL);
+}
