@@ -26,6 +26,12 @@ static void run_job(exec_job *job);
 /* The most calls a group holds back before it hands them over. */
 enum { GROUP_MOST = 64 };
 
+/*
+ * Quick calls with params this long go to a worker all the same: writing their response takes
+ * the reader's time that reading the next lines could use.
+ */
+enum { QUICK_PARAMS_MOST = 64 * 1024 };
+
 int call_context_new(const call_settings *settings, call_context **out)
 {
     call_context *context = calloc(1, sizeof *context);
@@ -36,6 +42,8 @@ int call_context_new(const call_settings *settings, call_context **out)
     context->max_in_flight = settings->max_in_flight ? settings->max_in_flight : 1;
     context->max_in_flight_bytes =
         settings->max_in_flight_bytes ? settings->max_in_flight_bytes : SIZE_MAX;
+    /* One worker promises one call at a time: a quick call beside it would break that. */
+    context->quick_on_reader = settings->workers != 1;
     pthread_mutex_init(&context->lock, NULL);
     pthread_cond_init(&context->changed, NULL);
     context->id_bucket_count = 64;
@@ -685,7 +693,11 @@ int call_start(call_context *context, const call_request *request)
     pthread_mutex_unlock(&slot->lock);
     if (slot->batch)
         batch_hold(slot->batch);
-    if (run_now && context->grouping > 0 && context->pool) {
+    bool quick = context->quick_on_reader && request->method->flags & RPCD_METHOD_QUICK &&
+                 slot->params_length < QUICK_PARAMS_MOST;
+    if (run_now && quick) {
+        run_job(&slot->job); /* no hand-off: the call is over before the next line is read */
+    } else if (run_now && context->grouping > 0 && context->pool) {
         if (context->group_last)
             context->group_last->next = &slot->job;
         else

@@ -93,6 +93,7 @@ struct call_context {
     size_t max_depth;
     size_t max_in_flight;
     size_t max_in_flight_bytes; /* SIZE_MAX: no limit */
+    bool quick_on_reader;       /* RPCD_METHOD_QUICK calls run on the thread that starts them */
     executor *pool;             /* NULL: handlers run on the starting thread */
 
     pthread_mutex_t lock;   /* guards what follows */

@@ -33,6 +33,7 @@ static int echo_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **
     (void)state;
     host = host_api;
     method.description = "Returns its params unchanged (null when there are none).";
+    method.flags = RPCD_METHOD_QUICK; /* it only hands its params back */
     method.params_schema = "{\"type\":[\"array\",\"object\"]}";
     status = host->register_method(plugin, &method);
     if (status != RPCD_OK) {

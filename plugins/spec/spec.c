@@ -234,6 +234,7 @@ static int spec_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **
 
         method.description = spec_methods[i].description;
         method.params_schema = spec_methods[i].params_schema;
+        method.flags = RPCD_METHOD_QUICK; /* arithmetic on small params, nothing that blocks */
         status = host->register_method(plugin, &method);
         if (status != RPCD_OK) {
             snprintf(error, error_size, "cannot register method %s (status %d)",

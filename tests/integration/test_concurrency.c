@@ -750,6 +750,48 @@ static void test_deferred_complete_twice(void **state)
     finish(s);
 }
 
+/* ---- Quick methods ------------------------------------------------------------------- */
+
+/* Whether a call of method, with params, ran on rpcd's main thread (the reader). */
+static bool ran_on_reader(session *s, const char *method, const char *params)
+{
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}\n", method,
+                params);
+    json_t *response = next_response(s);
+    json_t *on_main = json_object_get(json_object_get(response, "result"), "on_main_thread");
+    assert_true(json_is_boolean(on_main));
+    bool result = json_is_true(on_main);
+    json_decref(response);
+    return result;
+}
+
+/*
+ * RPCD_METHOD_QUICK calls run on the reading thread, sparing the hand-off; other calls, quick
+ * calls with large params, and every call with workers = 1 (one at a time) run on a worker.
+ */
+static void test_quick_methods_run_on_the_reader(void **state)
+{
+    session *s = *state;
+    size_t pad_bytes = 70 * 1024;
+    char *large = malloc(pad_bytes + 16);
+    assert_non_null(large);
+    large[0] = '[';
+    large[1] = '"';
+    memset(large + 2, 'q', pad_bytes);
+    strcpy(large + 2 + pad_bytes, "\"]");
+
+    start(s, "workers = 2");
+    assert_true(ran_on_reader(s, "thread.quick", "[]"));
+    assert_false(ran_on_reader(s, "thread.worker", "[]"));
+    assert_false(ran_on_reader(s, "thread.quick", large));
+    finish(s);
+
+    start(s, "workers = 1");
+    assert_false(ran_on_reader(s, "thread.quick", "[]"));
+    finish(s);
+    free(large);
+}
+
 /* ---- Limits ---------------------------------------------------------------------------- */
 
 static const char two_holds_then_echo[] =
@@ -1200,6 +1242,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deferred_complete_twice, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_max_in_flight_stops_the_reader, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_quick_methods_run_on_the_reader, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_max_in_flight_bytes_holds_long_lines, session_setup,
                                         session_teardown),

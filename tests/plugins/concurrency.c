@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
@@ -200,6 +202,14 @@ static int meet(rpcd_call *call, const char *params, size_t params_length, void 
     return rpcd_call_result_json(host, call, json_pack("{s:b}", "met", met));
 }
 
+/* thread.quick, thread.worker: whether the call runs on rpcd's main thread, the one that reads. */
+static int which_thread(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    bool on_main = (pid_t)syscall(SYS_gettid) == getpid();
+    return rpcd_call_result_json(host, call, json_pack("{s:b}", "on_main_thread", on_main));
+}
+
 static int concurrency_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state,
                             char *error, size_t error_size)
 {
@@ -212,9 +222,10 @@ static int concurrency_init(rpcd_plugin *plugin, const rpcd_host_api *api, void 
         rpcd_handler_fn handler;
         uint32_t flags;
     } methods[] = {
-        {"deferred.hold", hold, 0},   {"deferred.release", release, 0},
-        {"deferred.twice", twice, 0}, {"serial.probe", serial_probe, RPCD_METHOD_SERIALIZED},
-        {"parallel.meet", meet, 0},
+        {"deferred.hold", hold, 0},         {"deferred.release", release, 0},
+        {"deferred.twice", twice, 0},       {"serial.probe", serial_probe, RPCD_METHOD_SERIALIZED},
+        {"parallel.meet", meet, 0},         {"thread.quick", which_thread, RPCD_METHOD_QUICK},
+        {"thread.worker", which_thread, 0},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);
