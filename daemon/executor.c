@@ -120,9 +120,9 @@ static size_t workers_to_start(executor *pool)
 
 /*
  * Starts one worker, outside the lock: creating a thread costs 0.1 to 0.4 ms on the machines we
- * measured, which workers must not wait for.
+ * measured, which workers must not wait for. Returns 0, or -1 when the thread could not start.
  */
-static void grow(executor *pool)
+static int grow(executor *pool)
 {
     pthread_t thread;
     int error = pthread_create(&thread, NULL, worker_main, pool);
@@ -138,6 +138,27 @@ static void grow(executor *pool)
     pool->starting--;
     pthread_cond_broadcast(&pool->started);
     pthread_mutex_unlock(&pool->lock);
+    return error == 0 ? 0 : -1;
+}
+
+/*
+ * Not a single worker could be started: the submitting thread runs what waits, so that no job is
+ * stranded in a queue nobody takes from.
+ */
+static void run_here(executor *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    while (pool->count == 0 && pool->starting == 0 && pool->head) {
+        exec_job *job = pool->head;
+        pool->head = job->next;
+        if (!pool->head)
+            pool->tail = NULL;
+        pool->queued--;
+        pthread_mutex_unlock(&pool->lock);
+        job->run(job);
+        pthread_mutex_lock(&pool->lock);
+    }
+    pthread_mutex_unlock(&pool->lock);
 }
 
 int exec_new(size_t workers, executor **out)
@@ -149,13 +170,9 @@ int exec_new(size_t workers, executor **out)
         return -1;
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->started, NULL);
+    /* None yet: the first job starts the first worker, so that a server whose calls all run on
+     * the reader (quick methods) never starts one, and start-up does not wait for a thread. */
     pool->wanted = workers;
-    /* One now, so that queued jobs always have a taker; the others when jobs wait. */
-    if (pthread_create(&pool->threads[0], NULL, worker_main, pool) != 0) {
-        exec_free(pool);
-        return -1;
-    }
-    pool->count = 1;
     *out = pool;
     return 0;
 }
@@ -179,11 +196,16 @@ void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t c
     pool->queued += count;
     sleeper *woken = pop_sleepers(pool, count);
     size_t start = workers_to_start(pool);
+    bool stranded = pool->count + pool->starting == 0; /* every start has failed */
     pthread_mutex_unlock(&pool->lock);
     /* Woken after the unlock: a worker woken under the lock would at once block on it. */
     wake_all(woken);
-    for (size_t i = 0; i < start; i++)
-        grow(pool);
+    for (size_t i = 0; i < start; i++) {
+        if (grow(pool) != 0 && i == 0 && start == 1)
+            stranded = true;
+    }
+    if (stranded)
+        run_here(pool);
 }
 
 void exec_free(executor *pool)
