@@ -158,6 +158,45 @@ static void test_validate_nul_bytes(void **state)
     assert_int_equal(VALIDATE("\"a\\u0000b\"", 512), 0);
 }
 
+/*
+ * Strings are scanned several bytes at a step: every byte value, at every offset within and
+ * across those steps, must get the verdict it gets on its own.
+ */
+static void test_validate_every_byte_at_every_offset(void **state)
+{
+    (void)state;
+    enum { BODY = 40 };
+    char text[BODY + 2];
+    for (int offset = 0; offset < BODY; offset++) {
+        for (int byte = 0; byte < 256; byte++) {
+            memset(text, 'a', sizeof text);
+            text[0] = '"';
+            text[BODY + 1] = '"';
+            text[1 + offset] = (char)byte;
+            /* Alone among 'a's, a byte of 0x80 or more is never UTF-8; a quote ends the string
+             * early, before the trailing 'a's; a backslash escapes an 'a', which is no escape. */
+            bool plain = byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+            int status = js_validate(text, sizeof text, 512, NULL, NULL);
+            if ((status == 0) != plain)
+                fail_msg("byte 0x%02x at offset %d: status %d", byte, offset, status);
+        }
+    }
+    /* A two-byte sequence at every offset, straddling a step's edge too, and a broken one. */
+    for (int offset = 0; offset + 1 < BODY; offset++) {
+        memset(text, 'a', sizeof text);
+        text[0] = '"';
+        text[BODY + 1] = '"';
+        memcpy(text + 1 + offset, "\xC3\xA9", 2);
+        assert_int_equal(js_validate(text, sizeof text, 512, NULL, NULL), 0);
+        text[2 + offset] = 'a';
+        assert_int_equal(js_validate(text, sizeof text, 512, NULL, NULL), JS_ERR_SYNTAX);
+    }
+    /* An unterminated string whose length is a multiple of the step. */
+    memset(text, 'a', sizeof text);
+    text[0] = '"';
+    assert_int_equal(js_validate(text, 33, 512, NULL, NULL), JS_ERR_SYNTAX);
+}
+
 static void test_validate_value_span(void **state)
 {
     (void)state;
@@ -767,6 +806,7 @@ int main(void)
         cmocka_unit_test(test_validate_every_type),
         cmocka_unit_test(test_validate_rejects),
         cmocka_unit_test(test_validate_nul_bytes),
+        cmocka_unit_test(test_validate_every_byte_at_every_offset),
         cmocka_unit_test(test_validate_value_span),
         cmocka_unit_test(test_validate_length_bounds_text),
         cmocka_unit_test(test_validate_error_offsets),
