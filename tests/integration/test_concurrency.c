@@ -1212,6 +1212,31 @@ static void test_closed_stdout_exits_74(void **state)
     end(s);
 }
 
+/*
+ * The client closes rpcd's stdout while a worker's call runs, and then sends nothing, keeping
+ * stdin open: the worker's failed write must get the reader out of its wait for input, and rpcd
+ * must exit 74 instead of waiting for a line that never comes.
+ */
+static void test_closed_stdout_while_the_reader_waits(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sleep\",\"params\":{\"ms\":300}}\n");
+    harness_close_stdout(s->rpcd);
+    long long closed = now_ms();
+    harness_exit status;
+    assert_int_equal(harness_wait(s->rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+    check_sanitizers(s);
+    if (!status.exited || status.code != 74)
+        print_error("rpcd ended with %s, expected exit 74; stderr:\n%s\n",
+                    harness_exit_describe(&status), harness_stderr(s->rpcd));
+    assert_true(status.exited);
+    assert_int_equal(status.code, 74);
+    assert_true(now_ms() - closed < 10000);
+    assert_non_null(strstr(harness_stderr(s->rpcd), "the client closed its end"));
+    end(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1267,6 +1292,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_second_sigterm_exits_at_once, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_closed_stdout_exits_74, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_closed_stdout_while_the_reader_waits, session_setup,
                                         session_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
