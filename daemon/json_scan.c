@@ -192,12 +192,12 @@ static const unsigned char plain_byte[256] = {
 };
 
 /*
- * Whether all eight bytes of word are plain (see plain_byte). Exact, not a first guess: a
- * subtraction's borrow only ever starts at a byte that is itself found, so each test below is
- * non-zero exactly when a byte of its kind is there. It takes a large string from seven
- * instructions a byte to about two.
+ * The high bit of each byte of word that is not plain (see plain_byte). A subtraction's borrow
+ * only ever starts at a byte that is itself found, so the lowest bit set is always the first such
+ * byte, and the value is 0 exactly when all eight are plain. It takes a large string from seven
+ * instructions a byte to about two, and finds the end of a short one in one step.
  */
-static bool word_is_plain(uint64_t word)
+static uint64_t special_bytes(uint64_t word)
 {
     const uint64_t ones = 0x0101010101010101u;
     const uint64_t high_bits = 0x8080808080808080u;
@@ -207,7 +207,7 @@ static bool word_is_plain(uint64_t word)
                        | ((quote - ones) & ~quote)         /* a quote */
                        | ((backslash - ones) & ~backslash) /* a backslash */
                        | word;                             /* a byte of 0x80 or more */
-    return (special & high_bits) == 0;
+    return special & high_bits;
 }
 
 /* p points at the opening quote; returns the byte after the closing quote, or NULL. */
@@ -216,9 +216,19 @@ static const char *scan_string(const char *p, const char *end)
     p++;
     while (p < end) {
         /* Most of a string is plain ASCII: eight bytes a step, then one table look-up a byte. */
-        uint64_t word;
-        while (end - p >= 8 && (memcpy(&word, p, sizeof word), word_is_plain(word)))
-            p += 8;
+        while (end - p >= 8) {
+            uint64_t word;
+            memcpy(&word, p, sizeof word);
+            uint64_t special = special_bytes(word);
+            if (special == 0) {
+                p += 8;
+                continue;
+            }
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            p += __builtin_ctzll(special) / 8; /* the first byte in memory is the lowest */
+#endif
+            break;
+        }
         while (p < end && plain_byte[(unsigned char)*p])
             p++;
         if (p >= end)
