@@ -59,6 +59,7 @@ static struct {
     const char *sizes;
     double seconds;
     long max_requests;
+    long client_work_ns; /* latency: busy work after each round trip, outside the timing */
 } opt = {
     .method = "echo",
     .stderr_path = "/dev/null",
@@ -1069,6 +1070,12 @@ static int scenario_latency(void)
         if (round_trip(&srv, &lb, warmup + i + 1, params, params_length) < 0)
             goto kill;
         samples[i] = (now_s() - t0) * 1e6;
+        /* A real client does something with each reply before it sends the next request: on a
+         * shared core, whether the server's wake-up preempts the client depends on which of the
+         * two used more CPU, so a client that does nothing sees the server differently. */
+        double until = now_s() + (double)opt.client_work_ns / 1e9;
+        while (opt.client_work_ns > 0 && now_s() < until)
+            ;
     }
     if (end_session(&srv, &lb, &usage) < 0)
         goto fail;
@@ -1078,6 +1085,7 @@ static int scenario_latency(void)
         sum += samples[i];
     json_t *report = report_new("latency");
     json_object_set_new(report, "round_trips", json_integer(count));
+    json_object_set_new(report, "client_work_ns", json_integer(opt.client_work_ns));
     json_object_set_new(report, "p50_us", json_real(percentile(samples, (size_t)count, 0.50)));
     json_object_set_new(report, "p90_us", json_real(percentile(samples, (size_t)count, 0.90)));
     json_object_set_new(report, "p99_us", json_real(percentile(samples, (size_t)count, 0.99)));
@@ -1208,6 +1216,8 @@ static void usage_text(FILE *to)
             "      --sizes LIST         payload: byte counts (%s)\n"
             "      --seconds T          payload: seconds per size, about (1)\n"
             "      --max-requests N     payload: requests per size at most (200000)\n"
+            "      --client-work-ns N   latency: spin N ns after each round trip, untimed,\n"
+            "                           as a client handling the reply would (0)\n"
             "  -t, --timeout S          fail after S seconds without progress (60)\n"
             "  -e, --server-stderr FILE where the server's stderr goes (/dev/null)\n"
             "\n"
@@ -1229,14 +1239,23 @@ static int parse_long(const char *text, long min, long *out)
 static int parse_args(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"scenario", required_argument, NULL, 's'}, {"label", required_argument, NULL, 'l'},
-        {"requests", required_argument, NULL, 'n'}, {"window", required_argument, NULL, 'w'},
-        {"batch", required_argument, NULL, 'b'},    {"payload-bytes", required_argument, NULL, 'p'},
-        {"repeat", required_argument, NULL, 'r'},   {"sizes", required_argument, NULL, 'S'},
-        {"seconds", required_argument, NULL, 'T'},  {"max-requests", required_argument, NULL, 'M'},
-        {"timeout", required_argument, NULL, 't'},  {"server-stderr", required_argument, NULL, 'e'},
-        {"method", required_argument, NULL, 'm'},   {"params", required_argument, NULL, 'P'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"scenario", required_argument, NULL, 's'},
+        {"label", required_argument, NULL, 'l'},
+        {"requests", required_argument, NULL, 'n'},
+        {"window", required_argument, NULL, 'w'},
+        {"batch", required_argument, NULL, 'b'},
+        {"payload-bytes", required_argument, NULL, 'p'},
+        {"repeat", required_argument, NULL, 'r'},
+        {"sizes", required_argument, NULL, 'S'},
+        {"seconds", required_argument, NULL, 'T'},
+        {"max-requests", required_argument, NULL, 'M'},
+        {"timeout", required_argument, NULL, 't'},
+        {"server-stderr", required_argument, NULL, 'e'},
+        {"method", required_argument, NULL, 'm'},
+        {"params", required_argument, NULL, 'P'},
+        {"client-work-ns", required_argument, NULL, 'W'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     long value;
@@ -1278,6 +1297,10 @@ static int parse_args(int argc, char **argv)
         }
         case 'M':
             if (parse_long(optarg, 1, &opt.max_requests) < 0)
+                goto bad;
+            break;
+        case 'W':
+            if (parse_long(optarg, 0, &opt.client_work_ns) < 0)
                 goto bad;
             break;
         case 't':
