@@ -1224,14 +1224,7 @@ static void test_closed_stdout_while_the_reader_waits(void **state)
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sleep\",\"params\":{\"ms\":300}}\n");
     harness_close_stdout(s->rpcd);
     long long closed = now_ms();
-    harness_exit status;
-    assert_int_equal(harness_wait(s->rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
-    check_sanitizers(s);
-    if (!status.exited || status.code != 74)
-        print_error("rpcd ended with %s, expected exit 74; stderr:\n%s\n",
-                    harness_exit_describe(&status), harness_stderr(s->rpcd));
-    assert_true(status.exited);
-    assert_int_equal(status.code, 74);
+    expect_exit(s, HARNESS_TIMEOUT_MS, 74);
     assert_true(now_ms() - closed < 10000);
     assert_non_null(strstr(harness_stderr(s->rpcd), "the client closed its end"));
     end(s);
