@@ -1070,9 +1070,9 @@ static int scenario_latency(void)
         if (round_trip(&srv, &lb, warmup + i + 1, params, params_length) < 0)
             goto kill;
         samples[i] = (now_s() - t0) * 1e6;
-        /* A real client does something with each reply before it sends the next request: on a
-         * shared core, whether the server's wake-up preempts the client depends on which of the
-         * two used more CPU, so a client that does nothing sees the server differently. */
+        /* A real client does something with each reply before it sends the next request. On a
+         * shared core, the server's wake-up was measured to preempt the client only while the
+         * server used clearly less CPU than the client: an idle client is the worst case. */
         double until = now_s() + (double)opt.client_work_ns / 1e9;
         while (opt.client_work_ns > 0 && now_s() < until)
             ;
