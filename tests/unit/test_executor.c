@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for the worker pool: workers start as jobs wait, up to the number asked for, and no
- * sooner; jobs run in submission order on one worker; freeing runs what is queued.
+ * sooner; jobs run in submission order on one worker; freeing runs what is queued; a pool whose
+ * threads cannot start still runs every job. pthread_create is wrapped (-Wl,--wrap, see
+ * meson.build) so that a test can make thread starts fail.
  */
 #include "executor.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -196,6 +199,105 @@ static void test_free_right_after_new(void **state)
     exec_free(NULL);
 }
 
+/* Thread starts pthread_create still allows; -1: all of them. */
+static atomic_int starts_allowed = -1;
+
+int __real_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                          void *argument);
+int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                          void *argument);
+int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                          void *argument)
+{
+    int allowed = atomic_load(&starts_allowed);
+    while (allowed > 0 && !atomic_compare_exchange_weak(&starts_allowed, &allowed, allowed - 1))
+        ;
+    if (allowed == 0)
+        return EAGAIN;
+    return __real_pthread_create(thread, attr, start, argument);
+}
+
+/* Jobs that note the thread they ran on; the first of them may wait for a gate to open. */
+typedef struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool open;
+    size_t finished;
+} gate;
+
+typedef struct thread_job {
+    exec_job job;
+    gate *gate;
+    bool wait_for_gate;
+    pthread_t ran_on;
+} thread_job;
+
+static void note_thread(exec_job *job)
+{
+    thread_job *t = (thread_job *)job;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += WAIT_SECONDS;
+    pthread_mutex_lock(&t->gate->lock);
+    t->ran_on = pthread_self();
+    while (t->wait_for_gate && !t->gate->open &&
+           pthread_cond_timedwait(&t->gate->changed, &t->gate->lock, &deadline) != ETIMEDOUT)
+        ;
+    t->gate->finished++;
+    pthread_cond_broadcast(&t->gate->changed);
+    pthread_mutex_unlock(&t->gate->lock);
+}
+
+/* No thread can start at all: each submit runs its job on the submitting thread. */
+static void test_no_thread_can_start_so_the_submitter_runs_jobs(void **state)
+{
+    (void)state;
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, true, 0};
+    thread_job jobs[3];
+    executor *pool = NULL;
+    assert_int_equal(exec_new(2, &pool), 0);
+    atomic_store(&starts_allowed, 0);
+    for (size_t i = 0; i < 3; i++) {
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, false, pthread_self()};
+        exec_submit(pool, &jobs[i].job);
+        assert_int_equal(g.finished, i + 1); /* done before exec_submit returned */
+        assert_true(pthread_equal(jobs[i].ran_on, pthread_self()));
+    }
+    assert_int_equal(exec_workers(pool), 0);
+    exec_free(pool);
+    atomic_store(&starts_allowed, -1);
+}
+
+/* One thread starts and the next cannot: the pool goes on with the one, which runs every job. */
+static void test_pool_keeps_the_workers_it_could_start(void **state)
+{
+    (void)state;
+    enum { JOBS = 4 };
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+    thread_job jobs[JOBS];
+    executor *pool = NULL;
+    assert_int_equal(exec_new(JOBS, &pool), 0);
+    atomic_store(&starts_allowed, 1);
+    for (size_t i = 0; i < JOBS; i++) {
+        /* The first holds the worker: each later submit wants another, which cannot start. */
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, i == 0, pthread_self()};
+        exec_submit(pool, &jobs[i].job);
+    }
+    pthread_mutex_lock(&g.lock);
+    g.open = true;
+    pthread_cond_broadcast(&g.changed);
+    while (g.finished < JOBS)
+        pthread_cond_wait(&g.changed, &g.lock);
+    pthread_mutex_unlock(&g.lock);
+    assert_int_equal(exec_workers(pool), 1);
+    for (size_t i = 0; i < JOBS; i++) {
+        assert_false(pthread_equal(jobs[i].ran_on, pthread_self()));
+        assert_true(pthread_equal(jobs[i].ran_on, jobs[0].ran_on));
+    }
+    exec_free(pool);
+    atomic_store(&starts_allowed, -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +307,8 @@ int main(void)
         cmocka_unit_test(test_zero_workers_means_one_and_count_reaches_wanted),
         cmocka_unit_test(test_workers_start_only_when_jobs_wait),
         cmocka_unit_test(test_free_right_after_new),
+        cmocka_unit_test(test_no_thread_can_start_so_the_submitter_runs_jobs),
+        cmocka_unit_test(test_pool_keeps_the_workers_it_could_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
