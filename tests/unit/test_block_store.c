@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for block_store: sizes, reuse of freed blocks, what is kept and what is not,
- * growth keeping the contents, the guard page, and large buffers round-tripping through it.
+ * growth keeping the contents, the guard page, large buffers round-tripping through it, and
+ * what a failed mapping leaves (mmap and mprotect are wrapped, -Wl,--wrap, see meson.build).
  */
 #include "block_store.h"
 #include "buffer.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -151,6 +155,69 @@ static void test_buffer_through_the_store(void **state)
     buf_free(&buf);
 }
 
+/* While set, the wrapped calls below fail as the kernel does when memory runs out. */
+static bool refuse_mmap, refuse_mprotect;
+
+/* With 64-bit file offsets (meson's default), the daemon's calls to mmap are to mmap64. */
+void *__real_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset);
+void *__wrap_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset);
+void *__wrap_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset)
+{
+    if (refuse_mmap) {
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    return __real_mmap64(address, length, protection, flags, fd, offset);
+}
+
+int __real_mprotect(void *address, size_t length, int protection);
+int __wrap_mprotect(void *address, size_t length, int protection);
+int __wrap_mprotect(void *address, size_t length, int protection)
+{
+    if (refuse_mprotect) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return __real_mprotect(address, length, protection);
+}
+
+/* No mapping, or no guard page: allocation fails, and growth leaves the block as it was. */
+static void test_failed_mapping_changes_nothing(void **state)
+{
+    (void)state;
+    char *data;
+    size_t capacity;
+    assert_int_equal(block_alloc(BLOCK_MIN_BYTES, &data, &capacity), 0);
+    memset(data, 'x', capacity);
+    char *kept_data = data;
+    size_t kept_capacity = capacity;
+    for (int which = 0; which < 2; which++) {
+        refuse_mmap = which == 0;
+        refuse_mprotect = which == 1;
+        char *other;
+        size_t other_capacity;
+        assert_int_equal(block_alloc(2 * MIB, &other, &other_capacity), -1);
+        assert_int_equal(block_grow(&data, &capacity, capacity, 2 * MIB), -1);
+        assert_ptr_equal(data, kept_data);
+        assert_int_equal(capacity, kept_capacity);
+        /* A buffer that cannot grow keeps what it holds. */
+        buffer buf = BUFFER_INIT;
+        refuse_mmap = refuse_mprotect = false;
+        assert_int_equal(buf_append(&buf, data, 100), 0);
+        refuse_mmap = which == 0;
+        refuse_mprotect = which == 1;
+        assert_int_equal(buf_reserve(&buf, 2 * MIB), -1);
+        assert_int_equal(buf.length, 100);
+        assert_memory_equal(buf.data, data, 100);
+        refuse_mmap = refuse_mprotect = false;
+        buf_free(&buf);
+    }
+    for (size_t i = 0; i < capacity; i++)
+        if (data[i] != 'x')
+            fail_msg("byte %zu changed", i);
+    block_free(data, capacity);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +227,7 @@ int main(void)
         cmocka_unit_test_teardown(test_grow_keeps_contents, empty_store),
         cmocka_unit_test_teardown(test_guard_page_stops_an_overrun, empty_store),
         cmocka_unit_test_teardown(test_buffer_through_the_store, empty_store),
+        cmocka_unit_test_teardown(test_failed_mapping_changes_nothing, empty_store),
     };
     return cmocka_run_group_tests(tests, empty_store, NULL);
 }
