@@ -158,9 +158,22 @@ static void test_buffer_through_the_store(void **state)
 /* While set, the wrapped calls below fail as the kernel does when memory runs out. */
 static bool refuse_mmap, refuse_mprotect;
 
-/* With 64-bit file offsets (meson's default), the daemon's calls to mmap are to mmap64. */
+/*
+ * The daemon's calls to mmap reach mmap64 when files have 64-bit offsets (meson's default) and
+ * mmap otherwise: both are wrapped, so the test does not depend on the build's choice.
+ */
+void *__real_mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset);
 void *__real_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset);
+void *__wrap_mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset);
 void *__wrap_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset);
+void *__wrap_mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset)
+{
+    if (refuse_mmap) {
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    return __real_mmap(address, length, protection, flags, fd, offset);
+}
 void *__wrap_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset)
 {
     if (refuse_mmap) {
