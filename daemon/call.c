@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void run_job(exec_job *job);
 
@@ -145,6 +146,32 @@ static bool has_room(call_context *context)
     return atomic_load(&context->in_flight) < context->max_in_flight;
 }
 
+/*
+ * call_interrupt_waits_from_signal sets interrupted without the lock and cannot signal the
+ * condition variable: a wait must see the flag on its own, so it wakes at least this often. Only
+ * the reader's waits for room and bytes, which are rare and short, pay for it.
+ */
+enum { INTERRUPT_CHECK_MS = 10 };
+
+static void deadline_in(int timeout_ms, struct timespec *deadline)
+{
+    clock_gettime(CLOCK_REALTIME, deadline);
+    deadline->tv_sec += timeout_ms / 1000;
+    deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline->tv_nsec >= 1000000000L) {
+        deadline->tv_sec++;
+        deadline->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Waits for changed, INTERRUPT_CHECK_MS at most. Lock held. */
+static void wait_for_change(call_context *context)
+{
+    struct timespec deadline;
+    deadline_in(INTERRUPT_CHECK_MS, &deadline);
+    pthread_cond_timedwait(&context->changed, &context->lock, &deadline);
+}
+
 int call_wait_for_room(call_context *context)
 {
     /* Changed under the lock, read here without it: this runs once per request, and taking the
@@ -161,7 +188,7 @@ int call_wait_for_room(call_context *context)
     out_set_reader_idle(context->out, true);
     pthread_mutex_lock(&context->lock);
     while (!has_room(context) && !atomic_load(&context->interrupted))
-        pthread_cond_wait(&context->changed, &context->lock);
+        wait_for_change(context);
     pthread_mutex_unlock(&context->lock);
     out_set_reader_idle(context->out, false);
     return atomic_load(&context->interrupted) ? -1 : 0;
@@ -176,7 +203,7 @@ void call_wait_for_bytes(call_context *context)
     pthread_mutex_lock(&context->lock);
     while (context->in_flight_bytes >= context->max_in_flight_bytes &&
            !atomic_load(&context->interrupted))
-        pthread_cond_wait(&context->changed, &context->lock);
+        wait_for_change(context);
     pthread_mutex_unlock(&context->lock);
 }
 
@@ -188,18 +215,15 @@ void call_interrupt_waits(call_context *context)
     pthread_mutex_unlock(&context->lock);
 }
 
+void call_interrupt_waits_from_signal(call_context *context)
+{
+    atomic_store(&context->interrupted, true);
+}
+
 int call_wait_idle(call_context *context, int timeout_ms)
 {
     struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    if (timeout_ms >= 0) {
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    deadline_in(timeout_ms >= 0 ? timeout_ms : 0, &deadline);
     pthread_mutex_lock(&context->lock);
     int status = 0;
     while (context->in_flight > 0) {

@@ -106,6 +106,11 @@ void call_wait_for_bytes(call_context *context);
 /* Makes call_wait_for_room and call_wait_for_bytes return now and from now on. Thread-safe,
  * idempotent. */
 void call_interrupt_waits(call_context *context);
+/*
+ * The same for a signal handler: async-signal-safe, any thread. It cannot wake the waits, which
+ * see it within 10 ms.
+ */
+void call_interrupt_waits_from_signal(call_context *context);
 
 enum call_cancel_style {
     CALL_CANCEL_RESPOND, /* $/cancelRequest: the call ends with -32800 */

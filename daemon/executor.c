@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -124,8 +125,20 @@ static size_t workers_to_start(executor *pool)
  */
 static int grow(executor *pool)
 {
+    /* Workers take no signal sent to the process (a thread inherits the mask of the thread that
+     * starts it): the stop signals go to the reader or a plugin's own threads, and a handler's
+     * system calls on a worker are never interrupted by them. Faults stay deliverable. */
+    sigset_t blocked, previous;
+    sigfillset(&blocked);
+    sigdelset(&blocked, SIGSEGV);
+    sigdelset(&blocked, SIGBUS);
+    sigdelset(&blocked, SIGFPE);
+    sigdelset(&blocked, SIGILL);
+    sigdelset(&blocked, SIGABRT);
+    pthread_sigmask(SIG_SETMASK, &blocked, &previous);
     pthread_t thread;
     int error = pthread_create(&thread, NULL, worker_main, pool);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
     pthread_mutex_lock(&pool->lock);
     if (error == 0) {
         pool->threads[pool->count++] = thread;

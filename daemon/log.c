@@ -80,3 +80,43 @@ void log_message(int level, const char *format, ...)
     log_message_prefixed(level, NULL, format, args);
     va_end(args);
 }
+
+/* Appends text to line (which has room for capacity bytes in all) from *used on. */
+static void append_text(char *line, size_t capacity, size_t *used, const char *text)
+{
+    size_t length = strlen(text);
+    if (length > capacity - *used)
+        length = capacity - *used;
+    memcpy(line + *used, text, length);
+    *used += length;
+}
+
+void log_signal(int level, int number, const char *text)
+{
+    if (level > atomic_load(&current_level) || level < LOG_ERROR || level > LOG_DEBUG)
+        return;
+    /* A signal number has at most 10 digits; they come out last first. */
+    char reversed[10], number_text[11];
+    size_t digit_count = 0;
+    unsigned value = number < 0 ? 0u : (unsigned)number;
+    do {
+        reversed[digit_count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    for (size_t i = 0; i < digit_count; i++)
+        number_text[i] = reversed[digit_count - 1 - i];
+    number_text[digit_count] = '\0';
+
+    char line[256];
+    size_t capacity = sizeof line - 1; /* room for the newline */
+    size_t used = 0;
+    append_text(line, capacity, &used, "rpcd: ");
+    append_text(line, capacity, &used, level_names[level]);
+    append_text(line, capacity, &used, ": signal ");
+    append_text(line, capacity, &used, number_text);
+    append_text(line, capacity, &used, ": ");
+    append_text(line, capacity, &used, text);
+    line[used++] = '\n';
+    ssize_t ignored = write(atomic_load(&log_fd), line, used);
+    (void)ignored;
+}

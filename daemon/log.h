@@ -22,5 +22,10 @@ void log_set_fd(int fd);
 void log_message(int level, const char *format, ...) __attribute__((format(printf, 2, 3)));
 void log_message_prefixed(int level, const char *prefix, const char *format, va_list args)
     __attribute__((format(printf, 3, 0)));
+/*
+ * Writes "rpcd: LEVEL: signal NUMBER: text\n" when level is enabled. Async-signal-safe (no
+ * printf), for signal handlers.
+ */
+void log_signal(int level, int number, const char *text);
 
 #endif

@@ -8,11 +8,15 @@
 #include "runtime.h"
 #include "server.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #ifndef RPCD_DEFAULT_CONFIG
@@ -31,37 +35,54 @@ enum {
 };
 
 /*
- * The server the signal thread stops; NULL while starting up and once serving is over. The lock
- * keeps srv_stop and srv_free apart: a stop must never run on a server being freed.
+ * The server a stop signal stops; NULL while starting up and once serving is over. A handler
+ * counts itself in handlers_inside before it reads the pointer, and main waits until none is
+ * inside before freeing the server: a stop must never run on a server being freed.
  */
-static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
-static server *running_server;
+static _Atomic(server *) running_server;
+static atomic_int handlers_inside;
+static atomic_bool stop_taken;
 
 /*
- * SIGTERM and SIGINT are blocked in every thread and taken here with sigwait, so stopping runs
- * as ordinary code instead of inside a signal handler. The first asks for a graceful stop; the
- * second (or the first during start-up) ends the process at once.
+ * SIGTERM and SIGINT are taken by a handler, not by a thread of their own that waits for them:
+ * a process with a second thread pays for it in the kernel and in the C library (one-CPU
+ * ping-pong: 3.1-3.4 us a round trip without it, 3.6 us with it). srv_stop is async-signal-safe for
+ * this. The first signal asks for a graceful stop; the second (or the first during start-up) ends
+ * the process at once.
  */
-static void *signal_thread(void *argument)
+static void on_stop_signal(int number)
 {
-    sigset_t *signals = argument;
-    bool stopping = false;
-    for (;;) {
-        int number;
-        if (sigwait(signals, &number) != 0)
-            continue;
-        pthread_mutex_lock(&server_lock);
-        server *srv = running_server;
-        if (stopping || !srv) {
-            log_message(LOG_WARNING, "signal %d: exiting at once", number);
-            _exit(128 + number);
-        }
-        log_message(LOG_INFO, "signal %d: stopping (a second one exits at once)", number);
-        stopping = true;
-        srv_stop(srv);
-        pthread_mutex_unlock(&server_lock);
+    int saved_errno = errno;
+    atomic_fetch_add(&handlers_inside, 1);
+    server *srv = atomic_load(&running_server);
+    if (atomic_exchange(&stop_taken, true) || !srv) {
+        log_signal(LOG_WARNING, number, "exiting at once");
+        _exit(128 + number);
     }
-    return NULL;
+    log_signal(LOG_INFO, number, "stopping (a second one exits at once)");
+    srv_stop(srv);
+    atomic_fetch_sub(&handlers_inside, 1);
+    errno = saved_errno;
+}
+
+/*
+ * Without SA_RESTART: a read the signal interrupts returns EINTR. With it, a runtime that defers
+ * signals to the end of a system call (ThreadSanitizer's does) restarts the read, which then
+ * waits for input before the handler ever runs. Each handler runs with both signals blocked, so
+ * the second waits for the first to finish.
+ */
+static int take_stop_signals(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    sigaddset(&action.sa_mask, SIGTERM);
+    sigaddset(&action.sa_mask, SIGINT);
+    if (sigaction(SIGTERM, &action, NULL) != 0 || sigaction(SIGINT, &action, NULL) != 0)
+        return -1;
+    /* A mask inherited from the parent must not keep them away. */
+    return pthread_sigmask(SIG_UNBLOCK, &action.sa_mask, NULL) == 0 ? 0 : -1;
 }
 
 static void usage(FILE *stream)
@@ -118,18 +139,10 @@ int main(int argc, char **argv)
 
     /* A client that closes its end must not kill us mid-write: EPIPE is handled instead. */
     signal(SIGPIPE, SIG_IGN);
-    /* Blocked before any thread exists (plugins may start some), so that all inherit it. */
-    static sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-    pthread_t signal_waiter;
-    if (pthread_create(&signal_waiter, NULL, signal_thread, &stop_signals) != 0) {
-        log_message(LOG_ERROR, "cannot start the signal thread");
+    if (take_stop_signals() != 0) {
+        log_message(LOG_ERROR, "cannot handle SIGTERM and SIGINT: %s", strerror(errno));
         return EXIT_SOFTWARE;
     }
-    pthread_detach(signal_waiter);
 
     char error[1024];
     int input_fd, output_fd;
@@ -157,9 +170,7 @@ int main(int argc, char **argv)
         rt_stop(&runtime);
         return EXIT_SOFTWARE;
     }
-    pthread_mutex_lock(&server_lock);
-    running_server = srv;
-    pthread_mutex_unlock(&server_lock);
+    atomic_store(&running_server, srv);
     srv_fd_source input = {input_fd, srv};
     int result = srv_run(srv, srv_read_fd, &input);
 
@@ -177,9 +188,9 @@ int main(int argc, char **argv)
          * them. What finished has been written; leave without tearing anything down. */
         _exit(status);
     }
-    pthread_mutex_lock(&server_lock);
-    running_server = NULL;
-    pthread_mutex_unlock(&server_lock);
+    atomic_store(&running_server, NULL);
+    while (atomic_load(&handlers_inside) > 0)
+        sched_yield();
     srv_free(srv);
     rt_stop(&runtime);
     return status;

@@ -10,6 +10,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -28,6 +29,10 @@ struct server {
     /* srv_read_fd's reader, while it is in (or about to enter) read(): see wake_reader. */
     pthread_t reader;
     atomic_bool reader_in_read;
+    /* The descriptor srv_read_fd reads (-1 before its first call), and the read end of a pipe
+     * whose write end is closed: srv_stop puts the second in place of the first. */
+    atomic_int input_fd;
+    int ended_fd;
     atomic_bool stopping;
     /* Set before the reader is woken: the output marks itself failed only once the write
      * returns, and a reader woken before that went back to waiting for input for good. */
@@ -84,6 +89,8 @@ static int write_through(void *sink, const struct iovec *parts, int part_count)
 }
 
 enum { LONG_LINE_BYTES = 64 * 1024 };
+/* How often the wait for the last calls at the end of input looks for a stop. */
+enum { STOP_CHECK_MS = 10 };
 
 /*
  * The reader is about to read (and maybe wait): calls it held back go to the workers, and what
@@ -111,6 +118,13 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     srv->methods = methods;
     srv->write = write;
     srv->sink = sink;
+    atomic_init(&srv->input_fd, -1);
+    srv->ended_fd = -1;
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0)
+        goto fail;
+    close(ends[1]);
+    srv->ended_fd = ends[0];
     if (install_wake_handler() != 0 || out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
@@ -137,21 +151,35 @@ void srv_free(server *srv)
         return;
     call_context_free(srv->calls);
     out_free(srv->out);
+    if (srv->ended_fd >= 0)
+        close(srv->ended_fd);
     free(srv);
 }
 
+/*
+ * Only flags, dup2 and pthread_kill: nothing here may take a lock. The reader does the rest (it
+ * cancels the calls in flight once out of its loop). The stop may come just before the reader
+ * enters read(), where a signal would be too early to interrupt it: so the input is first
+ * replaced by a pipe that is already at its end, which that read() then finds. A read already
+ * waiting holds the old input and needs the signal.
+ */
 void srv_stop(server *srv)
 {
     atomic_store(&srv->stopping, true);
-    call_cancel_all(srv->calls);
-    call_interrupt_waits(srv->calls);
-    wake_reader(srv);
+    call_interrupt_waits_from_signal(srv->calls);
+    int input_fd = atomic_load(&srv->input_fd);
+    if (input_fd >= 0)
+        dup2(srv->ended_fd, input_fd);
+    if (atomic_load(&srv->reader_in_read) && !pthread_equal(pthread_self(), srv->reader))
+        pthread_kill(srv->reader, WAKE_SIGNAL);
 }
 
 ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
 {
     srv_fd_source *input = source;
     server *srv = input->srv;
+    if (atomic_load_explicit(&srv->input_fd, memory_order_relaxed) != input->fd)
+        atomic_store(&srv->input_fd, input->fd);
     /* Set before the flags are checked: a stop that the check misses sees it, and signals. */
     atomic_store(&srv->reader_in_read, true);
     ssize_t n;
@@ -163,8 +191,14 @@ ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
             break;
         }
         n = read(input->fd, bytes, capacity);
-        if (n >= 0 || errno != EINTR)
+        if (n >= 0 || errno != EINTR) {
+            /* The end srv_stop put in place of the input is no end of input. */
+            if (n == 0 && atomic_load(&srv->stopping)) {
+                errno = ECANCELED;
+                n = -1;
+            }
             break;
+        }
     }
     int saved_errno = errno;
     atomic_store(&srv->reader_in_read, false);
@@ -227,6 +261,21 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     out_set_reader_idle(srv->out, true);
 
     bool stopped = atomic_load(&srv->stopping);
+    if (!out_failed(srv->out) && result == SRV_DONE && !stopped) {
+        /* End of input: every request read gets its answer. A stop that comes meanwhile cannot
+         * wake this wait (srv_stop may run in a signal handler): it is looked for between
+         * short waits. */
+        bool logged = false;
+        while (call_wait_idle(srv->calls, STOP_CHECK_MS) != 0) {
+            if (!logged)
+                log_message(LOG_DEBUG, "end of input: waiting for the calls in flight");
+            logged = true;
+            if (atomic_load(&srv->stopping) || out_failed(srv->out)) {
+                stopped = atomic_load(&srv->stopping);
+                break;
+            }
+        }
+    }
     if (out_failed(srv->out) || result != SRV_DONE || stopped) {
         /* Nobody to answer, or asked to go: tell the calls, give them the grace period. */
         call_cancel_all(srv->calls);
@@ -239,8 +288,6 @@ int srv_run(server *srv, lr_read_fn read, void *source)
         } else if (result == SRV_DONE) {
             result = SRV_STOPPED;
         }
-    } else {
-        call_wait_idle(srv->calls, -1); /* end of input: every request read gets its answer */
     }
     if (out_flush(srv->out) != 0 || out_failed(srv->out)) {
         log_message(LOG_ERROR, "writing responses failed: the client closed its end");

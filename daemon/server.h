@@ -48,8 +48,9 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
 int srv_run(server *srv, lr_read_fn read, void *source);
 
 /*
- * Asks a running server to stop: stop reading, mark every call cancelled, wait up to the grace
- * period. Thread-safe; meant for a signal-handling thread.
+ * Asks a running server to stop: srv_run stops reading, marks every call cancelled and waits up
+ * to the grace period. Async-signal-safe, any thread: made to be called from a signal handler.
+ * After it, srv_read_fd's descriptor reads as ended (it is replaced).
  */
 void srv_stop(server *srv);
 

@@ -1102,6 +1102,33 @@ static void test_sigint_behaves_like_sigterm(void **state)
 }
 
 /*
+ * A stop after the end of input, while rpcd waits for the calls still in flight, cancels them
+ * all the same: the 60 s call ends with -32800 and rpcd exits 0 at once, not a minute later.
+ */
+static void test_sigterm_after_end_of_input(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\nlog_level = debug");
+    start_sleep_and_wait_for_progress(s, "long", 60000);
+    harness_close_stdin(s->rpcd);
+    assert_int_equal(harness_wait_for_stderr(s->rpcd, "end of input: waiting", LINE_TIMEOUT_MS),
+                     HARNESS_OK);
+    long long sent = now_ms();
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    json_t *response = next_response(s);
+    assert_string_equal(json_string_value(json_object_get(response, "id")), "long");
+    assert_error(response, -32800, "Request cancelled");
+    json_decref(response);
+    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
+    long long elapsed = now_ms() - sent;
+    if (elapsed >= 10000)
+        print_error("rpcd took %lld ms to stop\n", elapsed);
+    assert_true(elapsed < 10000);
+    expect_no_more_output(s);
+    end(s);
+}
+
+/*
  * A call that ignores the stop is given shutdown_grace_ms, then left unanswered: rpcd exits 0
  * after about the grace period. A call that ended before the signal has its answer.
  */
@@ -1279,6 +1306,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigint_behaves_like_sigterm, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_while_reading_is_paused, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_sigterm_after_end_of_input, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_grace_period_for_stuck_call, session_setup,
                                         session_teardown),

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -316,6 +317,36 @@ static void test_plugin_init_failure(void **state)
     free(text);
 }
 
+/*
+ * A stop signal while a plugin's init never returns ends rpcd at once, with status 128 + 15 and
+ * a line that says so: nothing is served yet, so there is nothing to stop gracefully.
+ */
+static void test_signal_while_plugin_init_hangs(void **state)
+{
+    fixture *f = *state;
+    char *text = format("[plugin init_hang]\npath = %s\n", env("RPCD_FIXTURE_INIT_HANG"));
+    char *path = write_config(f, text);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_process *rpcd = harness_start(args.argv);
+    assert_non_null(rpcd);
+    int seen = harness_wait_for_stderr(rpcd, "init waits for ever", RUN_TIMEOUT_MS);
+    if (seen != HARNESS_OK)
+        print_error("init did not start; stderr:\n%s\n", harness_stderr(rpcd));
+    assert_int_equal(seen, HARNESS_OK);
+    assert_int_equal(harness_signal(rpcd, SIGTERM), 0);
+    harness_exit status;
+    assert_int_equal(harness_wait(rpcd, RUN_TIMEOUT_MS, &status), HARNESS_OK);
+    bool ok = status.exited && status.code == 128 + SIGTERM &&
+              strstr(harness_stderr(rpcd), "signal 15: exiting at once") != NULL;
+    if (!ok)
+        print_error("expected exit 143 and a line about the signal; got %s\nstderr:\n%s\n",
+                    harness_exit_describe(&status), harness_stderr(rpcd));
+    harness_free(rpcd);
+    free(path);
+    free(text);
+    assert_true(ok);
+}
+
 static void test_duplicate_method(void **state)
 {
     fixture *f = *state;
@@ -575,6 +606,7 @@ int main(void)
         TEST(test_plugin_abi_too_new),
         TEST(test_plugin_abi_major_2),
         TEST(test_plugin_init_failure),
+        TEST(test_signal_while_plugin_init_hangs),
         TEST(test_duplicate_method),
         TEST(test_plugin_config_value_rejected),
         TEST(test_failure_with_quiet_and_check),

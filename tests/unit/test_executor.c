@@ -2,13 +2,14 @@
 /*
  * Unit tests for the worker pool: workers start as jobs wait, up to the number asked for, and no
  * sooner; jobs run in submission order on one worker; freeing runs what is queued; a pool whose
- * threads cannot start still runs every job. pthread_create is wrapped (-Wl,--wrap, see
- * meson.build) so that a test can make thread starts fail.
+ * threads cannot start still runs every job; workers take no signals. pthread_create is wrapped
+ * (-Wl,--wrap, see meson.build) so that a test can make thread starts fail.
  */
 #include "executor.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -140,6 +141,58 @@ static void wait_done(done_job *d)
     while (!d->done)
         pthread_cond_wait(&d->changed, &d->lock);
     pthread_mutex_unlock(&d->lock);
+}
+
+/* What a job saw of its thread's signal mask. */
+typedef struct mask_job {
+    done_job done;
+    bool term_blocked, int_blocked, urg_blocked, segv_blocked;
+} mask_job;
+
+static void note_mask(exec_job *job)
+{
+    mask_job *m = (mask_job *)job;
+    sigset_t mask;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    m->term_blocked = sigismember(&mask, SIGTERM) == 1;
+    m->int_blocked = sigismember(&mask, SIGINT) == 1;
+    m->urg_blocked = sigismember(&mask, SIGURG) == 1;
+    m->segv_blocked = sigismember(&mask, SIGSEGV) == 1;
+    mark_done(job);
+}
+
+/*
+ * Workers take no signal sent to the process, whatever the mask of the thread that started
+ * them; faults are not blocked. The submitting thread's own mask is left as it was.
+ */
+static void test_workers_start_with_signals_blocked(void **state)
+{
+    (void)state;
+    sigset_t before;
+    pthread_sigmask(SIG_SETMASK, NULL, &before);
+    sigset_t none;
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, NULL);
+
+    executor *pool;
+    assert_int_equal(exec_new(1, &pool), 0);
+    mask_job job = {{{note_mask, NULL}, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false},
+                    false,
+                    false,
+                    false,
+                    true};
+    exec_submit(pool, &job.done.job);
+    wait_done(&job.done);
+    exec_free(pool);
+    assert_true(job.term_blocked);
+    assert_true(job.int_blocked);
+    assert_true(job.urg_blocked);
+    assert_false(job.segv_blocked);
+
+    sigset_t after;
+    pthread_sigmask(SIG_SETMASK, NULL, &after);
+    assert_int_equal(sigismember(&after, SIGTERM), 0);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
 }
 
 static void test_zero_workers_means_one_and_count_reaches_wanted(void **state)
@@ -307,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_zero_workers_means_one_and_count_reaches_wanted),
         cmocka_unit_test(test_workers_start_only_when_jobs_wait),
         cmocka_unit_test(test_free_right_after_new),
+        cmocka_unit_test(test_workers_start_with_signals_blocked),
         cmocka_unit_test(test_no_thread_can_start_so_the_submitter_runs_jobs),
         cmocka_unit_test(test_pool_keeps_the_workers_it_could_start),
     };

@@ -102,8 +102,10 @@ typedef struct rpcd_call rpcd_call;
  * Threads: handlers of one plugin may run at the same time on different threads, unless the
  * method was registered with RPCD_METHOD_SERIALIZED.
  * Signals: the daemon handles SIGTERM, SIGINT, SIGPIPE and SIGURG (with which it interrupts its
- * reading thread); a plugin leaves their dispositions alone. A system call made by a handler may
- * return EINTR, as in any threaded program, and is then retried.
+ * reading thread); a plugin leaves their dispositions alone. Handlers on the daemon's worker
+ * threads run with every signal but the faults blocked. Elsewhere (init, quick handlers, a
+ * plugin's own threads) a system call may return EINTR when the daemon is being stopped, as in
+ * any program with signal handlers, and is then retried.
  */
 typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t params_length,
                                void *user_data);
