@@ -6,6 +6,7 @@
  * slots in use have warmed up.
  */
 #include "call_internal.h"
+#include "lock.h"
 
 #include "buffer.h"
 #include "envelope.h"
@@ -164,7 +165,7 @@ static void deadline_in(int timeout_ms, struct timespec *deadline)
     }
 }
 
-/* Waits for changed, INTERRUPT_CHECK_MS at most. Lock held. */
+/* Waits for changed, INTERRUPT_CHECK_MS at most. Lock held, taken with pthread_mutex_lock. */
 static void wait_for_change(call_context *context)
 {
     struct timespec deadline;
@@ -209,10 +210,10 @@ void call_wait_for_bytes(call_context *context)
 
 void call_interrupt_waits(call_context *context)
 {
-    pthread_mutex_lock(&context->lock);
+    lock_take(&context->lock);
     atomic_store(&context->interrupted, true);
     pthread_cond_broadcast(&context->changed);
-    pthread_mutex_unlock(&context->lock);
+    lock_release(&context->lock);
 }
 
 void call_interrupt_waits_from_signal(call_context *context)
@@ -248,15 +249,15 @@ static void mark_cancelled(call_slot *slot, int style)
 
 int call_cancel(call_context *context, js_span id, int style)
 {
-    pthread_mutex_lock(&context->lock);
+    lock_take(&context->lock);
     uint32_t index = find_id(context, id.start, id.length);
     if (index != NO_SLOT) {
         call_slot *slot = slot_at(index);
-        pthread_mutex_lock(&slot->lock);
+        lock_take(&slot->lock);
         mark_cancelled(slot, style);
-        pthread_mutex_unlock(&slot->lock);
+        lock_release(&slot->lock);
     }
-    pthread_mutex_unlock(&context->lock);
+    lock_release(&context->lock);
     return index != NO_SLOT;
 }
 
@@ -266,10 +267,10 @@ void call_cancel_all(call_context *context)
     uint32_t total = slot_count();
     for (uint32_t index = 0; index < total; index++) {
         call_slot *slot = slot_at(index);
-        pthread_mutex_lock(&slot->lock);
+        lock_take(&slot->lock);
         if (slot->active && slot->context == context)
             mark_cancelled(slot, CALL_CANCEL_FLAG);
-        pthread_mutex_unlock(&slot->lock);
+        lock_release(&slot->lock);
     }
 }
 
@@ -306,13 +307,13 @@ static void batch_hold(call_batch *batch)
 static int batch_append(call_batch *batch, const struct iovec *parts, int part_count)
 {
     int status = 0;
-    pthread_mutex_lock(&batch->lock);
+    lock_take(&batch->lock);
     if (batch->item_count > 0)
         status |= buf_append_char(&batch->items, ',');
     for (int i = 0; i < part_count; i++)
         status |= buf_append(&batch->items, parts[i].iov_base, parts[i].iov_len);
     batch->item_count++;
-    pthread_mutex_unlock(&batch->lock);
+    lock_release(&batch->lock);
     return status ? -1 : 0;
 }
 
@@ -558,12 +559,12 @@ void call_finish(uint32_t index, int status)
 {
     call_slot *slot = slot_at(index);
     call_context *context = slot->context;
-    pthread_mutex_lock(&slot->lock);
+    lock_take(&slot->lock);
     slot->active = false;
     slot->generation++; /* from here on, the plugin's handle is stale */
     bool cancelled = atomic_load(&slot->cancelled);
     int style = slot->cancel_style;
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
 
     if (cancelled && style == CALL_CANCEL_RESPOND)
         status = RPCD_ERR_CANCELLED; /* the client asked, and gets the answer it expects */
@@ -571,9 +572,9 @@ void call_finish(uint32_t index, int status)
      * the answer must not be told the call is still in flight. The call itself counts as in
      * flight until its response is out, so that max_in_flight bounds what is not answered yet. */
     if (slot->tracked) {
-        pthread_mutex_lock(&context->lock);
+        lock_take(&context->lock);
         untrack_id(context, slot);
-        pthread_mutex_unlock(&context->lock);
+        lock_release(&context->lock);
     }
     write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
 
@@ -584,7 +585,7 @@ void call_finish(uint32_t index, int status)
     slot_release(index);
 
     call_slot *next = NULL;
-    pthread_mutex_lock(&context->lock);
+    lock_take(&context->lock);
     if (method->flags & RPCD_METHOD_SERIALIZED && method->index < context->serial_count) {
         serial_queue *queue = &context->serial[method->index];
         if (queue->head != NO_SLOT && queue->busy) {
@@ -602,7 +603,7 @@ void call_finish(uint32_t index, int status)
     context->in_flight--;
     context->in_flight_bytes -= held_bytes;
     pthread_cond_broadcast(&context->changed);
-    pthread_mutex_unlock(&context->lock);
+    lock_release(&context->lock);
     if (next)
         dispatch_slot(next);
 }
@@ -610,24 +611,24 @@ void call_finish(uint32_t index, int status)
 static void run_job(exec_job *job)
 {
     call_slot *slot = (call_slot *)((char *)job - offsetof(call_slot, job));
-    pthread_mutex_lock(&slot->lock);
+    lock_take(&slot->lock);
     /* Not started yet: a client's cancel, or a shutdown, means it never needs to. */
     bool skip = atomic_load(&slot->cancelled) && (slot->cancel_style != CALL_CANCEL_FLAG ||
                                                   atomic_load(&slot->context->interrupted));
     slot->state = SLOT_RUNNING;
     rpcd_call *handle = slot_handle(slot->index, slot->generation);
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
 
     /* A call cancelled before it started never reaches its handler. */
     int status = skip ? RPCD_ERR_CANCELLED
                       : slot->method->handler(handle, slot->params, slot->params_length,
                                               slot->method->user_data);
     if (status == RPCD_DEFERRED) {
-        pthread_mutex_lock(&slot->lock);
+        lock_take(&slot->lock);
         slot->state = SLOT_DEFERRED;
         bool early = slot->completed_early;
         status = slot->early_status;
-        pthread_mutex_unlock(&slot->lock);
+        lock_release(&slot->lock);
         if (!early)
             return; /* call_complete ends it */
     }
@@ -683,11 +684,11 @@ int call_start(call_context *context, const call_request *request)
     }
 
     bool run_now = true;
-    pthread_mutex_lock(&context->lock);
+    lock_take(&context->lock);
     /* An id null cannot be told apart from another: only real ids are tracked. */
     bool trackable = request->id && js_kind_of(*request->id) != JS_NULL;
     if (trackable && find_id(context, request->id->start, request->id->length) != NO_SLOT) {
-        pthread_mutex_unlock(&context->lock);
+        lock_release(&context->lock);
         slot_release(index);
         return CALL_DUPLICATE_ID;
     }
@@ -710,11 +711,11 @@ int call_start(call_context *context, const call_request *request)
     }
     context->in_flight++;
     context->in_flight_bytes += slot->held_bytes;
-    pthread_mutex_unlock(&context->lock);
+    lock_release(&context->lock);
 
-    pthread_mutex_lock(&slot->lock);
+    lock_take(&slot->lock);
     slot->active = true;
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     if (slot->batch)
         batch_hold(slot->batch);
     bool quick = context->quick_on_reader && request->method->flags & RPCD_METHOD_QUICK &&

@@ -5,6 +5,7 @@
  * slot's lock, so they are safe from any thread and harmless once the call has ended.
  */
 #include "call_internal.h"
+#include "lock.h"
 
 #include "envelope.h"
 #include "log.h"
@@ -44,7 +45,7 @@ static int host_call_result(rpcd_call *call, const char *json, size_t json_lengt
             slot->result_invalid = false;
         }
     }
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     return status;
 }
 
@@ -78,7 +79,7 @@ static int host_call_fail(rpcd_call *call, int status, const char *message, cons
     if (!slot)
         return RPCD_ERR_STALE;
     int result = record_failure(slot, status, 0, message, data, data_length);
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     return result;
 }
 
@@ -91,7 +92,7 @@ static int host_call_fail_code(rpcd_call *call, int64_t code, const char *messag
     if (!slot)
         return RPCD_ERR_STALE;
     int result = record_failure(slot, RPCD_ERR_APPLICATION, code, message, data, data_length);
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     return result;
 }
 
@@ -136,7 +137,7 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
     } else {
         status = send_notification(slot, method, strlen(method), params, params_length);
     }
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     return status;
 }
 
@@ -188,7 +189,7 @@ static int host_call_progress(rpcd_call *call, double done, double total, const 
                    : send_notification(slot, method, sizeof method - 1, params.data, params.length);
         buf_free(&params);
     }
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     return status;
 }
 
@@ -198,7 +199,7 @@ static int host_call_is_cancelled(rpcd_call *call)
     if (!slot)
         return 1;
     int cancelled = atomic_load(&slot->cancelled) ? 1 : 0;
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     return cancelled;
 }
 
@@ -208,7 +209,7 @@ static const char *host_call_method(rpcd_call *call)
     if (!slot)
         return NULL;
     const char *name = slot->method->name; /* owned by the registry, alive until exit */
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     return name;
 }
 
@@ -223,15 +224,15 @@ static int host_call_complete(rpcd_call *call, int status)
         /* The handler has not returned RPCD_DEFERRED yet: it ends the call when it does. */
         slot->completed_early = true;
         slot->early_status = status;
-        pthread_mutex_unlock(&slot->lock);
+        lock_release(&slot->lock);
         return RPCD_OK;
     }
     if (slot->state != SLOT_DEFERRED) {
-        pthread_mutex_unlock(&slot->lock);
+        lock_release(&slot->lock);
         return RPCD_ERR_UNSUPPORTED;
     }
     uint32_t index = slot->index;
-    pthread_mutex_unlock(&slot->lock);
+    lock_release(&slot->lock);
     call_finish(index, status);
     return RPCD_OK;
 }

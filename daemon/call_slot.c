@@ -4,6 +4,7 @@
  * slot and its generation: a handle from an ended call finds a newer generation and is refused.
  */
 #include "call_internal.h"
+#include "lock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,9 @@ call_slot *slot_lock_live(rpcd_call *call)
     if (index_plus_one == 0 || index_plus_one > atomic_load(&slot_total))
         return NULL;
     call_slot *slot = slot_at((uint32_t)(index_plus_one - 1));
-    pthread_mutex_lock(&slot->lock);
+    lock_take(&slot->lock);
     if (!slot->active || (slot->generation & GENERATION_MASK) != (uint32_t)(value >> INDEX_BITS)) {
-        pthread_mutex_unlock(&slot->lock);
+        lock_release(&slot->lock);
         return NULL;
     }
     return slot;
@@ -51,7 +52,7 @@ call_slot *slot_lock_live(rpcd_call *call)
 int slot_acquire(uint32_t *out_index)
 {
     int status = -1;
-    pthread_mutex_lock(&store_lock);
+    lock_take(&store_lock);
     uint32_t index = free_head;
     if (index != NO_SLOT) {
         free_head = slot_at(index)->next_free;
@@ -75,7 +76,7 @@ int slot_acquire(uint32_t *out_index)
     *out_index = index;
     status = 0;
 done:
-    pthread_mutex_unlock(&store_lock);
+    lock_release(&store_lock);
     return status;
 }
 
@@ -99,11 +100,11 @@ void slot_release(uint32_t index)
     trim(&slot->failure_data);
     trim(&slot->scratch);
     trim(&slot->line);
-    pthread_mutex_lock(&store_lock);
+    lock_take(&store_lock);
     slot->next_free = free_head;
     free_head = index;
     active_count--;
-    pthread_mutex_unlock(&store_lock);
+    lock_release(&store_lock);
 }
 
 uint32_t slot_count(void)
@@ -113,7 +114,7 @@ uint32_t slot_count(void)
 
 void call_store_release(void)
 {
-    pthread_mutex_lock(&store_lock);
+    lock_take(&store_lock);
     if (active_count == 0) {
         uint32_t total = atomic_load(&slot_total);
         for (uint32_t chunk = 0; chunk * SLOTS_PER_CHUNK < total; chunk++) {
@@ -137,5 +138,5 @@ void call_store_release(void)
         atomic_store(&slot_total, 0);
         free_head = NO_SLOT;
     }
-    pthread_mutex_unlock(&store_lock);
+    lock_release(&store_lock);
 }

@@ -6,6 +6,8 @@
  */
 #include "output.h"
 
+#include "lock.h"
+
 #include "buffer.h"
 
 #include <errno.h>
@@ -127,13 +129,13 @@ static int write_out_locked(output *out)
         buffer swap = out->writing;
         out->writing = out->pending;
         out->pending = swap;
-        pthread_mutex_unlock(&out->lock);
+        lock_release(&out->lock);
         int written = write_bytes(out, out->writing.data, out->writing.length);
         buf_clear(&out->writing);
         /* A burst of large lines must not pin its peak memory for the rest of the run. */
         if (out->writing.capacity > 4 * FLUSH_THRESHOLD)
             buf_free(&out->writing);
-        pthread_mutex_lock(&out->lock);
+        lock_take(&out->lock);
         if (written != 0) {
             atomic_store(&out->failed, true);
             buf_clear(&out->pending);
@@ -143,7 +145,7 @@ static int write_out_locked(output *out)
         if (!out->flush_wanted)
             break;
     }
-    pthread_mutex_unlock(&out->write_lock);
+    lock_release(&out->write_lock);
     return status;
 }
 
@@ -162,14 +164,14 @@ static int flush_locked(output *out)
     }
     if (out->pending.length == 0)
         return 0;
-    if (pthread_mutex_trylock(&out->write_lock) != 0) {
+    if (lock_try(&out->write_lock) != 0) {
         if (out->pending.length < FLUSH_THRESHOLD) {
             out->flush_wanted = true;
             return 0;
         }
-        pthread_mutex_unlock(&out->lock); /* the lock order is write_lock, then lock */
-        pthread_mutex_lock(&out->write_lock);
-        pthread_mutex_lock(&out->lock);
+        lock_release(&out->lock); /* the lock order is write_lock, then lock */
+        lock_take(&out->write_lock);
+        lock_take(&out->lock);
     }
     return write_out_locked(out);
 }
@@ -223,18 +225,18 @@ static int write_long_line(output *out, const struct iovec *parts, int part_coun
         if (parts[i].iov_len < SMALL_PART_BYTES)
             small_total += parts[i].iov_len;
     }
-    pthread_mutex_lock(&out->write_lock);
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->write_lock);
+    lock_take(&out->lock);
     /* Room made first: the pieces below point into the buffer, which must not move. */
     if (atomic_load(&out->failed) || buf_reserve(&out->pending, small_total) != 0) {
-        pthread_mutex_unlock(&out->lock);
-        pthread_mutex_unlock(&out->write_lock);
+        lock_release(&out->lock);
+        lock_release(&out->write_lock);
         return -1;
     }
     buffer swap = out->writing;
     out->writing = out->pending;
     out->pending = swap;
-    pthread_mutex_unlock(&out->lock);
+    lock_release(&out->lock);
 
     /* At most two pieces per part: the copied bytes before it, and the part itself. */
     struct iovec pieces[2 * (OUT_LINE_PARTS_MOST + 1)];
@@ -262,7 +264,7 @@ static int write_long_line(output *out, const struct iovec *parts, int part_coun
     if (writing->capacity > 4 * FLUSH_THRESHOLD)
         buf_free(writing);
 
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->lock);
     if (status != 0) {
         atomic_store(&out->failed, true);
         buf_clear(&out->pending);
@@ -271,8 +273,8 @@ static int write_long_line(output *out, const struct iovec *parts, int part_coun
     if (status == 0 && out->flush_wanted)
         status = write_out_locked(out);
     else
-        pthread_mutex_unlock(&out->write_lock);
-    pthread_mutex_unlock(&out->lock);
+        lock_release(&out->write_lock);
+    lock_release(&out->lock);
     return status;
 }
 
@@ -285,21 +287,21 @@ int out_write_line(output *out, const struct iovec *parts, int part_count)
         total += parts[i].iov_len;
     if (total >= FLUSH_THRESHOLD && part_count <= OUT_LINE_PARTS_MOST)
         return write_long_line(out, parts, part_count);
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->lock);
     int status = append_line(&out->pending, parts, part_count);
     if (status == 0)
         status = maybe_flush_locked(out);
-    pthread_mutex_unlock(&out->lock);
+    lock_release(&out->lock);
     return status;
 }
 
 void out_set_ordered(output *out, bool ordered)
 {
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->lock);
     out->ordered = ordered;
     if (ordered && out->next_ticket == 0)
         out->next_ticket = out->next_to_write = 1;
-    pthread_mutex_unlock(&out->lock);
+    lock_release(&out->lock);
 }
 
 static parked_line *parked_at(output *out, uint64_t ticket)
@@ -327,7 +329,7 @@ uint64_t out_ticket_take(output *out)
     /* Set before serving starts: unordered output, the common case, needs no lock here. */
     if (!atomic_load(&out->ordered))
         return 0;
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->lock);
     uint64_t ticket = 0;
     if (out->ordered &&
         (out->next_ticket - out->next_to_write < out->parked_capacity || grow_parked(out) == 0)) {
@@ -336,7 +338,7 @@ uint64_t out_ticket_take(output *out)
         slot->state = TICKET_WAITING;
         buf_clear(&slot->line);
     }
-    pthread_mutex_unlock(&out->lock);
+    lock_release(&out->lock);
     return ticket;
 }
 
@@ -361,7 +363,7 @@ int out_write_ticket(output *out, uint64_t ticket, const struct iovec *parts, in
 {
     if (ticket == 0)
         return out_write_line(out, parts, part_count);
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->lock);
     parked_line *slot = parked_at(out, ticket);
     int status;
     if (ticket == out->next_to_write) {
@@ -377,7 +379,7 @@ int out_write_ticket(output *out, uint64_t ticket, const struct iovec *parts, in
         status = maybe_flush_locked(out);
     if (atomic_load(&out->failed))
         status = -1;
-    pthread_mutex_unlock(&out->lock);
+    lock_release(&out->lock);
     return status;
 }
 
@@ -385,30 +387,30 @@ void out_ticket_drop(output *out, uint64_t ticket)
 {
     if (ticket == 0)
         return;
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->lock);
     parked_at(out, ticket)->state = TICKET_DROPPED;
     release_tickets_locked(out);
     maybe_flush_locked(out);
-    pthread_mutex_unlock(&out->lock);
+    lock_release(&out->lock);
 }
 
 int out_flush(output *out)
 {
     /* Waits for a writer at work: when this returns, everything written before is out. */
-    pthread_mutex_lock(&out->write_lock);
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->write_lock);
+    lock_take(&out->lock);
     int status = write_out_locked(out);
-    pthread_mutex_unlock(&out->lock);
+    lock_release(&out->lock);
     return status;
 }
 
 void out_set_reader_idle(output *out, bool idle)
 {
-    pthread_mutex_lock(&out->lock);
+    lock_take(&out->lock);
     out->reader_idle = idle;
     if (idle)
         flush_locked(out);
-    pthread_mutex_unlock(&out->lock);
+    lock_release(&out->lock);
 }
 
 bool out_failed(const output *out)
