@@ -11,7 +11,10 @@
 
 static const char *skip_whitespace(const char *p, const char *end)
 {
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    /* Every whitespace byte is at most a space; compact JSON has none, and leaves at the first
+     * test. */
+    while (p < end && (unsigned char)*p <= ' ' &&
+           (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
         p++;
     return p;
 }
@@ -210,6 +213,21 @@ static uint64_t special_bytes(uint64_t word)
     return special & high_bits;
 }
 
+/*
+ * Where in memory the first byte that special_bytes found is (special != 0): the lowest bit on
+ * a little-endian machine. Elsewhere 0, which is only slower: the bytes are then looked at one
+ * at a time.
+ */
+static size_t first_special_offset(uint64_t special)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (size_t)__builtin_ctzll(special) / 8;
+#else
+    (void)special;
+    return 0;
+#endif
+}
+
 /* p points at the opening quote; returns the byte after the closing quote, or NULL. */
 static const char *scan_string(const char *p, const char *end)
 {
@@ -224,15 +242,15 @@ static const char *scan_string(const char *p, const char *end)
                 p += 8;
                 continue;
             }
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            p += __builtin_ctzll(special) / 8; /* the first byte in memory is the lowest */
-#endif
-            break;
+            p += first_special_offset(special);
+            goto look;
         }
         while (p < end && plain_byte[(unsigned char)*p])
             p++;
         if (p >= end)
             break;
+    look:;
+        /* Any byte may come here: a plain one is stepped over below. */
         unsigned char c = (unsigned char)*p;
         if (c == '"')
             return p + 1;
