@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int buf_reserve(buffer *buf, size_t extra)
+int buf_grow(buffer *buf, size_t extra)
 {
     if (extra <= buf->capacity - buf->length)
         return 0;
@@ -45,25 +45,9 @@ int buf_reserve(buffer *buf, size_t extra)
     return 0;
 }
 
-int buf_append(buffer *buf, const void *bytes, size_t length)
-{
-    if (length == 0)
-        return 0;
-    if (buf_reserve(buf, length) != 0)
-        return -1;
-    memcpy(buf->data + buf->length, bytes, length);
-    buf->length += length;
-    return 0;
-}
-
 int buf_append_string(buffer *buf, const char *text)
 {
     return buf_append(buf, text, strlen(text));
-}
-
-int buf_append_char(buffer *buf, char c)
-{
-    return buf_append(buf, &c, 1);
 }
 
 int buf_printf(buffer *buf, const char *format, ...)
