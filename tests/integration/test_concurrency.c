@@ -1257,6 +1257,30 @@ static void test_closed_stdout_while_the_reader_waits(void **state)
     end(s);
 }
 
+/*
+ * The client closes rpcd's stdout after the end of input, while rpcd waits for a long call: the
+ * next progress notification fails to go out, and rpcd cancels the call and exits 74 at once
+ * instead of waiting the minute the call asked for.
+ */
+static void test_closed_stdout_after_end_of_input(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\nlog_level = debug");
+    start_sleep_and_wait_for_progress(s, "long", 60000);
+    harness_close_stdin(s->rpcd);
+    assert_int_equal(harness_wait_for_stderr(s->rpcd, "end of input: waiting", LINE_TIMEOUT_MS),
+                     HARNESS_OK);
+    harness_close_stdout(s->rpcd);
+    long long closed = now_ms();
+    expect_exit(s, HARNESS_TIMEOUT_MS, 74);
+    long long elapsed = now_ms() - closed;
+    if (elapsed >= 10000)
+        print_error("rpcd took %lld ms to exit\n", elapsed);
+    assert_true(elapsed < 10000);
+    assert_non_null(strstr(harness_stderr(s->rpcd), "the client closed its end"));
+    end(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1316,6 +1340,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_closed_stdout_exits_74, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_closed_stdout_while_the_reader_waits, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_closed_stdout_after_end_of_input, session_setup,
                                         session_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
