@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -1129,6 +1131,33 @@ static void test_sigterm_after_end_of_input(void **state)
 }
 
 /*
+ * A stop signal taken on a plugin's own thread instead of the one that reads (the kernel may
+ * pick any thread that does not block it): the handler there wakes the reader out of read(), and
+ * rpcd stops as it does otherwise.
+ */
+static void test_sigterm_on_a_plugin_thread(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\nlog_level = info");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"thread.completer\"}\n");
+    json_t *response = next_response(s);
+    json_int_t tid =
+        json_integer_value(json_object_get(json_object_get(response, "result"), "tid"));
+    json_decref(response);
+    assert_true(tid > 0);
+    long long sent = now_ms();
+    assert_int_equal(syscall(SYS_tgkill, harness_pid(s->rpcd), (pid_t)tid, SIGTERM), 0);
+    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
+    long long elapsed = now_ms() - sent;
+    if (elapsed >= 10000)
+        print_error("rpcd took %lld ms to stop\n", elapsed);
+    assert_true(elapsed < 10000);
+    assert_non_null(strstr(harness_stderr(s->rpcd), "signal 15: stopping"));
+    expect_no_more_output(s);
+    end(s);
+}
+
+/*
  * A call that ignores the stop is given shutdown_grace_ms, then left unanswered: rpcd exits 0
  * after about the grace period. A call that ended before the signal has its answer.
  */
@@ -1332,6 +1361,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigterm_while_reading_is_paused, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_after_end_of_input, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_sigterm_on_a_plugin_thread, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_grace_period_for_stuck_call, session_setup,
                                         session_teardown),

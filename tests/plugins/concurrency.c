@@ -2,12 +2,14 @@
 /*
  * Fixture for the concurrency tests: deferred completion from one plugin thread (no thread per
  * call), a serialized method that reports whether two of its calls ever overlapped, and a
- * meeting point that only returns once several calls run at the same time.
+ * meeting point that only returns once several calls run at the same time, and the id of the
+ * plugin's own thread, for a signal sent to it alone.
  */
 #include <rpcd/plugin-jansson.h>
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <stdbool.h>
@@ -31,6 +33,8 @@ static size_t held_count;
 static bool release_all;
 static bool stopping;
 static pthread_t completer;
+/* The completer's kernel thread id, once it runs: a test sends a signal to that thread alone. */
+static atomic_int completer_tid;
 
 static bool is_due(const held_call *held, const struct timespec *now)
 {
@@ -43,6 +47,7 @@ static bool is_due(const held_call *held, const struct timespec *now)
 static void *complete_calls(void *unused)
 {
     (void)unused;
+    atomic_store(&completer_tid, (int)syscall(SYS_gettid));
     pthread_mutex_lock(&held_lock);
     while (!stopping) {
         struct timespec now;
@@ -210,6 +215,19 @@ static int which_thread(rpcd_call *call, const char *params, size_t params_lengt
     return rpcd_call_result_json(host, call, json_pack("{s:b}", "on_main_thread", on_main));
 }
 
+/* thread.completer: {"tid": N}, the kernel id of the plugin's own thread (0: not started). */
+static int completer_thread(rpcd_call *call, const char *params, size_t params_length,
+                            void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    for (int tries = 0; tries < 1000 && atomic_load(&completer_tid) == 0; tries++) {
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return rpcd_call_result_json(host, call,
+                                 json_pack("{s:i}", "tid", (int)atomic_load(&completer_tid)));
+}
+
 static int concurrency_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state,
                             char *error, size_t error_size)
 {
@@ -225,7 +243,7 @@ static int concurrency_init(rpcd_plugin *plugin, const rpcd_host_api *api, void 
         {"deferred.hold", hold, 0},         {"deferred.release", release, 0},
         {"deferred.twice", twice, 0},       {"serial.probe", serial_probe, RPCD_METHOD_SERIALIZED},
         {"parallel.meet", meet, 0},         {"thread.quick", which_thread, RPCD_METHOD_QUICK},
-        {"thread.worker", which_thread, 0},
+        {"thread.worker", which_thread, 0}, {"thread.completer", completer_thread, 0},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);
