@@ -1067,6 +1067,25 @@ static void test_eof_waits_for_calls_in_flight(void **state)
     end(s);
 }
 
+/* Expects rpcd to exit with status within 10 s of since (now_ms()): no waiting out a call. */
+static void expect_exit_soon(session *s, long long since, int status)
+{
+    expect_exit(s, HARNESS_TIMEOUT_MS, status);
+    long long elapsed = now_ms() - since;
+    if (elapsed >= 10000)
+        print_error("rpcd took %lld ms to exit\n", elapsed);
+    assert_true(elapsed < 10000);
+}
+
+/* A 60 s call under way, the end of input sent, and rpcd waiting for that call. */
+static void long_call_after_end_of_input(session *s)
+{
+    start_sleep_and_wait_for_progress(s, "long", 60000);
+    harness_close_stdin(s->rpcd);
+    assert_int_equal(harness_wait_for_stderr(s->rpcd, "end of input: waiting", LINE_TIMEOUT_MS),
+                     HARNESS_OK);
+}
+
 /*
  * A stop signal cancels a call that checks: sleep returns RPCD_ERR_CANCELLED, answered with
  * -32800, and rpcd exits 0 long before the 60 s the call asked for.
@@ -1081,11 +1100,7 @@ static void stop_signal_cancels_cooperative_call(session *s, int signal_number)
     assert_string_equal(json_string_value(json_object_get(response, "id")), "long");
     assert_error(response, -32800, "Request cancelled");
     json_decref(response);
-    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
-    long long elapsed = now_ms() - sent;
-    if (elapsed >= 10000)
-        print_error("rpcd took %lld ms to stop\n", elapsed);
-    assert_true(elapsed < 10000);
+    expect_exit_soon(s, sent, 0);
     expect_no_more_output(s);
     char expected[32];
     snprintf(expected, sizeof expected, "signal %d: stopping", signal_number);
@@ -1111,21 +1126,14 @@ static void test_sigterm_after_end_of_input(void **state)
 {
     session *s = *state;
     start(s, "workers = 2\nlog_level = debug");
-    start_sleep_and_wait_for_progress(s, "long", 60000);
-    harness_close_stdin(s->rpcd);
-    assert_int_equal(harness_wait_for_stderr(s->rpcd, "end of input: waiting", LINE_TIMEOUT_MS),
-                     HARNESS_OK);
+    long_call_after_end_of_input(s);
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     json_t *response = next_response(s);
     assert_string_equal(json_string_value(json_object_get(response, "id")), "long");
     assert_error(response, -32800, "Request cancelled");
     json_decref(response);
-    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
-    long long elapsed = now_ms() - sent;
-    if (elapsed >= 10000)
-        print_error("rpcd took %lld ms to stop\n", elapsed);
-    assert_true(elapsed < 10000);
+    expect_exit_soon(s, sent, 0);
     expect_no_more_output(s);
     end(s);
 }
@@ -1147,11 +1155,7 @@ static void test_sigterm_on_a_plugin_thread(void **state)
     assert_true(tid > 0);
     long long sent = now_ms();
     assert_int_equal(syscall(SYS_tgkill, harness_pid(s->rpcd), (pid_t)tid, SIGTERM), 0);
-    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
-    long long elapsed = now_ms() - sent;
-    if (elapsed >= 10000)
-        print_error("rpcd took %lld ms to stop\n", elapsed);
-    assert_true(elapsed < 10000);
+    expect_exit_soon(s, sent, 0);
     assert_non_null(strstr(harness_stderr(s->rpcd), "signal 15: stopping"));
     expect_no_more_output(s);
     end(s);
@@ -1295,17 +1299,10 @@ static void test_closed_stdout_after_end_of_input(void **state)
 {
     session *s = *state;
     start(s, "workers = 2\nlog_level = debug");
-    start_sleep_and_wait_for_progress(s, "long", 60000);
-    harness_close_stdin(s->rpcd);
-    assert_int_equal(harness_wait_for_stderr(s->rpcd, "end of input: waiting", LINE_TIMEOUT_MS),
-                     HARNESS_OK);
+    long_call_after_end_of_input(s);
     harness_close_stdout(s->rpcd);
     long long closed = now_ms();
-    expect_exit(s, HARNESS_TIMEOUT_MS, 74);
-    long long elapsed = now_ms() - closed;
-    if (elapsed >= 10000)
-        print_error("rpcd took %lld ms to exit\n", elapsed);
-    assert_true(elapsed < 10000);
+    expect_exit_soon(s, closed, 74);
     assert_non_null(strstr(harness_stderr(s->rpcd), "the client closed its end"));
     end(s);
 }
