@@ -14,6 +14,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "rpc_error.h"
+#include "stop_signals.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -165,12 +166,16 @@ static void deadline_in(int timeout_ms, struct timespec *deadline)
     }
 }
 
-/* Waits for changed, INTERRUPT_CHECK_MS at most. Lock held, taken with pthread_mutex_lock. */
+/*
+ * Waits for changed, INTERRUPT_CHECK_MS at most, then lets a stop signal held back meanwhile
+ * reach its handler (see stop_signals.h). Lock held, taken with pthread_mutex_lock.
+ */
 static void wait_for_change(call_context *context)
 {
     struct timespec deadline;
     deadline_in(INTERRUPT_CHECK_MS, &deadline);
     pthread_cond_timedwait(&context->changed, &context->lock, &deadline);
+    stop_signals_deliver_pending();
 }
 
 int call_wait_for_room(call_context *context)
@@ -186,11 +191,13 @@ int call_wait_for_room(call_context *context)
     /* The reader stops reading: what is written meanwhile must go out at once. */
     log_message(LOG_DEBUG, "%zu calls in flight (max_in_flight): reading paused",
                 context->max_in_flight);
+    stop_signals_hold();
     out_set_reader_idle(context->out, true);
     pthread_mutex_lock(&context->lock);
     while (!has_room(context) && !atomic_load(&context->interrupted))
         wait_for_change(context);
     pthread_mutex_unlock(&context->lock);
+    stop_signals_release();
     out_set_reader_idle(context->out, false);
     return atomic_load(&context->interrupted) ? -1 : 0;
 }
@@ -201,11 +208,13 @@ void call_wait_for_bytes(call_context *context)
         return;
     log_message(LOG_DEBUG, "calls in flight hold %zu bytes (max_in_flight_bytes): reading paused",
                 atomic_load(&context->in_flight_bytes));
+    stop_signals_hold();
     pthread_mutex_lock(&context->lock);
     while (context->in_flight_bytes >= context->max_in_flight_bytes &&
            !atomic_load(&context->interrupted))
         wait_for_change(context);
     pthread_mutex_unlock(&context->lock);
+    stop_signals_release();
 }
 
 void call_interrupt_waits(call_context *context)

@@ -7,6 +7,7 @@
 #include "protocol_fds.h"
 #include "runtime.h"
 #include "server.h"
+#include "stop_signals.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -76,9 +77,7 @@ static int take_stop_signals(void)
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, SIGTERM);
-    sigaddset(&action.sa_mask, SIGINT);
+    stop_signals_fill(&action.sa_mask);
     if (sigaction(SIGTERM, &action, NULL) != 0 || sigaction(SIGINT, &action, NULL) != 0)
         return -1;
     /* A mask inherited from the parent must not keep them away. */

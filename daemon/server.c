@@ -8,6 +8,7 @@
 #include "call.h"
 #include "dispatch.h"
 #include "log.h"
+#include "stop_signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -89,7 +90,7 @@ static int write_through(void *sink, const struct iovec *parts, int part_count)
 }
 
 enum { LONG_LINE_BYTES = 64 * 1024 };
-/* How often the wait for the last calls at the end of input looks for a stop. */
+/* How often the waits for the last calls look for a stop. */
 enum { STOP_CHECK_MS = 10 };
 
 /*
@@ -206,6 +207,49 @@ ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
     return n;
 }
 
+static long long monotonic_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/*
+ * Waits until no call is in flight, timeout_ms at most (negative: no limit). A stop cannot wake
+ * this wait (srv_stop may run in a signal handler), so it waits STOP_CHECK_MS at a time and
+ * takes stop signals in between (see stop_signals.h); with until_stopped it also returns once
+ * the server is stopped or its output failed. Returns 0 when no call is left, -1 otherwise.
+ */
+static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
+{
+    long long deadline = monotonic_ms() + timeout_ms;
+    bool logged = false;
+    int status = 0;
+    stop_signals_hold();
+    for (;;) {
+        int step = STOP_CHECK_MS;
+        if (timeout_ms >= 0) {
+            long long left = deadline - monotonic_ms();
+            if (left < step)
+                step = left > 0 ? (int)left : 0;
+        }
+        if (call_wait_idle(srv->calls, step) == 0)
+            break;
+        if (until_stopped && !logged) {
+            log_message(LOG_DEBUG, "end of input: waiting for the calls in flight");
+            logged = true;
+        }
+        stop_signals_deliver_pending();
+        if ((until_stopped && (atomic_load(&srv->stopping) || out_failed(srv->out))) ||
+            (timeout_ms >= 0 && monotonic_ms() >= deadline)) {
+            status = -1;
+            break;
+        }
+    }
+    stop_signals_release();
+    return status;
+}
+
 int srv_run(server *srv, lr_read_fn read, void *source)
 {
     line_reader *reader = NULL;
@@ -262,25 +306,16 @@ int srv_run(server *srv, lr_read_fn read, void *source)
 
     bool stopped = atomic_load(&srv->stopping);
     if (!out_failed(srv->out) && result == SRV_DONE && !stopped) {
-        /* End of input: every request read gets its answer. A stop that comes meanwhile cannot
-         * wake this wait (srv_stop may run in a signal handler): it is looked for between
-         * short waits. */
-        bool logged = false;
-        while (call_wait_idle(srv->calls, STOP_CHECK_MS) != 0) {
-            if (!logged)
-                log_message(LOG_DEBUG, "end of input: waiting for the calls in flight");
-            logged = true;
-            if (atomic_load(&srv->stopping) || out_failed(srv->out)) {
-                stopped = atomic_load(&srv->stopping);
-                break;
-            }
-        }
+        /* End of input: every request read gets its answer, unless a stop or a closed output
+         * comes meanwhile. */
+        if (wait_for_calls(srv, -1, true) != 0)
+            stopped = atomic_load(&srv->stopping);
     }
     if (out_failed(srv->out) || result != SRV_DONE || stopped) {
         /* Nobody to answer, or asked to go: tell the calls, give them the grace period. */
         call_cancel_all(srv->calls);
         call_interrupt_waits(srv->calls);
-        if (call_wait_idle(srv->calls, srv->options.shutdown_grace_ms) != 0) {
+        if (wait_for_calls(srv, srv->options.shutdown_grace_ms, false) != 0) {
             log_message(LOG_WARNING, "calls still running after %d ms; leaving them",
                         srv->options.shutdown_grace_ms);
             if (result == SRV_DONE)
