@@ -165,7 +165,7 @@ int main(int argc, char **argv)
     srv_options serve_options = rt_serve_options(&runtime);
     server *srv;
     if (srv_new(runtime.methods, &serve_options, out_write_fd, &output_fd, &srv) != 0) {
-        log_message(LOG_ERROR, "cannot start serving: out of memory or threads");
+        log_message(LOG_ERROR, "cannot start serving: out of memory or file descriptors");
         rt_stop(&runtime);
         return EXIT_SOFTWARE;
     }

@@ -347,6 +347,37 @@ static void test_signal_while_plugin_init_hangs(void **state)
     assert_true(ok);
 }
 
+/*
+ * With file descriptors for the protocol and the plugins but not for serving (RLIMIT_NOFILE 6:
+ * the three standard ones, the protocol's two, one for loading), rpcd says why on one line and
+ * exits 70 instead of serving without a way to be stopped. Not under a wrapper, which needs
+ * descriptors of its own.
+ */
+static void test_no_descriptor_left_to_serve(void **state)
+{
+    (void)state;
+    static const char prlimit[] = "/usr/bin/prlimit"; /* util-linux, in every Debian */
+    if (harness_wrapped())
+        skip();
+    assert_int_equal(access(prlimit, X_OK), 0);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, prlimit);
+    harness_argv_push(&args, "--nofile=6");
+    harness_argv_push(&args, env("RPCD_BINARY"));
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, env("RPCD_BUILD_CONFIG"));
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
+    bool ok = result.status.exited && result.status.code == 70 && result.out_length == 0 &&
+              strstr(result.err, "cannot start serving: out of memory or file descriptors");
+    if (!ok)
+        print_error("expected exit 70 and a line about serving; got %s\nstderr:\n%s\n",
+                    harness_exit_describe(&result.status), result.err);
+    harness_run_result_free(&result);
+    assert_true(ok);
+}
+
 static void test_duplicate_method(void **state)
 {
     fixture *f = *state;
@@ -607,6 +638,7 @@ int main(void)
         TEST(test_plugin_abi_major_2),
         TEST(test_plugin_init_failure),
         TEST(test_signal_while_plugin_init_hangs),
+        TEST(test_no_descriptor_left_to_serve),
         TEST(test_duplicate_method),
         TEST(test_plugin_config_value_rejected),
         TEST(test_failure_with_quiet_and_check),
