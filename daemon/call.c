@@ -563,12 +563,18 @@ static void dispatch_slot(call_slot *slot)
         run_job(&slot->job);
 }
 
-/* Ends a call once: stale handle, response, bookkeeping, the next serialized call. */
 void call_finish(uint32_t index, int status)
 {
     call_slot *slot = slot_at(index);
-    call_context *context = slot->context;
     lock_take(&slot->lock);
+    call_finish_locked(slot, status);
+}
+
+/* Ends a call once: stale handle, response, bookkeeping, the next serialized call. */
+void call_finish_locked(call_slot *slot, int status)
+{
+    uint32_t index = slot->index;
+    call_context *context = slot->context;
     slot->active = false;
     slot->generation++; /* from here on, the plugin's handle is stale */
     bool cancelled = atomic_load(&slot->cancelled);
@@ -635,11 +641,13 @@ static void run_job(exec_job *job)
     if (status == RPCD_DEFERRED) {
         lock_take(&slot->lock);
         slot->state = SLOT_DEFERRED;
-        bool early = slot->completed_early;
-        status = slot->early_status;
-        lock_release(&slot->lock);
-        if (!early)
+        if (!slot->completed_early) {
+            lock_release(&slot->lock);
             return; /* call_complete ends it */
+        }
+        /* Under the same hold of the lock: a late call_complete finds the call ended. */
+        call_finish_locked(slot, slot->early_status);
+        return;
     }
     call_finish(slot->index, status);
 }

@@ -220,20 +220,19 @@ static int host_call_complete(rpcd_call *call, int status)
     call_slot *slot = slot_lock_live(call);
     if (!slot)
         return RPCD_ERR_STALE;
-    if (slot->state == SLOT_RUNNING && !slot->completed_early) {
+    if (slot->completed_early || (slot->state != SLOT_RUNNING && slot->state != SLOT_DEFERRED)) {
+        lock_release(&slot->lock);
+        return RPCD_ERR_UNSUPPORTED; /* another call_complete came first */
+    }
+    if (slot->state == SLOT_RUNNING) {
         /* The handler has not returned RPCD_DEFERRED yet: it ends the call when it does. */
         slot->completed_early = true;
         slot->early_status = status;
         lock_release(&slot->lock);
         return RPCD_OK;
     }
-    if (slot->state != SLOT_DEFERRED) {
-        lock_release(&slot->lock);
-        return RPCD_ERR_UNSUPPORTED;
-    }
-    uint32_t index = slot->index;
-    lock_release(&slot->lock);
-    call_finish(index, status);
+    /* Checked and ended under one hold of the lock: no second completion can slip between. */
+    call_finish_locked(slot, status);
     return RPCD_OK;
 }
 

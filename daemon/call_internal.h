@@ -129,5 +129,11 @@ uint32_t slot_count(void);
 
 /* Ends the call in slot index with status: response, bookkeeping, the next serialized call. */
 void call_finish(uint32_t index, int status);
+/*
+ * call_finish for a slot whose lock the caller holds (and this releases): the check that the
+ * call may end and its end happen under one hold of the lock, so that of several threads
+ * ending one call exactly one does.
+ */
+void call_finish_locked(call_slot *slot, int status);
 
 #endif

@@ -248,7 +248,10 @@ typedef struct rpcd_host_api {
      * (RPCD_OK after call_result, or an error status after call_fail). Any thread; may even run
      * before the handler has returned RPCD_DEFERRED, in which case the call ends when it does.
      * Returns RPCD_OK; RPCD_ERR_STALE once the call has ended; RPCD_ERR_UNSUPPORTED when the
-     * call was already completed, or status is RPCD_DEFERRED.
+     * call was already completed, or status is RPCD_DEFERRED. Of several call_complete of one
+     * call, from however many threads at once, exactly one returns RPCD_OK and ends the call;
+     * every other returns RPCD_ERR_UNSUPPORTED (it came while the winner's end was pending) or
+     * RPCD_ERR_STALE (after the call had ended), and does nothing.
      */
     int (*call_complete)(rpcd_call *call, int status);
 } rpcd_host_api;

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a plugin hands over cannot break the protocol: one line per message whatever its JSON
+ * looks like, one response per call however many threads complete it, the meanings of the ABI
+ * minor it was built against, no forged daemon notifications, and messages that say why.
+ */
+#include "harness.h"
+
+#include <jansson.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+enum { RUN_TIMEOUT_MS = 120000 };
+
+typedef struct fixture {
+    char *dir;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f || !(f->dir = harness_temp_dir()))
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    harness_remove_dir(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+__attribute__((format(printf, 1, 2))) static char *format(const char *pattern, ...)
+{
+    va_list args;
+    va_start(args, pattern);
+    char *text;
+    int n = vasprintf(&text, pattern, args);
+    va_end(args);
+    assert_true(n >= 0);
+    return text;
+}
+
+static const char *env(const char *name)
+{
+    const char *value = harness_env(name);
+    assert_non_null(value);
+    return value;
+}
+
+/* What one run of rpcd gave: its stdout as parsed lines, its stderr and how it ended. */
+typedef struct session {
+    harness_run_result run;
+    json_t **messages; /* one per stdout line, each checked to be one JSON value */
+    size_t count;
+} session;
+
+/*
+ * Runs rpcd with config text and input, and checks the framing of everything it wrote: every
+ * stdout line is exactly one JSON value, and no line holds a raw carriage return (which some
+ * clients take as a line break of its own).
+ */
+static void run_rpcd(const fixture *f, const char *config, const char *input, session *s)
+{
+    memset(s, 0, sizeof *s);
+    char *path = harness_write_file(f->dir, "rpcd.conf", config);
+    assert_non_null(path);
+    harness_argv args = harness_rpcd_argv(path);
+    assert_non_null(args.argv[0]);
+    harness_run(args.argv, input, strlen(input), RUN_TIMEOUT_MS, &s->run);
+    free(path);
+    assert_int_equal(s->run.io_status, HARNESS_OK);
+    if (!s->run.status.exited || s->run.status.code != 0)
+        print_error("rpcd: %s\n%s\n", harness_exit_describe(&s->run.status), s->run.err);
+    assert_true(s->run.status.exited);
+    assert_int_equal(s->run.status.code, 0);
+    harness_lines lines;
+    assert_int_equal(harness_split_lines(s->run.out, s->run.out_length, &lines), 0);
+    assert_false(lines.unterminated);
+    s->messages = calloc(lines.count + 1, sizeof *s->messages);
+    assert_non_null(s->messages);
+    for (size_t i = 0; i < lines.count; i++) {
+        json_error_t error;
+        s->messages[i] = json_loads(lines.items[i], JSON_DECODE_ANY, &error);
+        if (!s->messages[i] || strchr(lines.items[i], '\r'))
+            print_error("stdout line %zu is not one JSON value on one line: %s\n%s\n", i + 1,
+                        error.text, lines.items[i]);
+        assert_non_null(s->messages[i]);
+        assert_null(strchr(lines.items[i], '\r'));
+    }
+    s->count = lines.count;
+    harness_lines_free(&lines);
+}
+
+static void session_free(session *s)
+{
+    for (size_t i = 0; i < s->count; i++)
+        json_decref(s->messages[i]);
+    free(s->messages);
+    harness_run_result_free(&s->run);
+}
+
+/* The response with this integer id; fails the test when there is not exactly one. */
+static json_t *response(const session *s, json_int_t id)
+{
+    json_t *found = NULL;
+    size_t seen = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        json_t *member = json_object_get(s->messages[i], "id");
+        if (json_is_integer(member) && json_integer_value(member) == id) {
+            found = s->messages[i];
+            seen++;
+        }
+    }
+    if (seen != 1)
+        print_error("%zu responses with id %lld\n%s\n", seen, (long long)id, s->run.out);
+    assert_int_equal(seen, 1);
+    return found;
+}
+
+static void assert_json(const json_t *actual, const char *expected)
+{
+    char *text = json_dumps(actual, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    assert_non_null(text);
+    if (!harness_json_equal(expected, text))
+        print_error("expected %s\n     got %s\n", expected, text);
+    assert_true(harness_json_equal(expected, text));
+    free(text);
+}
+
+/* ---- Concurrent call_complete --------------------------------------------------------- */
+
+/*
+ * Many threads complete each deferred call at once, racing with the handler's own return of
+ * RPCD_DEFERRED: each call gets exactly one response, every other call_complete is refused, and
+ * rpcd ends at end of input.
+ */
+static void test_concurrent_complete_has_one_winner(void **state)
+{
+    fixture *f = *state;
+    const int rounds = harness_wrapped() ? 20 : 300, threads = 8;
+    char *config = format("[rpcd]\nworkers = 4\n[plugin race]\npath = %s\n",
+                          env("RPCD_FIXTURE_COMPLETE_RACE"));
+    size_t size = (size_t)rounds * 80 + 200, used = 0;
+    char *input = malloc(size);
+    assert_non_null(input);
+    for (int id = 1; id <= rounds; id++)
+        used += (size_t)snprintf(input + used, size - used,
+                                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"race.complete\","
+                                 "\"params\":[%d]}\n",
+                                 id, threads);
+    session s;
+    run_rpcd(f, config, input, &s);
+    assert_int_equal(s.count, (size_t)rounds);
+    for (int id = 1; id <= rounds; id++)
+        assert_json(json_object_get(response(&s, id), "result"), "{\"completed\":true}");
+    /* The fixture's count, once its threads are joined: every call_complete but one refused. */
+    char *stats = format("%d calls, 0 of them not completed exactly once", rounds);
+    if (!strstr(s.run.err, stats))
+        print_error("%s\n", s.run.err);
+    assert_non_null(strstr(s.run.err, stats));
+    free(stats);
+    session_free(&s);
+    free(input);
+    free(config);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_concurrent_complete_has_one_winner, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
