@@ -18,14 +18,29 @@ static bool valid_json(const call_slot *slot, const char *text, size_t length)
     return text && js_validate(text, length, slot->context->max_depth, NULL, NULL) == 0;
 }
 
+/*
+ * Appends validated JSON text from a plugin to buf, on one line: pretty-printed JSON must not
+ * split the message it goes into. Every text a plugin hands over goes through here.
+ */
+static int append_json_line(buffer *buf, const char *text, size_t length)
+{
+    size_t start = buf->length;
+    if (buf_append(buf, text, length) != 0)
+        return -1;
+    buf->length = start + js_drop_line_breaks(buf->data + start, length);
+    return 0;
+}
+
 static int host_call_result(rpcd_call *call, const char *json, size_t json_length)
 {
     call_slot *slot = slot_lock_live(call);
     if (!slot)
         return RPCD_ERR_STALE;
     int status = RPCD_OK;
-    /* Handing back the params, as an echo does, needs no second check: they were validated. */
-    bool is_params = json && json == slot->params && json_length == slot->params_length;
+    /* Handing back the params, as an echo does, needs no second check: they were validated,
+     * and are one line but for a raw CR the client may have put between tokens. */
+    bool is_params = json && json == slot->params && json_length == slot->params_length &&
+                     !memchr(json, '\r', json_length);
     if (!is_params && !valid_json(slot, json, json_length)) {
         slot->result_invalid = true;
         slot->has_result = false;
@@ -37,7 +52,7 @@ static int host_call_result(rpcd_call *call, const char *json, size_t json_lengt
     } else {
         buf_clear(&slot->result);
         slot->result_is_params = false;
-        if (buf_append(&slot->result, json, json_length) != 0) {
+        if (append_json_line(&slot->result, json, json_length) != 0) {
             slot->has_result = false;
             status = RPCD_ERR_NO_MEMORY;
         } else {
@@ -61,7 +76,7 @@ static int record_failure(call_slot *slot, int status, int64_t code, const char 
     slot->has_failure_data = data != NULL;
     /* Kept with its NUL: build_error reads it as a C string. */
     if ((message && buf_append(&slot->failure_message, message, strlen(message) + 1) != 0) ||
-        (data && buf_append(&slot->failure_data, data, data_length) != 0)) {
+        (data && append_json_line(&slot->failure_data, data, data_length) != 0)) {
         slot->has_failure_message = slot->has_failure_data = false;
         return RPCD_ERR_NO_MEMORY;
     }
@@ -106,7 +121,7 @@ static int send_notification(call_slot *slot, const char *method, size_t method_
     status |= buf_append_json_string(line, method, method_length);
     if (params) {
         status |= buf_append_string(line, ",\"params\":");
-        status |= buf_append(line, params, params_length);
+        status |= append_json_line(line, params, params_length);
     }
     status |= buf_append_char(line, '}');
     if (status != 0)

@@ -672,3 +672,17 @@ js_kind js_kind_of(js_span value)
     default: return JS_NUMBER;
     }
 }
+
+size_t js_drop_line_breaks(char *text, size_t length)
+{
+    /* Most texts have none: two memchr passes find that faster than a loop over the bytes. */
+    char *lf = memchr(text, '\n', length), *cr = memchr(text, '\r', length);
+    if (!lf && !cr)
+        return length;
+    char *first = !lf ? cr : !cr ? lf : lf < cr ? lf : cr;
+    size_t kept = (size_t)(first - text);
+    for (size_t i = kept; i < length; i++)
+        if (text[i] != '\n' && text[i] != '\r')
+            text[kept++] = text[i];
+    return kept;
+}

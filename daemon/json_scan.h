@@ -99,6 +99,13 @@ js_kind js_kind_of(js_span value);
  */
 bool js_utf8_valid(const char *bytes, size_t length);
 
+/*
+ * Removes every raw CR and LF byte from text[0..length) in place and returns the new length.
+ * Only for text js_validate accepted: there a raw CR or LF can only be whitespace between
+ * tokens (inside strings they must be escaped), so the value is the same, now on one line.
+ */
+size_t js_drop_line_breaks(char *text, size_t length);
+
 /* Length of the valid UTF-8 sequence at bytes (1 for ASCII), or 0 when it is not valid. */
 size_t js_utf8_sequence_length(const char *bytes, size_t available);
 

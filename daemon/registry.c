@@ -150,6 +150,10 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
     if (DESCRIBES(descriptor, description))
         method->description = copy_optional(descriptor->description, &failed);
     method->params_schema = copy_optional(schema, &failed);
+    /* tools/list shows it inside one line: a schema written over several must not split it. */
+    if (method->params_schema)
+        method->params_schema[js_drop_line_breaks(method->params_schema,
+                                                  strlen(method->params_schema))] = '\0';
     if (failed) {
         free_method(method); /* user data is not ours yet: the plugin keeps it on failure */
         return REG_ERR_NO_MEMORY;

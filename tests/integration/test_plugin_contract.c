@@ -140,6 +140,78 @@ static void assert_json(const json_t *actual, const char *expected)
     free(text);
 }
 
+/* ---- One message, one line ------------------------------------------------------------ */
+
+/* The value of the fixture's pretty-printed JSON. */
+static const char pretty_value[] = "{\"a\":[1,2],\"s\":\"x\\ny\"}";
+
+/*
+ * Pretty-printed JSON through every way a plugin hands JSON over (result, deferred result,
+ * call_fail data, call_fail_code data, call_notify params, structuredContent, the params_schema
+ * of tools/list), and a client's raw CR echoed back: each message is one line (run_rpcd checks
+ * every line), with the same value.
+ */
+static void test_pretty_json_stays_on_one_line(void **state)
+{
+    fixture *f = *state;
+    char *config = format("[rpcd]\nworkers = 1\n[plugin multiline]\npath = %s\n"
+                          "[plugin echo]\npath = %s\n",
+                          env("RPCD_FIXTURE_MULTILINE"), env("RPCD_PLUGIN_ECHO"));
+    static const char input[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"multiline.result\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"multiline.fail\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"multiline.fail_code\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"multiline.notify\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"multiline.deferred\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"echo\",\"params\":{\"a\":\r1,\r\"b\":[\r]}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":{"
+        "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+        "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"multiline.result\",\"arguments\":{}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"echo\",\"arguments\":{\"a\":\r1}}}\n";
+    session s;
+    run_rpcd(f, config, input, &s);
+    assert_int_equal(s.count, 11); /* ten responses and one notification */
+
+    assert_json(json_object_get(response(&s, 1), "result"), pretty_value);
+    json_t *error = json_object_get(response(&s, 2), "error");
+    assert_int_equal(json_integer_value(json_object_get(error, "code")), -32602);
+    assert_json(json_object_get(json_object_get(error, "data"), "data"), pretty_value);
+    error = json_object_get(response(&s, 3), "error");
+    assert_json(error, "{\"code\":42,\"message\":\"pretty code\",\"data\":{\"a\":[1,2],"
+                       "\"s\":\"x\\ny\"}}");
+    assert_json(json_object_get(response(&s, 4), "result"), "0");
+    json_t *notification = NULL;
+    for (size_t i = 0; i < s.count; i++)
+        if (json_object_get(s.messages[i], "method"))
+            notification = s.messages[i];
+    assert_non_null(notification);
+    assert_json(notification, "{\"jsonrpc\":\"2.0\",\"method\":\"multiline/event\",\"params\":"
+                              "{\"a\":[1,2],\"s\":\"x\\ny\"}}");
+    assert_json(json_object_get(response(&s, 5), "result"), pretty_value);
+    assert_json(json_object_get(response(&s, 6), "result"), "{\"a\":1,\"b\":[]}");
+
+    json_t *tools = json_object_get(json_object_get(response(&s, 8), "result"), "tools");
+    json_t *schema = NULL;
+    for (size_t i = 0; i < json_array_size(tools); i++)
+        if (strcmp(json_string_value(json_object_get(json_array_get(tools, i), "name")),
+                   "multiline.result") == 0)
+            schema = json_object_get(json_array_get(tools, i), "inputSchema");
+    assert_json(schema, "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}");
+
+    json_t *result = json_object_get(response(&s, 9), "result");
+    assert_json(json_object_get(result, "structuredContent"), pretty_value);
+    assert_json(json_object_get(result, "isError"), "false");
+    result = json_object_get(response(&s, 10), "result");
+    assert_json(json_object_get(result, "structuredContent"), "{\"a\":1}");
+    session_free(&s);
+    free(config);
+}
+
 /* ---- Concurrent call_complete --------------------------------------------------------- */
 
 /*
@@ -180,6 +252,7 @@ static void test_concurrent_complete_has_one_winner(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pretty_json_stays_on_one_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_complete_has_one_winner, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,6 +141,10 @@ typedef struct rpcd_method {
  * The daemon's functions, handed to the plugin's init. The table only ever grows at the end;
  * test for a member added after 1.0 with RPCD_HOST_HAS(host, member) before calling it.
  * The table stays valid until the plugin's shutdown returns; keep the pointer.
+ * JSON text handed to the daemon (results, failure data, notification params, a method's
+ * params_schema) may be pretty-printed: the daemon drops its raw CR and LF bytes, which in valid
+ * JSON can only be whitespace between tokens, so that every message it writes is one line and
+ * the value is unchanged.
  */
 typedef struct rpcd_host_api {
     size_t size;        /* sizeof(rpcd_host_api) as the daemon was built */
