@@ -111,13 +111,14 @@ static int race_complete(rpcd_call *call, const char *params, size_t params_leng
         if (pthread_create(&r->threads[i], &attributes, complete_one, r) != 0)
             abort(); /* the barrier would never open: a fixture cannot go on */
     pthread_attr_destroy(&attributes);
+    /* The handler's own return races with the completions too. */
+    pthread_barrier_wait(&r->start);
+    /* Past the barrier: the reaper may destroy it once the threads are joined. */
     pthread_mutex_lock(&reap_lock);
     *reap_tail = r;
     reap_tail = &r->next;
     pthread_cond_broadcast(&reap_changed);
     pthread_mutex_unlock(&reap_lock);
-    /* The handler's own return races with the completions too. */
-    pthread_barrier_wait(&r->start);
     return RPCD_DEFERRED;
 }
 
