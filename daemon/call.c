@@ -283,6 +283,27 @@ void call_cancel_all(call_context *context)
     }
 }
 
+void call_log_running(call_context *context)
+{
+    static const char *const states[] = {"queued", "running", "deferred, not completed"};
+    uint32_t total = slot_count();
+    for (uint32_t index = 0; index < total; index++) {
+        call_slot *slot = slot_at(index);
+        lock_take(&slot->lock);
+        if (slot->active && slot->context == context) {
+            /* Ids are JSON text the reader validated: printable, but maybe long. */
+            int shown = slot->id.length > 80 ? 80 : (int)slot->id.length;
+            log_message(LOG_WARNING, "still running: plugin %s, method %s, %s%.*s%s (%s)",
+                        slot->method->owner_name, slot->method->name,
+                        slot->is_request ? "id " : "a notification", slot->is_request ? shown : 0,
+                        slot->id.data ? slot->id.data : "",
+                        slot->is_request && shown < (int)slot->id.length ? "..." : "",
+                        states[slot->state]);
+        }
+        lock_release(&slot->lock);
+    }
+}
+
 /* ---- Batches -------------------------------------------------------------------------- */
 
 struct call_batch {
@@ -388,11 +409,23 @@ int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket
 
 /* ---- Ending a call -------------------------------------------------------------------- */
 
+/*
+ * The name of a handler's status in the ABI minor its plugin was built against: NULL for a
+ * status that minor did not have (RPCD_DEFERRED before 1.1), which is then an unknown status,
+ * as it was when the plugin was built.
+ */
+static const char *status_name(const call_slot *slot, int status)
+{
+    if (status == RPCD_DEFERRED && slot->method->abi_minor < 1)
+        return NULL;
+    return rpcerr_status_name(status);
+}
+
 /* error.data for an error that came from a plugin's status. */
 static int append_plugin_error_data(buffer *data, const call_slot *slot, int status,
                                     const char *detail)
 {
-    const char *name = rpcerr_status_name(status);
+    const char *name = status_name(slot, status);
     int failed = buf_append_string(data, "{\"exception\":");
     failed |= name ? buf_append_json_string(data, name, strlen(name))
                    : buf_append_string(data, "\"unknown status\"");
@@ -463,7 +496,7 @@ static void log_failure(const call_slot *slot, int status)
 {
     if (log_get_level() < LOG_DEBUG)
         return;
-    const char *name = rpcerr_status_name(status);
+    const char *name = status_name(slot, status);
     log_message(LOG_DEBUG, "%s: %s failed with %s (%d)%s", slot->method->owner_name,
                 slot->method->name, name ? name : "an unknown status", status,
                 slot->is_request ? "" : " in a notification");
@@ -509,7 +542,7 @@ static void write_tool_result(call_slot *slot, int status, bool failed)
             snprintf(text, sizeof text, "%s: %s", standard ? standard : "Error", detail);
         else
             snprintf(text, sizeof text, "%s (%s, in %s)", standard ? standard : "Error",
-                     rpcerr_status_name(status) ? rpcerr_status_name(status) : "unknown status",
+                     status_name(slot, status) ? status_name(slot, status) : "unknown status",
                      slot->method->name);
         written = mcp_append_tool_error(result, text, strlen(text));
     }
@@ -638,7 +671,8 @@ static void run_job(exec_job *job)
     int status = skip ? RPCD_ERR_CANCELLED
                       : slot->method->handler(handle, slot->params, slot->params_length,
                                               slot->method->user_data);
-    if (status == RPCD_DEFERRED) {
+    /* RPCD_DEFERRED came with ABI 1.1: from a plugin built before, 1 is an unknown status. */
+    if (status == RPCD_DEFERRED && slot->method->abi_minor >= 1) {
         lock_take(&slot->lock);
         slot->state = SLOT_DEFERRED;
         if (!slot->completed_early) {

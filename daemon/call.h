@@ -127,6 +127,13 @@ int call_cancel(call_context *context, js_span id, int style);
 void call_cancel_all(call_context *context);
 
 /*
+ * Logs one warning line per call still in flight, naming its plugin, method, id and state
+ * (queued, running, or deferred waiting for call_complete), for a stop that leaves them behind.
+ * Thread-safe.
+ */
+void call_log_running(call_context *context);
+
+/*
  * Waits until no call is in flight, at most timeout_ms (negative: no limit).
  * Returns 0 when none is left, -1 on timeout.
  */

@@ -42,23 +42,32 @@ static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
     if (!plugin || !plugin->initialising)
         return RPCD_ERR_UNSUPPORTED;
     const reg_method *existing = NULL;
-    int status = reg_add(plugin->methods, method, plugin, plugin->info->name, &existing);
+    const char *reason = "unknown";
+    const reg_owner owner = {plugin, plugin->info->name, plugin->info->abi_minor};
+    int status = reg_add_owned(plugin->methods, method, &owner, &existing, &reason);
+    char name[256] = "(none)";
+    if (status != 0 && method &&
+        method->size >= offsetof(rpcd_method, name) + sizeof method->name && method->name)
+        reg_printable_name(method->name, strlen(method->name), name, sizeof name);
     switch (status) {
     case 0: return RPCD_OK;
     case REG_ERR_EXISTS:
-        if (!plugin->conflict &&
-            asprintf(&plugin->conflict,
-                     "method '%s' is registered by both plugin '%s' and "
-                     "plugin '%s'",
-                     method->name, existing->owner_name, plugin->info->name) < 0)
+        if (plugin->conflict)
+            return RPCD_ERR_EXISTS;
+        if (existing->owner == plugin)
+            status = asprintf(&plugin->conflict, "plugin '%s' registers method '%s' twice",
+                              plugin->info->name, name);
+        else
+            status = asprintf(&plugin->conflict,
+                              "method '%s' is registered by both plugin '%s' and plugin '%s'", name,
+                              existing->owner_name, plugin->info->name);
+        if (status < 0)
             plugin->conflict = NULL;
         return RPCD_ERR_EXISTS;
     case REG_ERR_NO_MEMORY: return RPCD_ERR_NO_MEMORY;
     default:
-        log_message(LOG_WARNING,
-                    "%s: refused to register method '%s': no name or handler, a "
-                    "reserved 'rpc.' name, or a params_schema that is not JSON",
-                    plugin->info->name, method && method->name ? method->name : "(null)");
+        log_message(LOG_WARNING, "%s: refused to register method '%s': %s", plugin->info->name,
+                    name, reason);
         return RPCD_ERR_INVALID_ARGUMENT;
     }
 }

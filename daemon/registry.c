@@ -8,6 +8,8 @@
 #include "json_scan.h"
 #include "mcp.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,21 +107,66 @@ static char *copy_optional(const char *text, int *failed)
 #define DESCRIBES(descriptor, member)                                                              \
     ((descriptor)->size >= offsetof(rpcd_method, member) + sizeof((descriptor)->member))
 
+/* The method flags each ABI minor knows: RPCD_METHOD_QUICK came with 1.2. */
+static uint32_t known_flags(uint32_t abi_minor)
+{
+    return RPCD_METHOD_SERIALIZED | (abi_minor >= 2 ? RPCD_METHOD_QUICK : 0);
+}
+
+/* Why a descriptor cannot be registered, or NULL when it can be. */
+static const char *refusal(const rpcd_method *descriptor)
+{
+    if (!descriptor)
+        return "no method descriptor";
+    if (!DESCRIBES(descriptor, handler))
+        return "the descriptor's size is too small to hold a name and a handler";
+    const char *name = descriptor->name;
+    if (!name)
+        return "no name";
+    if (!descriptor->handler)
+        return "no handler";
+    size_t length = strlen(name);
+    if (length == 0)
+        return "an empty name";
+    if (length > REG_NAME_MOST)
+        return "the name is longer than 1024 bytes";
+    if (!js_utf8_valid(name, length))
+        return "the name is not UTF-8";
+    /* "rpc." names belong to JSON-RPC itself (specification, section 4); the MCP front end
+     * answers its own methods and notifications. */
+    if (strncmp(name, "rpc.", 4) == 0)
+        return "names starting with 'rpc.' are reserved by JSON-RPC";
+    if (strncmp(name, "notifications/", 14) == 0)
+        return "names starting with 'notifications/' are reserved by MCP";
+    if (strncmp(name, "$/", 2) == 0)
+        return "names starting with '$/' are reserved for protocol notifications ($/cancelRequest)";
+    if (mcp_reserved_name(name))
+        return "the name is an MCP method that rpcd answers itself";
+    const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
+    if (schema && js_validate(schema, strlen(schema), 512, NULL, NULL) != 0)
+        return "its params_schema is not JSON (or nested deeper than 512)";
+    return NULL;
+}
+
 int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
             const reg_method **existing)
 {
-    if (!descriptor || !DESCRIBES(descriptor, handler) || !descriptor->name ||
-        !descriptor->handler || descriptor->name[0] == '\0')
+    const reg_owner who = {owner, owner_name, RPCD_ABI_MINOR};
+    return reg_add_owned(reg, descriptor, &who, existing, NULL);
+}
+
+int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner *owner,
+                  const reg_method **existing, const char **reason)
+{
+    const char *refused = refusal(descriptor);
+    if (refused) {
+        if (reason)
+            *reason = refused;
         return REG_ERR_INVALID;
+    }
     const char *name = descriptor->name;
     size_t length = strlen(name);
-    /* "rpc." names belong to JSON-RPC itself (specification, section 4); the MCP front end
-     * answers its own methods and notifications. */
-    if (strncmp(name, "rpc.", 4) == 0 || mcp_reserved_name(name) || !js_utf8_valid(name, length))
-        return REG_ERR_INVALID;
     const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
-    if (schema && js_validate(schema, strlen(schema), 512, NULL, NULL) != 0)
-        return REG_ERR_INVALID;
 
     const reg_method *found = reg_find(reg, name, length);
     if (found) {
@@ -143,10 +190,11 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
     method->name = copy_optional(name, &failed);
     method->name_length = length;
     method->handler = descriptor->handler;
-    method->owner = owner;
-    method->owner_name = owner_name;
+    method->owner = owner->plugin;
+    method->owner_name = owner->name;
+    method->abi_minor = owner->abi_minor;
     if (DESCRIBES(descriptor, flags))
-        method->flags = descriptor->flags;
+        method->flags = descriptor->flags & known_flags(owner->abi_minor);
     if (DESCRIBES(descriptor, description))
         method->description = copy_optional(descriptor->description, &failed);
     method->params_schema = copy_optional(schema, &failed);
@@ -179,6 +227,28 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
     if (DESCRIBES(descriptor, free_user_data))
         method->free_user_data = descriptor->free_user_data;
     return 0;
+}
+
+void reg_printable_name(const char *name, size_t length, char *out, size_t size)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < length;) {
+        unsigned char c = (unsigned char)name[i];
+        size_t sequence = c >= 0x80 ? js_utf8_sequence_length(name + i, length - i) : 1;
+        bool plain = sequence > 1 || (c >= 0x20 && c < 0x7f && c != '\\');
+        size_t need = plain ? sequence : 4;
+        if (used + need + 4 > size) {
+            memcpy(out + used, "...", 4);
+            return;
+        }
+        if (plain)
+            memcpy(out + used, name + i, sequence);
+        else
+            snprintf(out + used, 5, "\\x%02x", c);
+        used += need;
+        i += plain ? sequence : 1;
+    }
+    out[used] = '\0';
 }
 
 size_t reg_count(const registry *reg)

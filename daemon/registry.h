@@ -12,10 +12,13 @@
 #include <stdint.h>
 
 enum reg_error {
-    REG_ERR_INVALID = -1, /* missing name or handler, reserved name, bad schema */
+    REG_ERR_INVALID = -1, /* missing name or handler, reserved or bad name, bad schema */
     REG_ERR_EXISTS = -2,  /* the name is taken */
     REG_ERR_NO_MEMORY = -3,
 };
+
+/* The longest method name, in bytes. */
+#define REG_NAME_MOST 1024
 
 typedef struct reg_method {
     char *name; /* owned, NUL-terminated (names never hold NUL) */
@@ -23,7 +26,8 @@ typedef struct reg_method {
     rpcd_handler_fn handler;
     void *user_data; /* the plugin's, freed with free_user_data at unload */
     void (*free_user_data)(void *data);
-    uint32_t flags;
+    uint32_t flags;         /* only the RPCD_METHOD_* bits that abi_minor knows */
+    uint32_t abi_minor;     /* the RPCD_ABI_MINOR its plugin was built against */
     char *description;      /* owned, or NULL */
     char *params_schema;    /* owned, or NULL */
     const void *owner;      /* the plugin that registered it (borrowed) */
@@ -40,13 +44,33 @@ int reg_new(registry **out);
 /* Frees the table; user data left (see reg_release_owner) is freed too. */
 void reg_free(registry *reg);
 
+/* Who registers a method. */
+typedef struct reg_owner {
+    const void *plugin; /* borrowed: the plugin, as reg_release_owner knows it */
+    const char *name;   /* borrowed from the plugin's info */
+    uint32_t abi_minor; /* the RPCD_ABI_MINOR it was built against */
+} reg_owner;
+
 /*
- * Adds a method from a plugin's descriptor, reading only the members inside descriptor->size.
- * Strings are copied. On REG_ERR_EXISTS, *existing (when not NULL) is the method holding the
- * name. Not thread-safe: only while plugins initialise.
+ * Adds a method from a plugin's descriptor, reading only the members inside descriptor->size,
+ * and keeping only the flags the owner's ABI minor knows (a bit appended later meant nothing to
+ * a plugin built before). Strings are copied. On REG_ERR_EXISTS, *existing (when not NULL) is
+ * the method holding the name; on REG_ERR_INVALID, *reason (when not NULL) says why, in words
+ * for a log line (static text). Not thread-safe: only while plugins initialise.
  */
+int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner *owner,
+                  const reg_method **existing, const char **reason);
+
+/* reg_add_owned for an owner built against this daemon's own ABI minor. */
 int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
             const reg_method **existing);
+
+/*
+ * A name from a plugin (length bytes, any bytes), fit for a log line: valid UTF-8 is kept; every
+ * other byte, control characters and the backslash are written as \xNN; a name too long for out
+ * (size bytes, at least 8) is cut with "...". out is NUL-terminated.
+ */
+void reg_printable_name(const char *name, size_t length, char *out, size_t size);
 
 /* Finds a method by its name bytes, or NULL. Thread-safe once registration is over. */
 const reg_method *reg_find(const registry *reg, const char *name, size_t length);

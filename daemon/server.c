@@ -318,6 +318,7 @@ int srv_run(server *srv, lr_read_fn read, void *source)
         if (wait_for_calls(srv, srv->options.shutdown_grace_ms, false) != 0) {
             log_message(LOG_WARNING, "calls still running after %d ms; leaving them",
                         srv->options.shutdown_grace_ms);
+            call_log_running(srv->calls);
             if (result == SRV_DONE)
                 result = SRV_STOPPED_EARLY;
         } else if (result == SRV_DONE) {

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -212,6 +213,189 @@ static void test_pretty_json_stays_on_one_line(void **state)
     free(config);
 }
 
+/* ---- Notifications rpcd owns ----------------------------------------------------------- */
+
+/*
+ * A plugin cannot send the notifications rpcd owns: each is refused with -7 and a log line, and
+ * never reaches stdout. A name of its own goes out.
+ */
+static void test_reserved_notifications_refused(void **state)
+{
+    fixture *f = *state;
+    char *config = format("[rpcd]\nworkers = 1\n[plugin forge]\npath = %s\n",
+                          env("RPCD_FIXTURE_FORGE_NOTIFY"));
+    static const char *const reserved[] = {
+        "notifications/progress",
+        "notifications/cancelled",
+        "notifications/message",
+        "notifications/tools/list_changed",
+        "notifications/initialized",
+        "$/cancelRequest",
+        "$/progress",
+        "rpc.anything",
+        "tools/list",
+    };
+    enum { RESERVED = sizeof reserved / sizeof reserved[0] };
+    char input[4096];
+    size_t used = 0;
+    for (size_t i = 0; i < RESERVED; i++)
+        used += (size_t)snprintf(input + used, sizeof input - used,
+                                 "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"forge.notify\","
+                                 "\"params\":[\"%s\"]}\n",
+                                 i + 1, reserved[i]);
+    snprintf(
+        input + used, sizeof input - used,
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"forge.notify\",\"params\":[\"forge/own\"]}\n");
+    session s;
+    run_rpcd(f, config, input, &s);
+    assert_int_equal(s.count, RESERVED + 2);
+    for (size_t i = 0; i < RESERVED; i++) {
+        assert_json(json_object_get(response(&s, (json_int_t)i + 1), "result"), "-7");
+        char *logged = format("forge: forge.notify tried to send a notification \"%s\", a name "
+                              "rpcd reserves for itself; refused",
+                              reserved[i]);
+        if (!strstr(s.run.err, logged))
+            print_error("not in stderr: %s\n%s\n", logged, s.run.err);
+        assert_non_null(strstr(s.run.err, logged));
+        free(logged);
+    }
+    assert_json(json_object_get(response(&s, 0), "result"), "0");
+    size_t notifications = 0;
+    for (size_t i = 0; i < s.count; i++) {
+        json_t *method = json_object_get(s.messages[i], "method");
+        if (method) {
+            assert_string_equal(json_string_value(method), "forge/own");
+            notifications++;
+        }
+    }
+    assert_int_equal(notifications, 1);
+    session_free(&s);
+    free(config);
+}
+
+/* ---- Messages ------------------------------------------------------------------------- */
+
+/*
+ * Each refused method name is logged with its own reason, a name that is not UTF-8 escaped;
+ * a plugin registering one name twice is told so, which stops start-up (exit 78).
+ */
+static void test_refused_names_say_why(void **state)
+{
+    fixture *f = *state;
+    char *config = format("[plugin bad_names]\npath = %s\n", env("RPCD_FIXTURE_BAD_NAMES"));
+    char *path = harness_write_file(f->dir, "rpcd.conf", config);
+    assert_non_null(path);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_run_result result;
+    harness_run(args.argv, "", 0, RUN_TIMEOUT_MS, &result);
+    assert_int_equal(result.io_status, HARNESS_OK);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 78);
+    static const char *const expected[] = {
+        "bad_names: refused to register method 'bad\\xff\\x01name': the name is not UTF-8",
+        "bad_names: refused to register method 'rpc.mine': names starting with 'rpc.' are "
+        "reserved by JSON-RPC",
+        "bad_names: refused to register method 'notifications/progress': names starting with "
+        "'notifications/' are reserved by MCP",
+        "bad_names: refused to register method '$/cancelRequest': names starting with '$/' are "
+        "reserved for protocol notifications ($/cancelRequest)",
+        "bad_names: refused to register method 'initialize': the name is an MCP method that "
+        "rpcd answers itself",
+        "bad_names: refused to register method '': an empty name",
+        "bad_names: refused to register method 'bad.schema': its params_schema is not JSON",
+        "plugin 'bad_names' registers method 'twice' twice",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        if (!strstr(result.err, expected[i]))
+            print_error("not in stderr: %s\n%s\n", expected[i], result.err);
+        assert_non_null(strstr(result.err, expected[i]));
+    }
+    assert_null(strchr(result.err, '\xff'));
+    assert_null(strchr(result.err, '\x01'));
+    assert_null(strstr(result.err, "both plugin"));
+    harness_run_result_free(&result);
+    free(path);
+    free(config);
+}
+
+/* A call still running when the grace period of a stop ends is named: plugin, method, id. */
+static void test_calls_left_at_stop_are_named(void **state)
+{
+    fixture *f = *state;
+    char *config = format("[rpcd]\nworkers = 2\nshutdown_grace_ms = 100\n"
+                          "[plugin concurrency]\npath = %s\n",
+                          env("RPCD_FIXTURE_CONCURRENCY"));
+    char *path = harness_write_file(f->dir, "rpcd.conf", config);
+    assert_non_null(path);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_process *rpcd = harness_start(args.argv);
+    assert_non_null(rpcd);
+    /* The pool takes calls in order, and the two meet calls return only once both workers
+     * are in one: by then the held call has returned RPCD_DEFERRED. */
+    assert_int_equal(
+        harness_write_text(rpcd,
+                           "{\"jsonrpc\":\"2.0\",\"id\":\"stuck\",\"method\":\"deferred.hold\"}\n"
+                           "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"parallel.meet\","
+                           "\"params\":{\"count\":2}}\n"
+                           "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"parallel.meet\","
+                           "\"params\":{\"count\":2}}\n",
+                           HARNESS_TIMEOUT_MS),
+        HARNESS_OK);
+    for (int lines = 0; lines < 2; lines++) {
+        char *line = NULL;
+        assert_int_equal(harness_read_line(rpcd, HARNESS_TIMEOUT_MS, &line, NULL, NULL),
+                         HARNESS_OK);
+        free(line);
+    }
+    assert_int_equal(harness_signal(rpcd, SIGTERM), 0);
+    harness_exit status;
+    assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+    assert_true(status.exited);
+    static const char expected[] = "still running: plugin concurrency, method deferred.hold, "
+                                   "id \"stuck\" (deferred, not completed)";
+    if (!strstr(harness_stderr(rpcd), expected))
+        print_error("not in stderr: %s\n%s\n", expected, harness_stderr(rpcd));
+    assert_non_null(strstr(harness_stderr(rpcd), expected));
+    harness_free(rpcd);
+    free(path);
+    free(config);
+}
+
+/* ---- Meanings kept for old plugins ------------------------------------------------------ */
+
+/*
+ * Plugins built against the released 1.0, 1.1 and 1.2 headers: a handler's 1 is an unknown
+ * status from 1.0 (answered -32603, and rpcd still ends at end of input) and RPCD_DEFERRED from
+ * 1.1; the flag bit 0x2 makes a method quick only from 1.2, when RPCD_METHOD_QUICK came.
+ */
+static void test_old_minors_keep_their_meanings(void **state)
+{
+    fixture *f = *state;
+    char *config = format("[rpcd]\nworkers = 2\n[plugin abi10]\npath = %s\n"
+                          "[plugin abi11]\npath = %s\n[plugin abi12]\npath = %s\n",
+                          env("RPCD_FIXTURE_ABI_1_0"), env("RPCD_FIXTURE_ABI_1_1"),
+                          env("RPCD_FIXTURE_ABI_1_2"));
+    static const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"abi10.one\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"abi11.one\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"abi12.one\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"abi10.on_reader\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"abi11.on_reader\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"abi12.on_reader\"}\n";
+    session s;
+    run_rpcd(f, config, input, &s);
+    assert_int_equal(s.count, 6);
+    assert_json(json_object_get(response(&s, 1), "error"),
+                "{\"code\":-32603,\"message\":\"Internal error\",\"data\":{\"exception\":"
+                "\"unknown status\",\"status\":1,\"plugin\":\"abi10\",\"method\":\"abi10.one\"}}");
+    assert_json(json_object_get(response(&s, 2), "result"), "\"completed\"");
+    assert_json(json_object_get(response(&s, 3), "result"), "\"completed\"");
+    assert_json(json_object_get(response(&s, 4), "result"), "false");
+    assert_json(json_object_get(response(&s, 5), "result"), "false");
+    assert_json(json_object_get(response(&s, 6), "result"), "true");
+    session_free(&s);
+    free(config);
+}
+
 /* ---- Concurrent call_complete --------------------------------------------------------- */
 
 /*
@@ -253,6 +437,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pretty_json_stays_on_one_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_notifications_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_names_say_why, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_left_at_stop_are_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_complete_has_one_winner, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -404,6 +404,95 @@ static void test_remove_owner(void **state)
     assert_int_equal(freed_count, 14 + 26);
 }
 
+/* Each refusal says its own reason. */
+static void test_refusal_reasons(void **state)
+{
+    (void)state;
+    registry *reg = new_registry();
+    static char long_name[REG_NAME_MOST + 2];
+    memset(long_name, 'x', REG_NAME_MOST + 1);
+    static const struct {
+        const char *name;
+        rpcd_handler_fn handler;
+        const char *schema;
+        const char *reason;
+    } cases[] = {
+        {NULL, handler_a, NULL, "no name"},
+        {"x", NULL, NULL, "no handler"},
+        {"", handler_a, NULL, "an empty name"},
+        {long_name, handler_a, NULL, "the name is longer than 1024 bytes"},
+        {"bad\xFF", handler_a, NULL, "the name is not UTF-8"},
+        {"rpc.discover", handler_a, NULL, "names starting with 'rpc.' are reserved by JSON-RPC"},
+        {"notifications/progress", handler_a, NULL,
+         "names starting with 'notifications/' are reserved by MCP"},
+        {"$/cancelRequest", handler_a, NULL,
+         "names starting with '$/' are reserved for protocol notifications ($/cancelRequest)"},
+        {"tools/call", handler_a, NULL, "the name is an MCP method that rpcd answers itself"},
+        {"x", handler_a, "{", "its params_schema is not JSON (or nested deeper than 512)"},
+    };
+    const reg_owner owner = {NULL, "p", RPCD_ABI_MINOR};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rpcd_method method = rpcd_method_new(cases[i].name, cases[i].handler);
+        method.params_schema = cases[i].schema;
+        const char *reason = NULL;
+        assert_int_equal(reg_add_owned(reg, &method, &owner, NULL, &reason), REG_ERR_INVALID);
+        assert_non_null(reason);
+        assert_string_equal(reason, cases[i].reason);
+    }
+    const char *reason = NULL;
+    assert_int_equal(reg_add_owned(reg, NULL, &owner, NULL, &reason), REG_ERR_INVALID);
+    assert_string_equal(reason, "no method descriptor");
+    rpcd_method small = rpcd_method_new("small", handler_a);
+    small.size = offsetof(rpcd_method, handler);
+    assert_int_equal(reg_add_owned(reg, &small, &owner, NULL, &reason), REG_ERR_INVALID);
+    assert_string_equal(reason, "the descriptor's size is too small to hold a name and a handler");
+    /* The longest name allowed is fine. */
+    long_name[REG_NAME_MOST] = '\0';
+    rpcd_method longest = rpcd_method_new(long_name, handler_a);
+    assert_int_equal(reg_add_owned(reg, &longest, &owner, NULL, &reason), 0);
+    reg_free(reg);
+}
+
+/* Flags keep only the bits the owner's ABI minor defines: QUICK means nothing before 1.2. */
+static void test_flags_by_minor(void **state)
+{
+    (void)state;
+    registry *reg = new_registry();
+    static const struct {
+        const char *name;
+        uint32_t minor;
+        uint32_t kept;
+    } cases[] = {
+        {"m0", 0, RPCD_METHOD_SERIALIZED},
+        {"m1", 1, RPCD_METHOD_SERIALIZED},
+        {"m2", 2, RPCD_METHOD_SERIALIZED | RPCD_METHOD_QUICK},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const reg_owner owner = {NULL, "p", cases[i].minor};
+        rpcd_method method = rpcd_method_new(cases[i].name, handler_a);
+        method.flags = 0xffffffffu;
+        assert_int_equal(reg_add_owned(reg, &method, &owner, NULL, NULL), 0);
+        const reg_method *added = reg_find(reg, cases[i].name, 2);
+        assert_non_null(added);
+        assert_int_equal(added->flags, cases[i].kept);
+        assert_int_equal(added->abi_minor, cases[i].minor);
+    }
+    reg_free(reg);
+}
+
+/* A schema written over several lines is kept on one, the same JSON. */
+static void test_schema_on_one_line(void **state)
+{
+    (void)state;
+    registry *reg = new_registry();
+    rpcd_method method = rpcd_method_new("s", handler_a);
+    method.params_schema = "{\r\n  \"type\": \"object\",\r  \"a\": \"x\\ny\"\n}\n";
+    assert_int_equal(reg_add(reg, &method, NULL, "p", NULL), 0);
+    assert_string_equal(reg_find(reg, "s", 1)->params_schema,
+                        "{  \"type\": \"object\",  \"a\": \"x\\ny\"}");
+    reg_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +504,9 @@ int main(void)
         cmocka_unit_test_setup(test_many_methods, reset_freed),
         cmocka_unit_test_setup(test_release_owner, reset_freed),
         cmocka_unit_test_setup(test_remove_owner, reset_freed),
+        cmocka_unit_test(test_refusal_reasons),
+        cmocka_unit_test(test_flags_by_minor),
+        cmocka_unit_test(test_schema_on_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,9 +21,14 @@ extern "C" {
  * plugin whose major differs from its own. RPCD_ABI_MINOR grows when something is appended; a
  * plugin reports the minor it was built against and the daemon refuses it when that minor is
  * newer than its own. Both refusals name both versions.
+ * A meaning appended in a minor applies only to plugins that declare that minor or a later one
+ * (rpcd_plugin_info.abi_minor): what an older plugin hands over keeps the meaning it had when
+ * the plugin was built, forever.
  *   1.0  first release.
- *   1.1  deferred completion: RPCD_DEFERRED and host->call_complete.
- *   1.2  RPCD_METHOD_QUICK.
+ *   1.1  deferred completion: RPCD_DEFERRED and host->call_complete. From a plugin built
+ *        against 1.0, a handler's 1 stays an unknown status (-32603, error.data.status 1).
+ *   1.2  RPCD_METHOD_QUICK. From a plugin built against 1.0 or 1.1, the bit 0x2 in
+ *        rpcd_method.flags is ignored, as every bit a minor does not define is.
  */
 #define RPCD_ABI_MAJOR 1
 #define RPCD_ABI_MINOR 2
@@ -53,7 +58,8 @@ extern "C" {
  */
 typedef enum rpcd_status {
     RPCD_OK = 0,
-    RPCD_DEFERRED = 1,              /* (1.1) the handler finishes later with call_complete */
+    RPCD_DEFERRED = 1,              /* (1.1) the handler finishes later with call_complete;
+                                       from a 1.0 plugin, an unknown status */
     RPCD_ERR_INVALID_PARAMS = -1,   /* params have the wrong shape or values */
     RPCD_ERR_METHOD_NOT_FOUND = -2, /* for plugins that dispatch further by themselves */
     RPCD_ERR_INTERNAL = -3,         /* the handler failed for its own reasons */
@@ -110,14 +116,15 @@ typedef struct rpcd_call rpcd_call;
 typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t params_length,
                                void *user_data);
 
-/* Method flags. */
+/* Method flags. Bits the plugin's minor does not define are ignored. */
 #define RPCD_METHOD_SERIALIZED 0x1u /* never run two calls of this method at the same time */
 /*
  * (1.2) The handler returns within microseconds and never blocks (no I/O, no locks held for
  * long, no sleeping): the daemon may run it on the thread that reads requests, which spares the
  * hand-off to a worker thread, most of the cost of a small call. A quick handler that blocks
  * stops all reading meanwhile, cancellations included. The daemon runs it on a worker when
- * workers = 1 (one call at a time) and when its params are large.
+ * workers = 1 (one call at a time) and when its params are large. Ignored from plugins built
+ * against 1.0 or 1.1, for which the bit had no meaning.
  */
 #define RPCD_METHOD_QUICK 0x2u
 
@@ -128,7 +135,8 @@ typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t param
  */
 typedef struct rpcd_method {
     size_t size;
-    const char *name;                   /* required, UTF-8, unique across all plugins */
+    const char *name;                   /* required, UTF-8, unique across all plugins,
+                                           see register_method */
     rpcd_handler_fn handler;            /* required */
     void *user_data;                    /* passed to every call of handler */
     void (*free_user_data)(void *data); /* optional; called once when the daemon unloads */
@@ -153,8 +161,11 @@ typedef struct rpcd_host_api {
 
     /*
      * Registers a method. Only during init, on the thread that called init.
-     * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT for a missing name or handler, or a
-     * params_schema that is not JSON; RPCD_ERR_EXISTS when another method (of any plugin) has
+     * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT, logged with the reason, for a missing name or
+     * handler, a name that is empty, longer than 1024 bytes or not UTF-8, a reserved name
+     * ("rpc." is JSON-RPC's; "notifications/...", "$/..." and the MCP methods rpcd answers
+     * itself, initialize, ping, server/discover, tools/list and tools/call), or a params_schema
+     * that is not JSON; RPCD_ERR_EXISTS when a method (of any plugin, this one included) has
      * the name, which also makes the daemon refuse to start; RPCD_ERR_UNSUPPORTED after init.
      * On failure the descriptor's free_user_data is NOT called: the plugin still owns user_data.
      */
@@ -206,7 +217,12 @@ typedef struct rpcd_host_api {
 
     /*
      * Sends a JSON-RPC notification to the client now, before the call's response.
-     *   method   required, UTF-8.
+     *   method   required, UTF-8, not a name rpcd owns: "rpc." (JSON-RPC's), "notifications/..."
+     *            (MCP's: progress, cancelled, message, tools/list_changed, ...; rpcd sends its
+     *            own, call_progress is the way to report progress), "$/..." (LSP's, such as
+     *            $/cancelRequest), or an MCP method rpcd answers itself (initialize, ping,
+     *            server/discover, tools/list, tools/call). Those are refused with
+     *            RPCD_ERR_INVALID_ARGUMENT and a line in the daemon's log.
      *   params   optional UTF-8 JSON text of an array or object (NULL for none).
      * Returns RPCD_OK, RPCD_ERR_INVALID_ARGUMENT (nothing is sent), RPCD_ERR_STALE once the call
      * has ended (nothing is sent: nothing follows a response). Any thread.

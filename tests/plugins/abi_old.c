@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fixture: a plugin built against a frozen, released plugin.h (tests/abi/plugin-1.N.h, named by
+ * FROZEN_HEADER), to check that the daemon keeps the meanings of that minor: a handler status
+ * that minor did not have, and a method flag bit that meant nothing then.
+ */
+#include FROZEN_HEADER
+
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define STRINGIFY2(x) #x
+#define STRINGIFY(x) STRINGIFY2(x)
+#define PREFIX "abi1" STRINGIFY(RPCD_ABI_MINOR)
+
+static const rpcd_host_api *host;
+
+/*
+ * Returns 1. Before 1.1 that is an unknown status (an internal error); from 1.1 on it is
+ * RPCD_DEFERRED, and the call is completed before the handler returns.
+ */
+static int return_one(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    static const char result[] = "\"completed\"";
+    (void)params;
+    (void)params_length;
+    (void)user_data;
+    host->call_result(call, result, sizeof result - 1);
+#if RPCD_ABI_MINOR >= 1
+    host->call_complete(call, RPCD_OK);
+#endif
+    return 1;
+}
+
+/* Whether the handler runs on the thread that reads requests (the process's main thread). */
+static int on_reader(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    int main_thread = (pid_t)syscall(SYS_gettid) == getpid();
+    (void)params;
+    (void)params_length;
+    (void)user_data;
+    return host->call_result(call, main_thread ? "true" : "false", main_thread ? 4 : 5);
+}
+
+static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
+                    size_t error_size)
+{
+    rpcd_method one = rpcd_method_new(PREFIX ".one", return_one);
+    rpcd_method reader = rpcd_method_new(PREFIX ".on_reader", on_reader);
+    int status;
+
+    (void)state;
+    host = host_api;
+    /* 0x2 is RPCD_METHOD_QUICK since 1.2; before, a bit without meaning. */
+    reader.flags = 0x2u;
+    status = host->register_method(plugin, &one);
+    if (status == RPCD_OK)
+        status = host->register_method(plugin, &reader);
+    if (status != RPCD_OK)
+        snprintf(error, error_size, "cannot register (status %d)", status);
+    return status;
+}
+
+RPCD_PLUGIN_DEFINE(PREFIX, "1.0.0", old_init, NULL);
