@@ -31,7 +31,8 @@ extern "C" {
 
 #if defined(__GNUC__) || defined(__clang__)
 #define RPCD_EXPORT __attribute__((visibility("default")))
-#define RPCD_PRINTF(format_index, first_arg) __attribute__((format(printf, format_index, first_arg)))
+#define RPCD_PRINTF(format_index, first_arg)                                                       \
+    __attribute__((format(printf, format_index, first_arg)))
 #else
 #define RPCD_EXPORT
 #define RPCD_PRINTF(format_index, first_arg)
@@ -107,13 +108,13 @@ typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t param
  */
 typedef struct rpcd_method {
     size_t size;
-    const char *name;                    /* required, UTF-8, unique across all plugins */
-    rpcd_handler_fn handler;             /* required */
-    void *user_data;                     /* passed to every call of handler */
-    void (*free_user_data)(void *data);  /* optional; called once when the daemon unloads */
-    uint32_t flags;                      /* RPCD_METHOD_* */
-    const char *description;             /* optional, one or two sentences for people */
-    const char *params_schema;           /* optional JSON Schema text for params */
+    const char *name;                   /* required, UTF-8, unique across all plugins */
+    rpcd_handler_fn handler;            /* required */
+    void *user_data;                    /* passed to every call of handler */
+    void (*free_user_data)(void *data); /* optional; called once when the daemon unloads */
+    uint32_t flags;                     /* RPCD_METHOD_* */
+    const char *description;            /* optional, one or two sentences for people */
+    const char *params_schema;          /* optional JSON Schema text for params */
 } rpcd_method;
 
 /*
@@ -122,9 +123,9 @@ typedef struct rpcd_method {
  * The table stays valid until the plugin's shutdown returns; keep the pointer.
  */
 typedef struct rpcd_host_api {
-    size_t size;          /* sizeof(rpcd_host_api) as the daemon was built */
-    uint32_t abi_major;   /* the daemon's RPCD_ABI_MAJOR */
-    uint32_t abi_minor;   /* the daemon's RPCD_ABI_MINOR */
+    size_t size;        /* sizeof(rpcd_host_api) as the daemon was built */
+    uint32_t abi_major; /* the daemon's RPCD_ABI_MAJOR */
+    uint32_t abi_minor; /* the daemon's RPCD_ABI_MINOR */
 
     /*
      * Registers a method. Only during init, on the thread that called init.
@@ -219,8 +220,8 @@ typedef struct rpcd_host_api {
 } rpcd_host_api;
 
 /* True when the daemon's table has the member and it is set. */
-#define RPCD_HOST_HAS(host, member)                                                            \
-    ((host)->size >= offsetof(rpcd_host_api, member) + sizeof((host)->member) &&              \
+#define RPCD_HOST_HAS(host, member)                                                                \
+    ((host)->size >= offsetof(rpcd_host_api, member) + sizeof((host)->member) &&                   \
      (host)->member != NULL)
 
 /*
@@ -228,12 +229,12 @@ typedef struct rpcd_host_api {
  * future major version, so that any daemon can read the version of any plugin before anything else.
  */
 typedef struct rpcd_plugin_info {
-    size_t size;          /* sizeof(rpcd_plugin_info) */
-    uint32_t abi_major;   /* RPCD_ABI_MAJOR the plugin was built with */
-    uint32_t abi_minor;   /* RPCD_ABI_MINOR the plugin was built with; a daemon with an older
-                             minor refuses it, as it cannot know which additions it uses */
-    const char *name;     /* short name, for logs and error.data.plugin */
-    const char *version;  /* the plugin's own version, free form */
+    size_t size;         /* sizeof(rpcd_plugin_info) */
+    uint32_t abi_major;  /* RPCD_ABI_MAJOR the plugin was built with */
+    uint32_t abi_minor;  /* RPCD_ABI_MINOR the plugin was built with; a daemon with an older
+                            minor refuses it, as it cannot know which additions it uses */
+    const char *name;    /* short name, for logs and error.data.plugin */
+    const char *version; /* the plugin's own version, free form */
 
     /*
      * Called once, on the daemon's main thread, before any call. Registers the methods and reads
@@ -283,15 +284,19 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
 #else
 #define RPCD_PLUGIN_LINKAGE
 #endif
-#define RPCD_PLUGIN_DEFINE(name_, version_, init_, shutdown_)                                   \
-    RPCD_PLUGIN_LINKAGE RPCD_EXPORT const rpcd_plugin_info *rpcd_plugin_entry(void);          \
-    RPCD_PLUGIN_LINKAGE RPCD_EXPORT const rpcd_plugin_info *rpcd_plugin_entry(void)           \
-    {                                                                                           \
-        static const rpcd_plugin_info info = {sizeof(rpcd_plugin_info), RPCD_ABI_MAJOR,          \
-                                              RPCD_ABI_MINOR, name_, version_, init_,            \
-                                              shutdown_};                                        \
-        return &info;                                                                           \
-    }                                                                                           \
+#define RPCD_PLUGIN_DEFINE(name_, version_, init_, shutdown_)                                      \
+    RPCD_PLUGIN_LINKAGE RPCD_EXPORT const rpcd_plugin_info *rpcd_plugin_entry(void);               \
+    RPCD_PLUGIN_LINKAGE RPCD_EXPORT const rpcd_plugin_info *rpcd_plugin_entry(void)                \
+    {                                                                                              \
+        static const rpcd_plugin_info info = {sizeof(rpcd_plugin_info),                            \
+                                              RPCD_ABI_MAJOR,                                      \
+                                              RPCD_ABI_MINOR,                                      \
+                                              name_,                                               \
+                                              version_,                                            \
+                                              init_,                                               \
+                                              shutdown_};                                          \
+        return &info;                                                                              \
+    }                                                                                              \
     RPCD_PLUGIN_LINKAGE const rpcd_plugin_info *rpcd_plugin_entry(void)
 
 #ifdef __cplusplus

@@ -1,7 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Installs rpcd into a scratch directory, builds examples/hello-plugin/hello.c the way an
-# outsider would (pkg-config rpcd-plugin, nothing from the source tree), and loads it.
+# Installs rpcd into a scratch directory, builds plugins the way an outsider would (pkg-config
+# only, nothing from the source tree): examples/hello-plugin/hello.c with rpcd-plugin, a plugin
+# using <rpcd/plugin-jansson.h> with rpcd-plugin-jansson, examples/hello-plugin-cpp/hello.cpp
+# with the strict warnings and the version script; checks that each exports only its entry
+# point, and loads them all.
 set -eu
 build_dir=$1 source_dir=$2 rpcd=$3
 work=$(mktemp -d)
@@ -15,6 +18,7 @@ export PKG_CONFIG_PATH="$(dirname "$pc")"
 prefix=$(pkg-config --variable=prefix rpcd-plugin)
 pc() { pkg-config --define-variable=prefix="$work/root$prefix" "$@" rpcd-plugin; }
 cflags=$(pc --cflags)
+libs=$(pc --libs)
 plugindir=$(pc --variable=plugindir)
 case "$plugindir" in */rpcd/plugins) ;; *) echo "unexpected plugindir: $plugindir"; exit 1 ;; esac
 [ -d "$plugindir" ] || { echo "plugindir $plugindir does not exist after install"; exit 1; }
@@ -23,16 +27,78 @@ for name in echo spec progress fail; do
 done
 find "$work/root" -path '*/rpcd/rpcd.conf' | grep -q . || { echo "config not installed"; exit 1; }
 
-cc -std=c11 -Wall -Wextra -Wpedantic -Werror -fPIC -shared -fvisibility=hidden \
-   -Wl,--no-undefined $cflags "$source_dir/examples/hello-plugin/hello.c" -o "$work/hello.so"
+# The .pc files say the ABI of the installed header, and sit where pkg-config looks by default
+# for this prefix (the multiarch libdir on Debian).
+header=$(find "$work/root" -path '*/rpcd/plugin.h' | head -n 1)
+abi="$(sed -n 's/^#define RPCD_ABI_MAJOR //p' "$header").$(sed -n 's/^#define RPCD_ABI_MINOR //p' "$header")"
+for package in rpcd-plugin rpcd-plugin-jansson; do
+    description=$(pkg-config --print-errors --modversion "$package" >/dev/null &&
+                  sed -n 's/^Description: //p' "$(dirname "$pc")/$package.pc")
+    case "$description" in
+    *"plugin ABI $abi)") ;;
+    *) echo "$package.pc: description '$description' does not give plugin ABI $abi"; exit 1 ;;
+    esac
+done
+# With the usual prefixes, the .pc files sit where pkg-config looks without PKG_CONFIG_PATH.
+case "$prefix" in
+/usr | /usr/local)
+    case ":$(pkg-config --variable=pc_path pkg-config):" in
+    *":$(dirname "${pc#"$work/root"}"):"*) ;;
+    *) echo "${pc#"$work/root"} is not on pkg-config's default path"; exit 1 ;;
+    esac
+    ;;
+esac
+[ "$(pc --variable=abi)" = "$abi" ] || { echo "abi variable is not $abi"; exit 1; }
+versionscript=$(pc --variable=versionscript)
+[ -f "$versionscript" ] || { echo "version script $versionscript not installed"; exit 1; }
 
-printf '[plugin hello]\npath = hello.so\nname = outsider\n' > "$work/rpcd.conf"
-reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' |
+strict="-Wall -Wextra -Wpedantic -Werror -Wredundant-decls -Wshadow -Wconversion"
+cc -std=c11 $strict -Wmissing-prototypes -Wstrict-prototypes -fPIC -shared -fvisibility=hidden \
+   -Wl,--no-undefined $cflags "$source_dir/examples/hello-plugin/hello.c" $libs -o "$work/hello.so"
+
+# <rpcd/plugin-jansson.h> needs jansson at link time: rpcd-plugin-jansson brings it.
+cat > "$work/greet_json.c" <<'PLUGIN'
+#include <rpcd/plugin-jansson.h>
+static const rpcd_host_api *host;
+static int greet(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    return rpcd_call_result_json(host, call, json_pack("{s:s}", "greeting", "hello"));
+}
+static int greet_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state, char *error,
+                      size_t error_size)
+{
+    (void)state, (void)error, (void)error_size;
+    host = api;
+    rpcd_method method = rpcd_method_new("greet.json", greet);
+    return host->register_method(plugin, &method);
+}
+RPCD_PLUGIN_DEFINE("greet_json", "1.0.0", greet_init, NULL);
+PLUGIN
+jansson_flags=$(pkg-config --define-variable=prefix="$work/root$prefix" --cflags --libs \
+                rpcd-plugin-jansson)
+cc -std=c11 $strict -Wmissing-prototypes -Wstrict-prototypes -fPIC -shared -fvisibility=hidden \
+   -Wl,--no-undefined "$work/greet_json.c" $jansson_flags -o "$work/greet_json.so"
+
+# C++: no -fvisibility flags at all, the version script alone keeps libstdc++'s instances local.
+c++ -std=c++17 $strict -Wmissing-declarations -fPIC -shared -Wl,--no-undefined $cflags \
+    "$source_dir/examples/hello-plugin-cpp/hello.cpp" $libs -o "$work/hello_cpp.so"
+
+NM=${NM:-nm} sh "$source_dir/tests/header/check-exports.sh" \
+    "$work/hello.so" "$work/greet_json.so" "$work/hello_cpp.so"
+
+printf '[plugin hello]\npath = hello.so\nname = outsider\n[plugin greet_json]\npath = greet_json.so\n[plugin hello_cpp]\npath = hello_cpp.so\nname = c++\n' \
+    > "$work/rpcd.conf"
+reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"greet.json"}' \
+        '{"jsonrpc":"2.0","id":3,"method":"hello.cpp"}' |
         "$rpcd" -q -c "$work/rpcd.conf")
-expected='{"jsonrpc":"2.0","id":1,"result":"hello, outsider"}'
+expected='{"jsonrpc":"2.0","id":1,"result":"hello, outsider"}
+{"jsonrpc":"2.0","id":2,"result":{"greeting":"hello"}}
+{"jsonrpc":"2.0","id":3,"result":"hello, c++"}'
 if [ "$reply" != "$expected" ]; then
     echo "got:      $reply"
     echo "expected: $expected"
     exit 1
 fi
-echo "out-of-tree plugin built with pkg-config and loaded"
+echo "out-of-tree plugins (C, C with jansson, C++) built with pkg-config and loaded"

@@ -334,7 +334,9 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
 /*
  * Writes the entry point for the common case, ended with a semicolon like a declaration:
  *     RPCD_PLUGIN_DEFINE("hello", "1.0.0", hello_init, NULL);
- * init and shutdown have the types of the rpcd_plugin_info members.
+ * init and shutdown have the types of the rpcd_plugin_info members. The entry point is declared
+ * once before its definition (for -Wmissing-prototypes) and the semicolon ends a struct tag
+ * declaration, so that the macro is clean under -Wredundant-decls as well.
  */
 #ifdef __cplusplus
 #define RPCD_PLUGIN_LINKAGE extern "C"
@@ -354,7 +356,7 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
                                               shutdown_};                                          \
         return &info;                                                                              \
     }                                                                                              \
-    RPCD_PLUGIN_LINKAGE const rpcd_plugin_info *rpcd_plugin_entry(void)
+    struct rpcd_plugin_define_end
 
 #ifdef __cplusplus
 }
