@@ -2,9 +2,11 @@
 /*
  * The process-wide store of call slots, in chunks that never move, and the handles that name a
  * slot and its generation: a handle from an ended call finds a newer generation and is refused.
+ * Also the list of the calls a context still has in the store, for a stop that leaves them.
  */
 #include "call_internal.h"
 #include "lock.h"
+#include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +107,27 @@ void slot_release(uint32_t index)
     free_head = index;
     active_count--;
     lock_release(&store_lock);
+}
+
+void call_log_running(call_context *context)
+{
+    static const char *const states[] = {"queued", "running", "deferred, not completed"};
+    uint32_t total = slot_count();
+    for (uint32_t index = 0; index < total; index++) {
+        call_slot *slot = slot_at(index);
+        lock_take(&slot->lock);
+        if (slot->active && slot->context == context) {
+            /* Ids are JSON text the reader validated: printable, but maybe long. */
+            int shown = slot->id.length > 80 ? 80 : (int)slot->id.length;
+            log_message(LOG_WARNING, "still running: plugin %s, method %s, %s%.*s%s (%s)",
+                        slot->method->owner_name, slot->method->name,
+                        slot->is_request ? "id " : "a notification", slot->is_request ? shown : 0,
+                        slot->id.data ? slot->id.data : "",
+                        slot->is_request && shown < (int)slot->id.length ? "..." : "",
+                        states[slot->state]);
+        }
+        lock_release(&slot->lock);
+    }
 }
 
 uint32_t slot_count(void)
