@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const rpcd_host_api *host;
 static rpcd_plugin *self;
@@ -94,8 +95,10 @@ static int race_complete(rpcd_call *call, const char *params, size_t params_leng
 {
     (void)user_data;
     int threads = 0;
-    if (!params || params_length < 3 || sscanf(params, "[%d]", &threads) != 1 || threads < 1 ||
-        threads > MOST_THREADS)
+    char text[16] = ""; /* params are not NUL-terminated */
+    if (params && params_length < sizeof text)
+        memcpy(text, params, params_length);
+    if (sscanf(text, "[%d]", &threads) != 1 || threads < 1 || threads > MOST_THREADS)
         return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "need [threads], 1 to 64", NULL, 0);
     race *r = calloc(1, sizeof *r);
     if (!r || pthread_barrier_init(&r->start, NULL, (unsigned)threads + 1) != 0) {
