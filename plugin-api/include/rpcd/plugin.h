@@ -107,6 +107,8 @@ typedef struct rpcd_call rpcd_call;
  * max_in_flight.
  * Threads: handlers of one plugin may run at the same time on different threads, unless the
  * method was registered with RPCD_METHOD_SERIALIZED.
+ * C++: declare handlers (and init, shutdown, free_user_data) noexcept and catch everything in
+ * them: an exception that leaves one unwinds into the daemon's C code and terminates it.
  * Signals: the daemon handles SIGTERM, SIGINT, SIGPIPE and SIGURG (with which it interrupts its
  * reading thread); a plugin leaves their dispositions alone. Handlers on the daemon's worker
  * threads run with every signal but the faults blocked. Elsewhere (init, quick handlers, a
