@@ -172,8 +172,8 @@ static void test_invalid_descriptors(void **state)
                                             "rpc.",
                                             "rpc.discover",
                                             "rpc.x.y",
-                                            "bad\xFF"
-                                            "utf8",
+                                            ("bad\xFF"
+                                             "utf8"),
                                             "\xC0\x80"};
     for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
         rpcd_method method = rpcd_method_new(bad_names[i], handler_a);
