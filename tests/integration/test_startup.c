@@ -179,7 +179,9 @@ static void test_directory_writable_by_others(void **state)
     assert_int_equal(chmod(open_dir, 0777), 0); /* whatever the umask */
     char *text = format("[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
     char *path = harness_write_file(open_dir, "rpcd.conf", text);
-    expect_start_failure(path, (const char *const[]){path, "its directory", NULL});
+    char *fix = format("chmod go-w %s", open_dir);
+    expect_start_failure(path, (const char *const[]){path, "the directory", open_dir, fix, NULL});
+    free(fix);
     free(path);
     free(text);
     free(open_dir);
@@ -348,25 +350,27 @@ static void test_signal_while_plugin_init_hangs(void **state)
 }
 
 /*
- * With file descriptors for the protocol and the plugins but not for serving (RLIMIT_NOFILE 6:
- * the three standard ones, the protocol's two, one for loading), rpcd says why on one line and
- * exits 70 instead of serving without a way to be stopped. Not under a wrapper, which needs
- * descriptors of its own.
+ * With file descriptors for the protocol and the plugins but not for serving (a plugin's init
+ * takes every one left), rpcd says why on one line and exits 70 instead of serving without a way
+ * to be stopped. Not under a wrapper, which needs descriptors of its own.
  */
 static void test_no_descriptor_left_to_serve(void **state)
 {
-    (void)state;
+    fixture *f = *state;
     static const char prlimit[] = "/usr/bin/prlimit"; /* util-linux, in every Debian */
     if (harness_wrapped())
         skip();
     assert_int_equal(access(prlimit, X_OK), 0);
+    char *text = format("[plugin echo]\npath = %s\n[plugin fd_hog]\npath = %s\n",
+                        env("RPCD_PLUGIN_ECHO"), env("RPCD_FIXTURE_FD_HOG"));
+    char *path = write_config(f, text);
     harness_argv args;
     memset(&args, 0, sizeof args);
     harness_argv_push(&args, prlimit);
-    harness_argv_push(&args, "--nofile=6");
+    harness_argv_push(&args, "--nofile=64");
     harness_argv_push(&args, env("RPCD_BINARY"));
     harness_argv_push(&args, "-c");
-    harness_argv_push(&args, env("RPCD_BUILD_CONFIG"));
+    harness_argv_push(&args, path);
     harness_run_result result;
     run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
     bool ok = result.status.exited && result.status.code == 70 && result.out_length == 0 &&
@@ -375,6 +379,8 @@ static void test_no_descriptor_left_to_serve(void **state)
         print_error("expected exit 70 and a line about serving; got %s\nstderr:\n%s\n",
                     harness_exit_describe(&result.status), result.err);
     harness_run_result_free(&result);
+    free(path);
+    free(text);
     assert_true(ok);
 }
 
