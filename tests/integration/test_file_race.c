@@ -3,7 +3,8 @@
  * The check-then-load race, tested as a race: rpcd --check starts over and over while another
  * process swaps the plugin under it (a file exchanged with a foreign one, a directory link
  * pointed elsewhere, and, when the test runs as root, a directory on the way exchanged by user
- * nobody). The foreign object's constructor leaves a mark; rpcd must never leave one.
+ * nobody), or the config. The foreign object's constructor leaves a mark; rpcd must never leave
+ * one.
  */
 #include "harness.h"
 
@@ -29,7 +30,7 @@
 extern char **environ;
 
 enum {
-    STARTS_PER_RACE = 1000, /* three races: 3,000 start-ups, a few seconds */
+    STARTS_PER_RACE = 1000, /* four races: 4,000 start-ups, a few seconds */
     EXIT_CONFIG = 78,
     NOBODY = 65534,
 };
@@ -311,6 +312,32 @@ static void test_ancestor_exchanged_by_another_user(void **state)
     free(open_dir);
 }
 
+/*
+ * The config exchanged with a foreign one that names the foreign plugin (kept in a safe place:
+ * read, that config would load it). The foreign config is writable by others, so that only a
+ * read of something other than what was checked can use it.
+ */
+static void test_config_exchanged(void **state)
+{
+    race *r = *state;
+    if (harness_wrapped())
+        skip();
+    char *dir = make_dir(r, "k", 0755);
+    char *foreign = format("%s/foreign.so", dir);
+    copy_file(harness_env("RPCD_FIXTURE_FOREIGN"), foreign, 0644);
+    char *other = format("%s/other.conf", dir);
+    snprintf(r->config, sizeof r->config, "%s", other);
+    write_config(r, foreign);
+    assert_int_equal(chmod(other, 0666), 0);
+    snprintf(r->config, sizeof r->config, "%s/rpcd.conf", dir);
+    write_config(r, harness_env("RPCD_PLUGIN_ECHO"));
+    pid_t swapper = start_swapper(dir, "rpcd.conf", "other.conf", false);
+    expect_no_foreign_code(r, "config exchanged", swapper, true);
+    free(other);
+    free(foreign);
+    free(dir);
+}
+
 int main(void)
 {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -318,6 +345,7 @@ int main(void)
         TEST(test_file_exchanged),
         TEST(test_directory_link_swapped),
         TEST(test_ancestor_exchanged_by_another_user),
+        TEST(test_config_exchanged),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
