@@ -613,7 +613,7 @@ static void test_load_file(void **state)
 static void test_load_file_errors(void **state)
 {
     temp_dir *dir = *state;
-    char path[PATH_MAX + 32], expected[PATH_MAX + 64];
+    char path[PATH_MAX + 32], expected[3 * PATH_MAX + 256];
     rpcd_config *config = NULL;
     char error[512] = "";
 
@@ -644,6 +644,52 @@ static void test_load_file_errors(void **state)
     snprintf(expected, sizeof expected, "%s:4: ", path);
     if (strncmp(error, expected, strlen(expected)) != 0 || !strstr(error, "max_depth"))
         fail_msg("'%s' does not start with '%s' or does not name max_depth", error, expected);
+
+    /* A NUL byte would end the text early: refused, naming its line. */
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    assert_int_equal(fwrite("[rpcd]\n\nworkers = 2\0\n", 1, 22, file), 22);
+    assert_int_equal(fclose(file), 0);
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), -1);
+    snprintf(expected, sizeof expected, "%s:3: NUL byte (a config is text)", path);
+    assert_string_equal(error, expected);
+
+    /* At most CFG_MAX_FILE_BYTES: one more is refused before anything is parsed. */
+    file = fopen(path, "wb");
+    assert_non_null(file);
+    for (size_t i = 0; i <= CFG_MAX_FILE_BYTES; i++)
+        assert_int_equal(fputc(i % 64 == 63 ? '\n' : '#', file), i % 64 == 63 ? '\n' : '#');
+    assert_int_equal(fclose(file), 0);
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), -1);
+    snprintf(expected, sizeof expected,
+             "%s: cannot read: 1048577 bytes, more than the 1048576 a config may have", path);
+    assert_string_equal(error, expected);
+    assert_int_equal(truncate(path, CFG_MAX_FILE_BYTES), 0);
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), 0);
+    cfg_free(config);
+    config = NULL;
+
+    /* With check, a file others may write is refused, naming the fix; without, read. */
+    write_file(path, "[rpcd]\n");
+    assert_int_equal(chmod(path, 0646), 0);
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, true, &config, error, sizeof error), -1);
+    snprintf(expected, sizeof expected,
+             "%s: the file %s is writable by others; run chmod go-w %s, or run rpcd with "
+             "--insecure",
+             path, path, path);
+    assert_string_equal(error, expected);
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), 0);
+    assert_true(config->insecure);
+    cfg_free(config);
+    config = NULL;
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(cfg_load(path, true, &config, error, sizeof error), 0);
+    assert_false(config->insecure);
+    cfg_free(config);
+    config = NULL;
 
     /* No path in a plugin section: file named, no line. */
     write_file(path, "[plugin lonely]\nrequired = true\n");
