@@ -608,6 +608,92 @@ static void test_root_without_user_warns_once(void **state)
     free(text);
 }
 
+/*
+ * Without /proc there is no name for the descriptor checked: rpcd refuses to load the plugin
+ * instead of loading it by path again. Needs root, for a mount namespace where an empty tmpfs
+ * hides /proc; not under a wrapper, which needs /proc itself.
+ */
+static void test_plugin_without_proc(void **state)
+{
+    fixture *f = *state;
+    static const char unshare[] = "/usr/bin/unshare"; /* util-linux */
+    if (geteuid() != 0 || harness_wrapped() || access(unshare, X_OK) != 0)
+        skip();
+    char *text = format("[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = write_config(f, text);
+    char *script = format("mount -t tmpfs none /proc && exec %s -c %s", env("RPCD_BINARY"), path);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, unshare);
+    harness_argv_push(&args, "--mount");
+    harness_argv_push(&args, "--propagation=private");
+    harness_argv_push(&args, "/bin/sh");
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, script);
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
+    bool unsupported = result.status.exited && result.status.code != EXIT_CONFIG &&
+                       strstr(result.err, "rpcd:") == NULL;
+    if (unsupported) { /* no mount namespace here (a container without CAP_SYS_ADMIN) */
+        harness_run_result_free(&result);
+        free(script);
+        free(path);
+        free(text);
+        skip();
+    }
+    bool ok = result.status.exited && result.status.code == EXIT_CONFIG && result.out_length == 0 &&
+              strstr(result.err, env("RPCD_PLUGIN_ECHO")) &&
+              strstr(result.err, "is /proc mounted?");
+    if (!ok)
+        print_error("expected exit 78 naming /proc; got %s\nstderr:\n%s\n",
+                    harness_exit_describe(&result.status), result.err);
+    harness_run_result_free(&result);
+    free(script);
+    free(path);
+    free(text);
+    assert_true(ok);
+}
+
+/* user needs rpcd to start as root: started as nobody, it refuses to run as anyone else. */
+static void test_user_needs_root(void **state)
+{
+    (void)state;
+    static const char setpriv[] = "/usr/bin/setpriv"; /* util-linux */
+    if (geteuid() != 0 || access(setpriv, X_OK) != 0)
+        skip(); /* root makes the test's unprivileged rpcd */
+    /* A directory nobody can read, unlike the test's own. */
+    char dir[] = "/tmp/rpcd-nobody-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0755), 0);
+    char *text =
+        format("[rpcd]\nuser = root\n\n[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = harness_write_file(dir, "rpcd.conf", text);
+    assert_non_null(path);
+    assert_int_equal(chmod(path, 0644), 0);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, setpriv);
+    harness_argv_push(&args, "--reuid=65534");
+    harness_argv_push(&args, "--regid=65534");
+    harness_argv_push(&args, "--clear-groups");
+    harness_argv_push(&args, env("RPCD_BINARY"));
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, path);
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
+    bool ok = result.status.exited && result.status.code == EXIT_CONFIG && result.out_length == 0 &&
+              count_lines(result.err) == 1 && strstr(result.err, "cannot switch to uid 0") &&
+              strstr(result.err, "rpcd runs as uid 65534, and only root may change user");
+    if (!ok)
+        print_error("expected exit 78 and one line; got %s\nstderr:\n%s\n",
+                    harness_exit_describe(&result.status), result.err);
+    harness_run_result_free(&result);
+    harness_remove_dir(dir);
+    free(path);
+    free(text);
+    assert_true(ok);
+}
+
 static void test_user_and_group_errors(void **state)
 {
     fixture *f = *state;
@@ -910,6 +996,8 @@ int main(void)
         TEST(test_no_new_privs_opt_out),
         TEST(test_root_without_user_warns_once),
         TEST(test_user_and_group_errors),
+        TEST(test_plugin_without_proc),
+        TEST(test_user_needs_root),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
