@@ -38,6 +38,7 @@ enum {
     MIN_STARTS = 250,
     MAX_STARTS = 1000,
     BUDGET_SECONDS = 4,
+    PARALLEL = 2, /* start-ups at once; divides MIN_STARTS and MAX_STARTS */
     EXIT_CONFIG = 78,
     NOBODY = 65534,
 };
@@ -198,19 +199,25 @@ static void run_starts(const race *r, tally *out)
     memset(out, 0, sizeof *out);
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    for (; out->starts < MAX_STARTS; out->starts++) {
+    /* Two at a time: the machine's cores stay busy while one rpcd waits on the other. */
+    while (out->starts < MAX_STARTS) {
         if (out->starts >= MIN_STARTS && seconds_since(&start) >= BUDGET_SECONDS)
             break;
-        pid_t pid;
-        assert_int_equal(posix_spawn(&pid, binary, &actions, NULL, (char *const *)argv, r->env), 0);
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            out->accepted++;
-        else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_CONFIG)
-            out->refused++;
-        else
-            out->other++;
+        pid_t pids[PARALLEL];
+        for (int i = 0; i < PARALLEL; i++)
+            assert_int_equal(
+                posix_spawn(&pids[i], binary, &actions, NULL, (char *const *)argv, r->env), 0);
+        for (int i = 0; i < PARALLEL; i++) {
+            int status;
+            assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+            out->starts++;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                out->accepted++;
+            else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_CONFIG)
+                out->refused++;
+            else
+                out->other++;
+        }
     }
     posix_spawn_file_actions_destroy(&actions);
 }
