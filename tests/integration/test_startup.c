@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -569,6 +570,31 @@ static void test_user_drops_every_id(void **state)
     free(text);
 }
 
+/* group = NAME replaces the user's own group, in all four gid slots. */
+static void test_group_replaces_the_users(void **state)
+{
+    fixture *f = *state;
+    if (geteuid() != 0)
+        skip();
+    const struct group *daemon_group = getgrnam("daemon");
+    assert_non_null(daemon_group);
+    unsigned gid = (unsigned)daemon_group->gr_gid;
+    char *text = format("[rpcd]\nuser = nobody\ngroup = daemon\n\n[plugin echo]\npath = %s\n",
+                        env("RPCD_PLUGIN_ECHO"));
+    harness_process *rpcd = start_serving(f, text);
+    char *gids = status_line(harness_pid(rpcd), "Gid");
+    char *groups = status_line(harness_pid(rpcd), "Groups");
+    char *want = format("%u\t%u\t%u\t%u", gid, gid, gid, gid);
+    assert_string_equal(gids, want);
+    assert_string_equal(groups, "");
+    expect_clean_exit(rpcd);
+    harness_free(rpcd);
+    free(want);
+    free(groups);
+    free(gids);
+    free(text);
+}
+
 /* no_new_privs = false leaves the flag as rpcd's parent had it (clear here). */
 static void test_no_new_privs_opt_out(void **state)
 {
@@ -996,6 +1022,7 @@ int main(void)
         TEST(test_config_too_big),
         TEST(test_plugin_link_into_open_directory),
         TEST(test_user_drops_every_id),
+        TEST(test_group_replaces_the_users),
         TEST(test_no_new_privs_opt_out),
         TEST(test_root_without_user_warns_once),
         TEST(test_user_and_group_errors),

@@ -283,6 +283,24 @@ static void test_not_regular_files(void **state)
     free(fifo);
 }
 
+/* A bound on the walk: more than 512 directories below "/" is refused, not walked. */
+static void test_too_deep(void **state)
+{
+    temp *t = *state;
+    char path[PATH_MAX];
+    int length = snprintf(path, sizeof path, "%s", t->dir);
+    for (int level = 0; level < 520; level++) {
+        length += snprintf(path + length, sizeof path - (size_t)length, "/d");
+        assert_int_equal(mkdir(path, 0755), 0);
+    }
+    snprintf(path + length, sizeof path - (size_t)length, "/f");
+    FILE *file = fopen(path, "w");
+    assert_non_null(file);
+    assert_int_equal(fclose(file), 0);
+    expect_refused(path, false, FSAFE_ERR_OPEN,
+                   (const char *const[]){"more than 512 directories deep", NULL});
+}
+
 static const rpcd_plugin_info *entry_of(void *handle)
 {
     rpcd_plugin_entry_fn entry;
@@ -334,9 +352,13 @@ int main(void)
 {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, make_temp, remove_temp)
     const struct CMUnitTest tests[] = {
-        TEST(test_safe_file_opens),   TEST(test_file_writable_or_foreign),
-        TEST(test_ancestor_writable), TEST(test_symlinks_walked),
-        TEST(test_not_regular_files), cmocka_unit_test(test_dlopen_loads_each_descriptor),
+        TEST(test_safe_file_opens),
+        TEST(test_file_writable_or_foreign),
+        TEST(test_ancestor_writable),
+        TEST(test_symlinks_walked),
+        TEST(test_not_regular_files),
+        TEST(test_too_deep),
+        cmocka_unit_test(test_dlopen_loads_each_descriptor),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
