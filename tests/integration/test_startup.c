@@ -570,6 +570,55 @@ static void test_user_drops_every_id(void **state)
     free(text);
 }
 
+/*
+ * The switch is verified, not trusted: with a preloaded library whose setresuid does nothing,
+ * or whose setuid(0) claims to work after the switch, rpcd refuses to serve. Not under a wrapper
+ * or a sanitizer, whose runtimes must come first among the preloaded libraries.
+ */
+static void test_user_switch_verified(void **state)
+{
+    fixture *f = *state;
+    if (geteuid() != 0 || harness_wrapped())
+        skip();
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    skip();
+#endif
+    char *text =
+        format("[rpcd]\nuser = nobody\n\n[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = write_config(f, text);
+    char *preload = format("LD_PRELOAD=%s", env("RPCD_FIXTURE_FAKE_IDS"));
+    static const struct {
+        const char *lie;
+        const char *message;
+    } cases[] = {
+        {"RPCD_FAKE_SETRESUID_NOOP=1", "left other ids behind"},
+        {"RPCD_FAKE_SETUID_WORKS=1", "root could be taken back"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        harness_argv args;
+        memset(&args, 0, sizeof args);
+        harness_argv_push(&args, "/usr/bin/env");
+        harness_argv_push(&args, preload);
+        harness_argv_push(&args, cases[i].lie);
+        harness_argv_push(&args, env("RPCD_BINARY"));
+        harness_argv_push(&args, "-c");
+        harness_argv_push(&args, path);
+        harness_run_result result;
+        run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
+        bool ok = result.status.exited && result.status.code == EXIT_CONFIG &&
+                  result.out_length == 0 && count_lines(result.err) == 1 &&
+                  strstr(result.err, cases[i].message);
+        if (!ok)
+            print_error("%s: expected exit 78 and \"%s\"; got %s\nstderr:\n%s\n", cases[i].lie,
+                        cases[i].message, harness_exit_describe(&result.status), result.err);
+        harness_run_result_free(&result);
+        assert_true(ok);
+    }
+    free(preload);
+    free(path);
+    free(text);
+}
+
 /* group = NAME replaces the user's own group, in all four gid slots. */
 static void test_group_replaces_the_users(void **state)
 {
@@ -1023,6 +1072,7 @@ int main(void)
         TEST(test_plugin_link_into_open_directory),
         TEST(test_user_drops_every_id),
         TEST(test_group_replaces_the_users),
+        TEST(test_user_switch_verified),
         TEST(test_no_new_privs_opt_out),
         TEST(test_root_without_user_warns_once),
         TEST(test_user_and_group_errors),
