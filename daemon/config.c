@@ -15,16 +15,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+/* The keys of [rpcd], each of which may be given once. */
+static const char *const daemon_keys[] = {
+    "log_level",     "max_line_bytes",      "max_depth",         "max_batch",  "workers",
+    "max_in_flight", "max_in_flight_bytes", "shutdown_grace_ms", "plugin_dir", "user",
+    "group",         "no_new_privs",
+};
+enum { DAEMON_KEY_COUNT = sizeof daemon_keys / sizeof daemon_keys[0] };
 
 typedef struct parse_state {
     rpcd_config *config;
-    char *message;    /* the first problem, without file and line */
-    int message_line; /* where it is */
-    bool plugin_dir_set;
-    const char *next; /* the text not yet handed to inih */
-    int line;         /* the line inih is working on */
+    char *message;                          /* the first problem, without file and line */
+    int message_line;                       /* where it is */
+    int daemon_key_lines[DAEMON_KEY_COUNT]; /* where each [rpcd] key was given, 0 if not yet */
+    int rpcd_line;                          /* where [rpcd] starts, 0 if not yet */
+    int mcp_line;                           /* where [mcp] starts, 0 if not yet */
+    const char *next;                       /* the text not yet handed to inih */
+    int line;                               /* the line inih is working on */
 } parse_state;
 
 static const char plugin_prefix[] = "plugin ";
@@ -68,9 +77,28 @@ static int parse_bool(const char *value, bool *out)
     return -1;
 }
 
+/* Copies a non-empty value into *out (owned). Returns 1, or inih's 0 after fail. */
+static int set_string(parse_state *state, const char *name, const char *value, char **out)
+{
+    if (value[0] == '\0')
+        return fail(state, "%s is empty", name);
+    free(*out);
+    *out = strdup(value);
+    return *out ? 1 : fail(state, "out of memory");
+}
+
 static int daemon_key(parse_state *state, const char *name, const char *value)
 {
     rpcd_config *config = state->config;
+    size_t index = 0;
+    while (index < DAEMON_KEY_COUNT && strcmp(daemon_keys[index], name) != 0)
+        index++;
+    if (index == DAEMON_KEY_COUNT)
+        return fail(state, "unknown key '%s' in [rpcd]", name);
+    if (state->daemon_key_lines[index])
+        return fail(state, "%s is given twice in [rpcd] (first on line %d)", name,
+                    state->daemon_key_lines[index]);
+    state->daemon_key_lines[index] = state->line;
     if (strcmp(name, "log_level") == 0) {
         if (log_level_parse(value, &config->log_level) != 0)
             return fail(state, "log_level must be error, warning, info or debug, not '%s'", value);
@@ -101,27 +129,30 @@ static int daemon_key(parse_state *state, const char *name, const char *value)
             return fail(state, "shutdown_grace_ms must be an integer from 0 to 3600000, not '%s'",
                         value);
     } else if (strcmp(name, "plugin_dir") == 0) {
-        if (state->plugin_dir_set)
-            return fail(state, "plugin_dir is given twice");
-        if (value[0] == '\0')
-            return fail(state, "plugin_dir is empty");
-        free(config->plugin_dir);
-        config->plugin_dir = strdup(value);
-        state->plugin_dir_set = true;
-        if (!config->plugin_dir)
-            return fail(state, "out of memory");
-    } else {
-        return fail(state, "unknown key '%s' in [rpcd]", name);
+        return set_string(state, name, value, &config->plugin_dir);
+    } else if (strcmp(name, "user") == 0) {
+        return set_string(state, name, value, &config->user);
+    } else if (strcmp(name, "group") == 0) {
+        return set_string(state, name, value, &config->group);
+    } else if (strcmp(name, "no_new_privs") == 0) {
+        if (parse_bool(value, &config->no_new_privs) != 0)
+            return fail(state, "no_new_privs must be true or false, not '%s'", value);
     }
     return 1;
 }
 
-static cfg_plugin *plugin_section(parse_state *state, const char *name)
+static cfg_plugin *find_plugin(parse_state *state, const char *name)
 {
     rpcd_config *config = state->config;
     for (size_t i = 0; i < config->plugin_count; i++)
         if (strcmp(config->plugins[i].name, name) == 0)
             return &config->plugins[i];
+    return NULL;
+}
+
+static cfg_plugin *add_plugin(parse_state *state, const char *name)
+{
+    rpcd_config *config = state->config;
     cfg_plugin *plugins = realloc(config->plugins, (config->plugin_count + 1) * sizeof *plugins);
     if (!plugins)
         return NULL;
@@ -132,6 +163,7 @@ static cfg_plugin *plugin_section(parse_state *state, const char *name)
     if (!plugin->name)
         return NULL;
     plugin->required = true;
+    plugin->line = state->line;
     config->plugin_count++;
     return plugin;
 }
@@ -156,6 +188,19 @@ static int append_pair(cfg_pair **pairs, size_t *count, const char *key, const c
     return 0;
 }
 
+/* Whether a relative path has a ".." component. */
+static bool leaves_directory(const char *path)
+{
+    for (const char *at = path; *at;) {
+        size_t length = strcspn(at, "/");
+        if (length == 2 && at[0] == '.' && at[1] == '.')
+            return true;
+        at += length;
+        at += strspn(at, "/");
+    }
+    return false;
+}
+
 static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, const char *value)
 {
     if (strcmp(name, "path") == 0) {
@@ -163,10 +208,19 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
             return fail(state, "path is given twice in [plugin %s]", plugin->name);
         if (value[0] == '\0')
             return fail(state, "path is empty in [plugin %s]", plugin->name);
+        if (value[0] != '/' && leaves_directory(value))
+            return fail(state,
+                        "path '%s' of [plugin %s] leaves plugin_dir ('..'); write it as an "
+                        "absolute path",
+                        value, plugin->name);
         plugin->path = strdup(value);
         return plugin->path ? 1 : fail(state, "out of memory");
     }
     if (strcmp(name, "required") == 0) {
+        if (plugin->required_line)
+            return fail(state, "required is given twice in [plugin %s] (first on line %d)",
+                        plugin->name, plugin->required_line);
+        plugin->required_line = state->line;
         if (parse_bool(value, &plugin->required) != 0)
             return fail(state, "required must be true or false, not '%s'", value);
         return 1;
@@ -205,10 +259,21 @@ static void check_section_header(parse_state *state, const char *line, size_t le
         name_length--;
     name[name_length] = '\0';
     const char *plugin_name = name + sizeof plugin_prefix - 1;
-    if (strcmp(name, "rpcd") == 0 || strcmp(name, "mcp") == 0)
+    /* A section given twice is a mistake: whoever reads the second misses the first's keys. */
+    int *seen = strcmp(name, "rpcd") == 0  ? &state->rpcd_line
+                : strcmp(name, "mcp") == 0 ? &state->mcp_line
+                                           : NULL;
+    if (seen) {
+        if (*seen)
+            fail(state, "section [%s] is given twice (first on line %d)", name, *seen);
+        *seen = state->line;
         return;
+    }
     if (strncmp(name, plugin_prefix, sizeof plugin_prefix - 1) == 0 && *plugin_name) {
-        if (!plugin_section(state, plugin_name))
+        const cfg_plugin *first = find_plugin(state, plugin_name);
+        if (first)
+            fail(state, "section [%s] is given twice (first on line %d)", name, first->line);
+        else if (!add_plugin(state, plugin_name))
             fail(state, "out of memory");
         return;
     }
@@ -275,7 +340,10 @@ static int handle_key(void *user, const char *section, const char *name, const c
         return mcp_key(state, name, value);
     if (strncmp(section, plugin_prefix, sizeof plugin_prefix - 1) == 0 &&
         section[sizeof plugin_prefix - 1] != '\0') {
-        cfg_plugin *plugin = plugin_section(state, section + sizeof plugin_prefix - 1);
+        const char *plugin_name = section + sizeof plugin_prefix - 1;
+        cfg_plugin *plugin = find_plugin(state, plugin_name);
+        if (!plugin)
+            plugin = add_plugin(state, plugin_name);
         if (!plugin)
             return fail(state, "out of memory");
         return plugin_key(state, plugin, name, value);
@@ -356,6 +424,7 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     config->max_batch = CFG_DEFAULT_MAX_BATCH;
     config->max_in_flight = CFG_DEFAULT_MAX_IN_FLIGHT;
     config->shutdown_grace_ms = CFG_DEFAULT_SHUTDOWN_GRACE_MS;
+    config->no_new_privs = true;
     /* As many workers as cores, and at least two, so that one slow call never blocks all. */
     size_t cores = usable_cores();
     config->workers = cores > 2 ? cores : 2;
@@ -391,47 +460,6 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     return 0;
 }
 
-int cfg_load(const char *path, rpcd_config **out, char *error, size_t error_size)
-{
-    error[0] = '\0';
-    struct stat info;
-    if (stat(path, &info) != 0) {
-        snprintf(error, error_size, "%s: cannot read: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(info.st_mode)) {
-        snprintf(error, error_size, "%s: cannot read: not a regular file", path);
-        return -1;
-    }
-    /* Read whole, so that the parser counts lines itself (see read_line). */
-    FILE *file = fopen(path, "r");
-    if (!file) {
-        snprintf(error, error_size, "%s: cannot read: %s", path, strerror(errno));
-        return -1;
-    }
-    char *text = NULL;
-    size_t length = 0;
-    FILE *memory = open_memstream(&text, &length);
-    char chunk[4096];
-    size_t n;
-    int failed = memory == NULL;
-    while (!failed && (n = fread(chunk, 1, sizeof chunk, file)) > 0)
-        failed = fwrite(chunk, 1, n, memory) != n;
-    failed |= ferror(file);
-    int saved_errno = errno;
-    fclose(file);
-    if (memory)
-        fclose(memory);
-    if (failed) {
-        snprintf(error, error_size, "%s: cannot read: %s", path, strerror(saved_errno));
-        free(text);
-        return -1;
-    }
-    int status = load(text, path, out, error, error_size);
-    free(text);
-    return status;
-}
-
 int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, char *error,
                     size_t error_size)
 {
@@ -461,6 +489,8 @@ void cfg_free(rpcd_config *config)
     free(config->mcp_tools);
     free(config->plugins);
     free(config->plugin_dir);
+    free(config->user);
+    free(config->group);
     free(config->path);
     free(config);
 }

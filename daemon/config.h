@@ -16,10 +16,12 @@ typedef struct cfg_pair {
 } cfg_pair;
 
 typedef struct cfg_plugin {
-    char *name;      /* owned: NAME of [plugin NAME] */
-    char *path;      /* owned: resolved against plugin_dir; NULL when the section had none */
-    bool required;   /* refuse to start when it fails to load (default true) */
-    cfg_pair *pairs; /* owned: every other key, for the plugin */
+    char *name;        /* owned: NAME of [plugin NAME] */
+    int line;          /* where its section header is */
+    char *path;        /* owned: resolved against plugin_dir; NULL when the section had none */
+    bool required;     /* refuse to start when it fails to load (default true) */
+    int required_line; /* where required was given, 0 when it was not */
+    cfg_pair *pairs;   /* owned: every other key, for the plugin */
     size_t pair_count;
 } cfg_plugin;
 
@@ -37,6 +39,9 @@ typedef struct rpcd_config {
     char *plugin_dir;           /* owned: where relative plugin paths start (default: the
                                    config file's directory) */
     bool insecure;              /* load files whatever their owner and permissions (--insecure) */
+    bool no_new_privs;          /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
+    char *user;                 /* owned: the user to run as once plugins are loaded, or NULL */
+    char *group;                /* owned: the group to run as (default: the user's), or NULL */
     char *mcp_tools;            /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
     cfg_pair *mcp_names;        /* owned: [mcp] tool.<method> = <tool name>, key = the method */
     size_t mcp_name_count;
@@ -51,13 +56,17 @@ enum {
     CFG_DEFAULT_MAX_IN_FLIGHT = 1024,
     CFG_IN_FLIGHT_BYTES_PER_WORKER = 1024 * 1024, /* max_in_flight_bytes unset: per worker */
     CFG_DEFAULT_SHUTDOWN_GRACE_MS = 3000,
+    CFG_MAX_FILE_BYTES = 1024 * 1024, /* a config is a page of settings, never more than this */
 };
 
 /*
- * Reads and checks a config file. Returns 0 and *out (new, free with cfg_free), or -1 with a
- * one-line message in error that names the file and, where there is one, the line.
+ * Reads and checks a config file. The file is opened once (fsafe_open: with check, it and every
+ * directory on its way must be safe from other users) and read from that descriptor; it may
+ * hold at most CFG_MAX_FILE_BYTES and no NUL byte. Sets config->insecure to !check.
+ * Returns 0 and *out (new, free with cfg_free), or -1 with a one-line message in error that
+ * names the file and, where there is one, the line.
  */
-int cfg_load(const char *path, rpcd_config **out, char *error, size_t error_size);
+int cfg_load(const char *path, bool check, rpcd_config **out, char *error, size_t error_size);
 
 /* Same from text in memory; file_name is only used in messages and to resolve paths. */
 int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, char *error,

@@ -1,54 +1,438 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Ownership and permission checks on files before rpcd trusts them.
+ * Opening config and plugin files as sshd's StrictModes judges them, by descriptor: a walk down
+ * from "/" holding each directory open while the next is opened beneath it, so that what was
+ * checked is what gets read or loaded, and the dlopen of that very descriptor.
  */
 #include "file_safety.h"
 
+#include <dlfcn.h>
 #include <errno.h>
-#include <libgen.h>
-#include <stdbool.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int check_one(const char *path, const char *what, const char *file, char *error,
-                     size_t error_size)
+enum {
+    MAX_LINKS = 40,  /* as the kernel's own limit: a loop of links ends with ELOOP */
+    MAX_DEPTH = 512, /* directories below "/" */
+};
+
+/*
+ * Only the current directory is held open (a daemon may start with few descriptors to spare):
+ * it was opened beneath its parent, which had been checked, and so on up to "/". Nobody but root
+ * or rpcd's user can move a checked directory, so its parent stays the one checked, and ".."
+ * is opened and checked again like any other component.
+ */
+typedef struct walk {
+    int dir;                /* the current directory, O_PATH */
+    size_t ends[MAX_DEPTH]; /* the length of real at each level: ends[0] is "/" */
+    size_t depth;           /* levels on the way, "/" included */
+    char real[PATH_MAX];    /* the real path of the current directory ("" for "/") */
+    bool check;
+    char *reason;
+    size_t reason_size;
+} walk;
+
+__attribute__((format(printf, 3, 4))) static int refuse(walk *w, int status, const char *format,
+                                                        ...)
 {
-    struct stat info;
-    if (stat(path, &info) != 0) {
-        snprintf(error, error_size, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (info.st_uid != 0 && info.st_uid != geteuid()) {
-        snprintf(error, error_size,
-                 "%s: %s is owned by uid %u, neither root nor the user running rpcd (uid %u); "
-                 "chown it, or run rpcd with --insecure",
-                 file, what, (unsigned)info.st_uid, (unsigned)geteuid());
-        return -1;
-    }
-    bool is_directory = S_ISDIR(info.st_mode);
-    bool sticky = is_directory && (info.st_mode & S_ISVTX);
-    if ((info.st_mode & (S_IWGRP | S_IWOTH)) && !sticky) {
-        snprintf(error, error_size,
-                 "%s: %s is writable by %s; run chmod go-w %s, or run rpcd with --insecure", file,
-                 what, (info.st_mode & S_IWOTH) ? "others" : "its group", path);
-        return -1;
-    }
+    va_list args;
+    va_start(args, format);
+    vsnprintf(w->reason, w->reason_size, format, args);
+    va_end(args);
+    return status;
+}
+
+/* The real path of name in the current directory, for messages. */
+static const char *beneath(const walk *w, const char *name, char *out, size_t size)
+{
+    if (name[0] == '\0')
+        snprintf(out, size, "%s", w->depth > 1 ? w->real : "/");
+    else
+        snprintf(out, size, "%s/%s", w->real, name);
+    return out;
+}
+
+static bool owner_trusted(const struct stat *info)
+{
+    return info->st_uid == 0 || info->st_uid == geteuid();
+}
+
+static const char *writers(mode_t mode)
+{
+    return (mode & S_IWOTH) ? "others" : "its group";
+}
+
+/* What the owner check asks of the user: the same words for each kind of component. */
+static int refuse_owner(walk *w, const char *what, const char *path, const struct stat *info)
+{
+    return refuse(w, FSAFE_ERR_UNSAFE,
+                  "%s %s is owned by uid %u, neither root nor the user running rpcd (uid %u); "
+                  "run chown %u %s, or run rpcd with --insecure",
+                  what, path, (unsigned)info->st_uid, (unsigned)geteuid(), (unsigned)geteuid(),
+                  path);
+}
+
+static int check_directory(walk *w, const char *path, const struct stat *info)
+{
+    if (!w->check)
+        return 0;
+    if (!owner_trusted(info))
+        return refuse_owner(w, "the directory", path, info);
+    /* A sticky directory lets nobody but root and an entry's owner rename or remove it. */
+    bool sticky_root = (info->st_mode & S_ISVTX) && info->st_uid == 0;
+    if ((info->st_mode & (S_IWGRP | S_IWOTH)) && !sticky_root)
+        return refuse(w, FSAFE_ERR_UNSAFE,
+                      "the directory %s is writable by %s; run chmod go-w %s, or run rpcd "
+                      "with --insecure",
+                      path, writers(info->st_mode), path);
     return 0;
 }
 
-int fsafe_check(const char *path, char *error, size_t error_size)
+/* Makes fd, opened as name beneath the current directory (or "/" when name is ""), current. */
+static int push(walk *w, int fd, const char *name)
 {
-    if (check_one(path, "the file", path, error, error_size) != 0)
-        return -1;
-    char *copy = strdup(path);
-    if (!copy) {
-        snprintf(error, error_size, "%s: out of memory", path);
-        return -1;
+    if (w->depth == MAX_DEPTH) {
+        close(fd);
+        return refuse(w, FSAFE_ERR_OPEN, "more than %d directories deep", MAX_DEPTH);
     }
-    int status = check_one(dirname(copy), "its directory", path, error, error_size);
-    free(copy);
+    size_t length = strlen(w->real);
+    if (name[0] != '\0') {
+        int n = snprintf(w->real + length, sizeof w->real - length, "/%s", name);
+        if (n < 0 || (size_t)n >= sizeof w->real - length) {
+            w->real[length] = '\0';
+            close(fd);
+            return refuse(w, FSAFE_ERR_OPEN, "%s", strerror(ENAMETOOLONG));
+        }
+        length += (size_t)n;
+    }
+    if (w->dir >= 0)
+        close(w->dir);
+    w->dir = fd;
+    w->ends[w->depth] = length;
+    w->depth++;
+    return 0;
+}
+
+/* Opens "/" and makes it current. */
+static int enter_root(walk *w)
+{
+    w->depth = 0;
+    w->real[0] = '\0';
+    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat info;
+    if (root < 0 || fstat(root, &info) != 0) {
+        int saved = errno;
+        if (root >= 0)
+            close(root);
+        return refuse(w, FSAFE_ERR_OPEN, "cannot open /: %s", strerror(saved));
+    }
+    int status = check_directory(w, "/", &info);
+    if (status != 0) {
+        close(root);
+        return status;
+    }
+    return push(w, root, "");
+}
+
+/* Makes the parent of the current directory current; "/" is its own parent. */
+static int enter_parent(walk *w)
+{
+    if (w->depth <= 1)
+        return 0;
+    size_t keep = w->ends[w->depth - 2];
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%.*s", (int)keep, w->real);
+    if (keep == 0)
+        snprintf(path, sizeof path, "/");
+    int parent = openat(w->dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat info;
+    if (parent < 0 || fstat(parent, &info) != 0) {
+        int saved = errno;
+        if (parent >= 0)
+            close(parent);
+        return refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(saved));
+    }
+    int status = check_directory(w, path, &info);
+    if (status != 0) {
+        close(parent);
+        return status;
+    }
+    close(w->dir);
+    w->dir = parent;
+    w->depth--;
+    w->real[keep] = '\0';
+    return 0;
+}
+
+static const char *kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+/*
+ * Opens the file name in the current directory, which the walk has found to be a regular file
+ * (seen, through an O_PATH descriptor). Opening for reading cannot block even if the entry was
+ * replaced by a FIFO meanwhile (O_NONBLOCK), and what was opened must be what was seen.
+ */
+static int open_file(walk *w, const char *name, const struct stat *seen, int *out)
+{
+    char path[PATH_MAX + NAME_MAX + 2];
+    beneath(w, name, path, sizeof path);
+    int fd = openat(w->dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(errno));
+    struct stat info;
+    int status = 0;
+    if (fstat(fd, &info) != 0) {
+        status = refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(errno));
+    } else if (!S_ISREG(info.st_mode) || info.st_dev != seen->st_dev ||
+               info.st_ino != seen->st_ino) {
+        status =
+            refuse(w, FSAFE_ERR_TYPE, "not a regular file (%s changed while it was opened)", path);
+    } else if (w->check && !owner_trusted(&info)) {
+        status = refuse_owner(w, "the file", path, &info);
+    } else if (w->check && (info.st_mode & (S_IWGRP | S_IWOTH))) {
+        status = refuse(w, FSAFE_ERR_UNSAFE,
+                        "the file %s is writable by %s; run chmod go-w %s, or run rpcd with "
+                        "--insecure",
+                        path, writers(info.st_mode), path);
+    } else {
+        int flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+            status = refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(errno));
+    }
+    if (status != 0) {
+        close(fd);
+        return status;
+    }
+    *out = fd;
+    return 0;
+}
+
+/*
+ * Replaces the path left to walk with link's target followed by what came after the link
+ * (*cursor, "" or starting with "/"). An absolute target starts again from "/".
+ */
+static int follow(walk *w, int link, const char *name, const struct stat *info, char **rest,
+                  const char **cursor)
+{
+    char path[PATH_MAX + NAME_MAX + 2];
+    beneath(w, name, path, sizeof path);
+    /* A link is as safe as its directory, and as its owner, who may point it elsewhere (what
+     * the kernel's protected_symlinks looks at in sticky directories). */
+    if (w->check && !owner_trusted(info))
+        return refuse_owner(w, "the symbolic link", path, info);
+    char target[PATH_MAX];
+    ssize_t length = readlinkat(link, "", target, sizeof target);
+    if (length < 0)
+        return refuse(w, FSAFE_ERR_OPEN, "cannot read the link %s: %s", path, strerror(errno));
+    if ((size_t)length == sizeof target)
+        return refuse(w, FSAFE_ERR_OPEN, "the link %s: %s", path, strerror(ENAMETOOLONG));
+    target[length] = '\0';
+    char *joined;
+    if (asprintf(&joined, "%s%s", target, *cursor) < 0)
+        return refuse(w, FSAFE_ERR_OPEN, "%s", strerror(ENOMEM));
+    free(*rest);
+    *rest = joined;
+    *cursor = joined;
+    return target[0] == '/' ? enter_root(w) : 0;
+}
+
+/* The walk proper: from the current directory through every component of *rest. */
+static int walk_path(walk *w, char **rest, int *out)
+{
+    const char *cursor = *rest;
+    unsigned links = 0;
+    for (;;) {
+        while (*cursor == '/')
+            cursor++;
+        if (*cursor == '\0') {
+            char path[PATH_MAX + 2];
+            return refuse(w, FSAFE_ERR_TYPE, "not a regular file (%s is a directory)",
+                          beneath(w, "", path, sizeof path));
+        }
+        const char *end = strchrnul(cursor, '/');
+        size_t length = (size_t)(end - cursor);
+        if (length > NAME_MAX)
+            return refuse(w, FSAFE_ERR_OPEN, "%s", strerror(ENAMETOOLONG));
+        char name[NAME_MAX + 1];
+        memcpy(name, cursor, length);
+        name[length] = '\0';
+        bool last = *end == '\0';
+        cursor = end;
+        if (strcmp(name, ".") == 0)
+            continue;
+        int status;
+        if (strcmp(name, "..") == 0) {
+            if ((status = enter_parent(w)) != 0)
+                return status;
+            continue;
+        }
+        char path[PATH_MAX + NAME_MAX + 2];
+        beneath(w, name, path, sizeof path);
+        int next = openat(w->dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) {
+            if (errno == ENOENT)
+                return refuse(w, FSAFE_ERR_OPEN, "%s", strerror(errno));
+            return refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(errno));
+        }
+        struct stat info;
+        if (fstat(next, &info) != 0) {
+            int saved = errno;
+            close(next);
+            return refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(saved));
+        }
+        if (S_ISLNK(info.st_mode)) {
+            status = ++links > MAX_LINKS
+                         ? refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(ELOOP))
+                         : follow(w, next, name, &info, rest, &cursor);
+            close(next);
+            if (status != 0)
+                return status;
+            continue;
+        }
+        if (!last) {
+            if (!S_ISDIR(info.st_mode)) {
+                close(next);
+                return refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(ENOTDIR));
+            }
+            if ((status = check_directory(w, path, &info)) != 0) {
+                close(next);
+                return status;
+            }
+            if ((status = push(w, next, name)) != 0)
+                return status;
+            continue;
+        }
+        close(next);
+        if (!S_ISREG(info.st_mode))
+            return refuse(w, FSAFE_ERR_TYPE, "not a regular file (%s is %s)", path,
+                          kind(info.st_mode));
+        return open_file(w, name, &info, out);
+    }
+}
+
+int fsafe_open(const char *path, bool check, int *fd, char *reason, size_t reason_size)
+{
+    walk *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(reason, reason_size, "%s", strerror(ENOMEM));
+        return FSAFE_ERR_OPEN;
+    }
+    w->dir = -1;
+    w->check = check;
+    w->reason = reason;
+    w->reason_size = reason_size;
+    int status;
+    char *rest = NULL;
+    if (path[0] == '\0') {
+        status = refuse(w, FSAFE_ERR_OPEN, "%s", strerror(ENOENT));
+        goto done;
+    }
+    if (path[0] == '/') {
+        rest = strdup(path);
+    } else {
+        /* getcwd gives the real path: its directories are walked and checked like any other. */
+        char *cwd = getcwd(NULL, 0);
+        if (!cwd || asprintf(&rest, "%s/%s", cwd, path) < 0)
+            rest = NULL;
+        free(cwd);
+    }
+    if (!rest) {
+        status = refuse(w, FSAFE_ERR_OPEN, "%s", strerror(ENOMEM));
+        goto done;
+    }
+    if ((status = enter_root(w)) != 0)
+        goto done;
+    status = walk_path(w, &rest, fd);
+done:
+    if (w->dir >= 0)
+        close(w->dir);
+    free(rest);
+    free(w);
     return status;
+}
+
+/*
+ * Names under which fsafe_dlopen loaded something. The dynamic loader hands back an object
+ * already loaded under the same name without opening anything, and descriptor numbers come
+ * back: a second plugin opened as fd 5 must not be loaded as "/proc/self/fd/5" once the first
+ * was. Kept for the life of the process, since an object may stay loaded after dlclose.
+ */
+static char **used_names;
+static size_t used_count;
+
+static bool name_used(const char *name)
+{
+    for (size_t i = 0; i < used_count; i++)
+        if (strcmp(used_names[i], name) == 0)
+            return true;
+    return false;
+}
+
+void *fsafe_dlopen(int fd, int mode, char *reason, size_t reason_size)
+{
+    /* Extra slashes change the name and not what the kernel resolves it to. */
+    char name[PATH_MAX];
+    char slashes[PATH_MAX / 2] = "";
+    size_t extra = 0;
+    for (;;) {
+        snprintf(name, sizeof name, "/proc/self/fd/%s%d", slashes, fd);
+        if (!name_used(name))
+            break;
+        if (extra + 1 >= sizeof slashes) {
+            snprintf(reason, reason_size, "too many plugins loaded");
+            return NULL;
+        }
+        slashes[extra++] = '/';
+        slashes[extra] = '\0';
+    }
+    struct stat by_fd, by_name;
+    if (fstat(fd, &by_fd) != 0) {
+        snprintf(reason, reason_size, "%s", strerror(errno));
+        return NULL;
+    }
+    if (stat(name, &by_name) != 0 || by_name.st_dev != by_fd.st_dev ||
+        by_name.st_ino != by_fd.st_ino) {
+        snprintf(reason, reason_size,
+                 "%s does not name the file opened (is /proc mounted?); rpcd loads a plugin only "
+                 "through the descriptor it checked",
+                 name);
+        return NULL;
+    }
+    char *copy = strdup(name);
+    char **grown = copy ? realloc(used_names, (used_count + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        free(copy);
+        snprintf(reason, reason_size, "%s", strerror(ENOMEM));
+        return NULL;
+    }
+    used_names = grown;
+    dlerror();
+    void *handle = dlopen(name, mode);
+    if (!handle) {
+        const char *error = dlerror();
+        snprintf(reason, reason_size, "not a loadable shared object: %s",
+                 error ? error : "unknown error");
+        free(copy);
+        return NULL;
+    }
+    used_names[used_count++] = copy;
+    return handle;
 }

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 struct rpcd_plugin {
     void *handle;                 /* from dlopen */
@@ -137,22 +137,18 @@ static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct
     plugin->config = config;
     plugin->methods = methods;
 
-    struct stat info;
-    if (stat(path, &info) != 0) {
-        snprintf(error, error_size, "plugin %s: %s", path, strerror(errno));
+    /* Opened once, checked by descriptor, and loaded through that descriptor: nobody can put
+     * another file in its place between the check and the load. */
+    int fd;
+    char refusal[512];
+    if (fsafe_open(path, !insecure, &fd, refusal, sizeof refusal) != 0) {
+        snprintf(error, error_size, "plugin %s: %s", path, refusal);
         goto fail;
     }
-    char unsafe[512];
-    if (!insecure && fsafe_check(path, unsafe, sizeof unsafe) != 0) {
-        snprintf(error, error_size, "plugin %s", unsafe);
-        goto fail;
-    }
-    dlerror();
-    plugin->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    plugin->handle = fsafe_dlopen(fd, RTLD_NOW | RTLD_LOCAL, refusal, sizeof refusal);
+    close(fd);
     if (!plugin->handle) {
-        const char *reason = dlerror();
-        snprintf(error, error_size, "plugin %s: not a loadable shared object: %s", path,
-                 reason ? reason : "unknown error");
+        snprintf(error, error_size, "plugin %s: %s", path, refusal);
         goto fail;
     }
     rpcd_plugin_entry_fn entry;

@@ -8,26 +8,30 @@
 #include "call.h"
 #include "file_safety.h"
 #include "log.h"
+#include "privileges.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runtime, char *error,
              size_t error_size)
 {
     memset(runtime, 0, sizeof *runtime);
-    if (cfg_load(config_path, &runtime->config, error, error_size) != 0)
+    if (cfg_load(config_path, !flags->insecure, &runtime->config, error, error_size) != 0)
         return -1;
     log_set_level(flags->log_level >= 0 ? flags->log_level : runtime->config->log_level);
-    runtime->config->insecure = flags->insecure;
-    if (flags->insecure) {
+    if (flags->insecure)
         log_message(LOG_WARNING,
                     "--insecure: loading %s and its plugins whatever their owner "
-                    "and permissions",
+                    "and permissions, and those of their directories",
                     config_path);
-    } else if (fsafe_check(config_path, error, error_size) != 0) {
+    priv_target target;
+    if (priv_resolve(runtime->config->user, runtime->config->group, &target, error, error_size) !=
+        0)
+        goto fail_config;
+    if (runtime->config->no_new_privs && priv_no_new_privs(error, error_size) != 0)
         goto fail;
-    }
     if (reg_new(&runtime->methods) != 0) {
         snprintf(error, error_size, "out of memory");
         goto fail;
@@ -36,10 +40,24 @@ int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runti
         goto fail;
     if (mcp_tools_new(runtime->methods, runtime->config, &runtime->tools, error, error_size) != 0)
         goto fail;
+    /* After every plugin's init, which may need root to open what it keeps open. */
+    if (priv_drop(&target, error, error_size) != 0)
+        goto fail;
+    if (!target.change && geteuid() == 0)
+        log_message(LOG_WARNING,
+                    "running as root: set user = NAME in [rpcd] of %s to switch "
+                    "to that user once the plugins are loaded",
+                    config_path);
     log_message(LOG_INFO, "%zu plugins loaded, %zu methods (%zu MCP tools), from %s",
                 ld_count(runtime->plugins), reg_count(runtime->methods),
                 mcp_tools_count(runtime->tools), runtime->config->path);
     return 0;
+fail_config : {
+    /* A message about the config's content names the file, as the parser's do. */
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", error);
+    snprintf(error, error_size, "%s: %s", config_path, reason);
+}
 fail:
     rt_stop(runtime);
     return -1;

@@ -15,8 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -179,7 +182,9 @@ static void test_directory_writable_by_others(void **state)
     assert_int_equal(chmod(open_dir, 0777), 0); /* whatever the umask */
     char *text = format("[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
     char *path = harness_write_file(open_dir, "rpcd.conf", text);
-    expect_start_failure(path, (const char *const[]){path, "its directory", NULL});
+    char *fix = format("chmod go-w %s", open_dir);
+    expect_start_failure(path, (const char *const[]){path, "the directory", open_dir, fix, NULL});
+    free(fix);
     free(path);
     free(text);
     free(open_dir);
@@ -348,25 +353,27 @@ static void test_signal_while_plugin_init_hangs(void **state)
 }
 
 /*
- * With file descriptors for the protocol and the plugins but not for serving (RLIMIT_NOFILE 6:
- * the three standard ones, the protocol's two, one for loading), rpcd says why on one line and
- * exits 70 instead of serving without a way to be stopped. Not under a wrapper, which needs
- * descriptors of its own.
+ * With file descriptors for the protocol and the plugins but not for serving (a plugin's init
+ * takes every one left), rpcd says why on one line and exits 70 instead of serving without a way
+ * to be stopped. Not under a wrapper, which needs descriptors of its own.
  */
 static void test_no_descriptor_left_to_serve(void **state)
 {
-    (void)state;
+    fixture *f = *state;
     static const char prlimit[] = "/usr/bin/prlimit"; /* util-linux, in every Debian */
     if (harness_wrapped())
         skip();
     assert_int_equal(access(prlimit, X_OK), 0);
+    char *text = format("[plugin echo]\npath = %s\n[plugin fd_hog]\npath = %s\n",
+                        env("RPCD_PLUGIN_ECHO"), env("RPCD_FIXTURE_FD_HOG"));
+    char *path = write_config(f, text);
     harness_argv args;
     memset(&args, 0, sizeof args);
     harness_argv_push(&args, prlimit);
-    harness_argv_push(&args, "--nofile=6");
+    harness_argv_push(&args, "--nofile=64");
     harness_argv_push(&args, env("RPCD_BINARY"));
     harness_argv_push(&args, "-c");
-    harness_argv_push(&args, env("RPCD_BUILD_CONFIG"));
+    harness_argv_push(&args, path);
     harness_run_result result;
     run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
     bool ok = result.status.exited && result.status.code == 70 && result.out_length == 0 &&
@@ -375,7 +382,415 @@ static void test_no_descriptor_left_to_serve(void **state)
         print_error("expected exit 70 and a line about serving; got %s\nstderr:\n%s\n",
                     harness_exit_describe(&result.status), result.err);
     harness_run_result_free(&result);
+    free(path);
+    free(text);
     assert_true(ok);
+}
+
+/* ---- Files that are not regular, and what a config file may hold ------------------------- */
+
+/* A FIFO as the config or as a plugin is refused at once: nothing waits for a writer. */
+static void test_fifo_config_and_plugin(void **state)
+{
+    fixture *f = *state;
+    char *fifo = format("%s/fifo", f->dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    char *what = format("%s is a FIFO", fifo);
+    time_t start = time(NULL);
+    expect_start_failure(fifo, (const char *const[]){fifo, "not a regular file", what, NULL});
+    char *text = format("[plugin fifo]\npath = %s\n", fifo);
+    expect_config_failure(f, text, (const char *const[]){"plugin", what, NULL});
+    assert_true(time(NULL) - start < 5);
+    free(text);
+    free(what);
+    free(fifo);
+}
+
+static void test_config_with_nul_byte(void **state)
+{
+    fixture *f = *state;
+    char *path = format("%s/rpcd.conf", f->dir);
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    static const char text[] = "[rpcd]\nlog_level = info\nworkers = 2\0 # the rest\nworkers = 9\n";
+    assert_int_equal(fwrite(text, 1, sizeof text - 1, file), sizeof text - 1);
+    assert_int_equal(fclose(file), 0);
+    char *where = format("%s:3: NUL byte", path);
+    expect_start_failure(path, (const char *const[]){where, NULL});
+    free(where);
+    free(path);
+}
+
+/* A config over 1 MiB is refused before it is read, so that its size costs no memory. */
+static void test_config_too_big(void **state)
+{
+    fixture *f = *state;
+    char *path = format("%s/rpcd.conf", f->dir);
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    assert_true(fputs("[rpcd]\n", file) >= 0);
+    for (int i = 0; i < 1024 * 1024 / 16; i++)
+        assert_true(fputs("# padding line.\n", file) >= 0);
+    assert_int_equal(fclose(file), 0);
+    expect_start_failure(path,
+                         (const char *const[]){path, "1048583 bytes, more than the 1048576", NULL});
+    free(path);
+}
+
+/* A link's target is walked: a plugin reached through a link into a world-writable directory is
+ * refused, naming that directory. */
+static void test_plugin_link_into_open_directory(void **state)
+{
+    fixture *f = *state;
+    char *open_dir = format("%s/open", f->dir);
+    assert_int_equal(mkdir(open_dir, 0755), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    size_t length;
+    char *code = harness_read_file(env("RPCD_PLUGIN_ECHO"), &length);
+    assert_non_null(code);
+    char *plugin = format("%s/echo.so", open_dir);
+    FILE *copy = fopen(plugin, "wb");
+    assert_non_null(copy);
+    assert_int_equal(fwrite(code, 1, length, copy), length);
+    assert_int_equal(fclose(copy), 0);
+    free(code);
+    assert_int_equal(chmod(plugin, 0644), 0);
+    char *via = format("%s/echo.so", f->dir);
+    assert_int_equal(symlink(plugin, via), 0);
+    char *fix = format("chmod go-w %s", open_dir);
+    expect_config_failure(f, "[plugin echo]\npath = echo.so\n",
+                          (const char *const[]){via, "the directory", open_dir, fix, NULL});
+    unlink(plugin);
+    rmdir(open_dir);
+    free(fix);
+    free(via);
+    free(plugin);
+    free(open_dir);
+}
+
+/* ---- Least privilege ----------------------------------------------------------------------- */
+
+/* The value of a "Name:" line of /proc/PID/status, without the name and the tab (new). */
+static char *status_line(pid_t pid, const char *name)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *file = fopen(path, "r");
+    assert_non_null(file);
+    char line[1024];
+    char *value = NULL;
+    size_t name_length = strlen(name);
+    while (!value && fgets(line, sizeof line, file)) {
+        if (strncmp(line, name, name_length) == 0 && line[name_length] == ':') {
+            char *start = line + name_length + 1;
+            start += strspn(start, " \t");
+            start[strcspn(start, "\n")] = '\0';
+            value = strdup(start);
+        }
+    }
+    fclose(file);
+    assert_non_null(value);
+    return value;
+}
+
+/*
+ * Starts rpcd on text, waits for the answer to one call (so that start-up is over), and hands
+ * back the running process (the caller frees it).
+ */
+static harness_process *start_serving(const fixture *f, const char *text)
+{
+    char *path = write_config(f, text);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_process *rpcd = harness_start(args.argv);
+    assert_non_null(rpcd);
+    assert_int_equal(harness_write_text(rpcd,
+                                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\","
+                                        "\"params\":[1]}\n",
+                                        RUN_TIMEOUT_MS),
+                     HARNESS_OK);
+    char *line = NULL;
+    int status = harness_read_line(rpcd, RUN_TIMEOUT_MS, &line, NULL, NULL);
+    if (status != HARNESS_OK)
+        print_error("no answer; stderr:\n%s\n", harness_stderr(rpcd));
+    assert_int_equal(status, HARNESS_OK);
+    assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1]}", line));
+    free(line);
+    free(path);
+    return rpcd;
+}
+
+static void expect_clean_exit(harness_process *rpcd)
+{
+    harness_close_stdin(rpcd);
+    harness_exit status;
+    assert_int_equal(harness_wait(rpcd, RUN_TIMEOUT_MS, &status), HARNESS_OK);
+    if (!status.exited || status.code != 0)
+        print_error("%s\nstderr:\n%s\n", harness_exit_describe(&status), harness_stderr(rpcd));
+    assert_true(status.exited);
+    assert_int_equal(status.code, 0);
+}
+
+/*
+ * user = nobody: once serving, every uid and gid (real, effective, saved, filesystem) is
+ * nobody's, no supplementary group is left, and no_new_privs is set (the default).
+ */
+static void test_user_drops_every_id(void **state)
+{
+    fixture *f = *state;
+    if (geteuid() != 0)
+        skip(); /* only root can change user: nothing to test as anyone else */
+    const struct passwd *nobody = getpwnam("nobody");
+    assert_non_null(nobody);
+    char *text =
+        format("[rpcd]\nuser = nobody\n\n[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    harness_process *rpcd = start_serving(f, text);
+    pid_t pid = harness_pid(rpcd);
+    char *uids = status_line(pid, "Uid");
+    char *gids = status_line(pid, "Gid");
+    char *groups = status_line(pid, "Groups");
+    char *no_new_privs = status_line(pid, "NoNewPrivs");
+    char *want_uids = format("%u\t%u\t%u\t%u", (unsigned)nobody->pw_uid, (unsigned)nobody->pw_uid,
+                             (unsigned)nobody->pw_uid, (unsigned)nobody->pw_uid);
+    char *want_gids = format("%u\t%u\t%u\t%u", (unsigned)nobody->pw_gid, (unsigned)nobody->pw_gid,
+                             (unsigned)nobody->pw_gid, (unsigned)nobody->pw_gid);
+    assert_string_equal(uids, want_uids);
+    assert_string_equal(gids, want_gids);
+    assert_string_equal(groups, "");
+    assert_string_equal(no_new_privs, "1");
+    /* Dropping root is what was asked for: no warning about running as root. */
+    expect_clean_exit(rpcd);
+    assert_null(strstr(harness_stderr(rpcd), "running as root"));
+    harness_free(rpcd);
+    free(want_gids);
+    free(want_uids);
+    free(no_new_privs);
+    free(groups);
+    free(gids);
+    free(uids);
+    free(text);
+}
+
+/*
+ * The switch is verified, not trusted: with a preloaded library whose setresuid does nothing,
+ * or whose setuid(0) claims to work after the switch, rpcd refuses to serve. Not under a wrapper
+ * or a sanitizer, whose runtimes must come first among the preloaded libraries.
+ */
+static void test_user_switch_verified(void **state)
+{
+    fixture *f = *state;
+    if (geteuid() != 0 || harness_wrapped())
+        skip();
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    skip();
+#endif
+    char *text =
+        format("[rpcd]\nuser = nobody\n\n[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = write_config(f, text);
+    char *preload = format("LD_PRELOAD=%s", env("RPCD_FIXTURE_FAKE_IDS"));
+    static const struct {
+        const char *lie;
+        const char *message;
+    } cases[] = {
+        {"RPCD_FAKE_SETRESUID_NOOP=1", "left other ids behind"},
+        {"RPCD_FAKE_SETUID_WORKS=1", "root could be taken back"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        harness_argv args;
+        memset(&args, 0, sizeof args);
+        harness_argv_push(&args, "/usr/bin/env");
+        harness_argv_push(&args, preload);
+        harness_argv_push(&args, cases[i].lie);
+        harness_argv_push(&args, env("RPCD_BINARY"));
+        harness_argv_push(&args, "-c");
+        harness_argv_push(&args, path);
+        harness_run_result result;
+        run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
+        bool ok = result.status.exited && result.status.code == EXIT_CONFIG &&
+                  result.out_length == 0 && count_lines(result.err) == 1 &&
+                  strstr(result.err, cases[i].message);
+        if (!ok)
+            print_error("%s: expected exit 78 and \"%s\"; got %s\nstderr:\n%s\n", cases[i].lie,
+                        cases[i].message, harness_exit_describe(&result.status), result.err);
+        harness_run_result_free(&result);
+        assert_true(ok);
+    }
+    free(preload);
+    free(path);
+    free(text);
+}
+
+/* group = NAME replaces the user's own group, in all four gid slots. */
+static void test_group_replaces_the_users(void **state)
+{
+    fixture *f = *state;
+    if (geteuid() != 0)
+        skip();
+    const struct group *daemon_group = getgrnam("daemon");
+    assert_non_null(daemon_group);
+    unsigned gid = (unsigned)daemon_group->gr_gid;
+    char *text = format("[rpcd]\nuser = nobody\ngroup = daemon\n\n[plugin echo]\npath = %s\n",
+                        env("RPCD_PLUGIN_ECHO"));
+    harness_process *rpcd = start_serving(f, text);
+    char *gids = status_line(harness_pid(rpcd), "Gid");
+    char *groups = status_line(harness_pid(rpcd), "Groups");
+    char *want = format("%u\t%u\t%u\t%u", gid, gid, gid, gid);
+    assert_string_equal(gids, want);
+    assert_string_equal(groups, "");
+    expect_clean_exit(rpcd);
+    harness_free(rpcd);
+    free(want);
+    free(groups);
+    free(gids);
+    free(text);
+}
+
+/* no_new_privs = false leaves the flag as rpcd's parent had it (clear here). */
+static void test_no_new_privs_opt_out(void **state)
+{
+    fixture *f = *state;
+    char *own = status_line(getpid(), "NoNewPrivs");
+    bool inherited = strcmp(own, "1") == 0;
+    free(own);
+    if (inherited)
+        skip(); /* the test runs with the flag set: rpcd cannot show it clear */
+    char *text = format("[rpcd]\nno_new_privs = false\n\n[plugin echo]\npath = %s\n",
+                        env("RPCD_PLUGIN_ECHO"));
+    harness_process *rpcd = start_serving(f, text);
+    char *flag = status_line(harness_pid(rpcd), "NoNewPrivs");
+    assert_string_equal(flag, "0");
+    expect_clean_exit(rpcd);
+    harness_free(rpcd);
+    free(flag);
+    free(text);
+}
+
+/* Started as root without user, rpcd says so once; with -q, not at all. */
+static void test_root_without_user_warns_once(void **state)
+{
+    fixture *f = *state;
+    if (geteuid() != 0)
+        skip();
+    char *text = format("[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    harness_process *rpcd = start_serving(f, text);
+    expect_clean_exit(rpcd);
+    const char *err = harness_stderr(rpcd);
+    const char *first = strstr(err, "rpcd: warning: running as root: set user = NAME in [rpcd]");
+    if (!first)
+        print_error("no warning:\n%s\n", err);
+    assert_non_null(first);
+    assert_null(strstr(first + strlen("rpcd: warning: running as root"), "running as root"));
+    harness_free(rpcd);
+    free(text);
+}
+
+/*
+ * Without /proc there is no name for the descriptor checked: rpcd refuses to load the plugin
+ * instead of loading it by path again. Needs root, for a mount namespace where an empty tmpfs
+ * hides /proc; not under a wrapper or a sanitizer, which need /proc themselves.
+ */
+static void test_plugin_without_proc(void **state)
+{
+    fixture *f = *state;
+    static const char unshare[] = "/usr/bin/unshare"; /* util-linux */
+    if (geteuid() != 0 || harness_wrapped() || access(unshare, X_OK) != 0)
+        skip();
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    skip(); /* the sanitizers' runtimes read /proc themselves, even their options */
+#endif
+    char *text = format("[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = write_config(f, text);
+    char *script = format("mount -t tmpfs none /proc && exec %s -c %s", env("RPCD_BINARY"), path);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, unshare);
+    harness_argv_push(&args, "--mount");
+    harness_argv_push(&args, "--propagation=private");
+    harness_argv_push(&args, "/bin/sh");
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, script);
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
+    bool unsupported = result.status.exited && result.status.code != EXIT_CONFIG &&
+                       strstr(result.err, "rpcd:") == NULL;
+    if (unsupported) { /* no mount namespace here (a container without CAP_SYS_ADMIN) */
+        harness_run_result_free(&result);
+        free(script);
+        free(path);
+        free(text);
+        skip();
+    }
+    bool ok = result.status.exited && result.status.code == EXIT_CONFIG && result.out_length == 0 &&
+              strstr(result.err, env("RPCD_PLUGIN_ECHO")) &&
+              strstr(result.err, "is /proc mounted?");
+    if (!ok)
+        print_error("expected exit 78 naming /proc; got %s\nstderr:\n%s\n",
+                    harness_exit_describe(&result.status), result.err);
+    harness_run_result_free(&result);
+    free(script);
+    free(path);
+    free(text);
+    assert_true(ok);
+}
+
+/* user needs rpcd to start as root: started as nobody, it refuses to run as anyone else. */
+static void test_user_needs_root(void **state)
+{
+    (void)state;
+    static const char setpriv[] = "/usr/bin/setpriv"; /* util-linux */
+    if (geteuid() != 0 || access(setpriv, X_OK) != 0)
+        skip(); /* root makes the test's unprivileged rpcd */
+    /* A directory nobody can read, unlike the test's own. */
+    char dir[] = "/tmp/rpcd-nobody-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0755), 0);
+    char *text =
+        format("[rpcd]\nuser = root\n\n[plugin echo]\npath = %s\n", env("RPCD_PLUGIN_ECHO"));
+    char *path = harness_write_file(dir, "rpcd.conf", text);
+    assert_non_null(path);
+    assert_int_equal(chmod(path, 0644), 0);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, setpriv);
+    harness_argv_push(&args, "--reuid=65534");
+    harness_argv_push(&args, "--regid=65534");
+    harness_argv_push(&args, "--clear-groups");
+    harness_argv_push(&args, env("RPCD_BINARY"));
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, path);
+    harness_run_result result;
+    run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
+    bool ok = result.status.exited && result.status.code == EXIT_CONFIG && result.out_length == 0 &&
+              count_lines(result.err) == 1 && strstr(result.err, "cannot switch to uid 0") &&
+              strstr(result.err, "rpcd runs as uid 65534, and only root may change user");
+    if (!ok)
+        print_error("expected exit 78 and one line; got %s\nstderr:\n%s\n",
+                    harness_exit_describe(&result.status), result.err);
+    harness_run_result_free(&result);
+    harness_remove_dir(dir);
+    free(path);
+    free(text);
+    assert_true(ok);
+}
+
+static void test_user_and_group_errors(void **state)
+{
+    fixture *f = *state;
+    char *path = write_config(f, "[rpcd]\nuser = no-such-user-here\n");
+    expect_start_failure(
+        path, (const char *const[]){path, "user = no-such-user-here", "no such user", NULL});
+    free(path);
+    path = write_config(f, "[rpcd]\nuser = nobody\ngroup = no-such-group-here\n");
+    expect_start_failure(
+        path, (const char *const[]){path, "group = no-such-group-here", "no such group", NULL});
+    free(path);
+    path = write_config(f, "[rpcd]\ngroup = nogroup\n");
+    expect_start_failure(path, (const char *const[]){path, "needs user as well", NULL});
+    free(path);
+    path = write_config(f, "[rpcd]\nuser = nobody\n\nuser = root\n");
+    char *where = format("%s:4: user is given twice in [rpcd] (first on line 2)", path);
+    expect_start_failure(path, (const char *const[]){where, NULL});
+    free(where);
+    free(path);
 }
 
 static void test_duplicate_method(void **state)
@@ -651,6 +1066,18 @@ int main(void)
         TEST(test_plugin_reads_its_section),
         TEST(test_old_plugin),
         TEST(test_unused_plugin_key_warns),
+        TEST(test_fifo_config_and_plugin),
+        TEST(test_config_with_nul_byte),
+        TEST(test_config_too_big),
+        TEST(test_plugin_link_into_open_directory),
+        TEST(test_user_drops_every_id),
+        TEST(test_group_replaces_the_users),
+        TEST(test_user_switch_verified),
+        TEST(test_no_new_privs_opt_out),
+        TEST(test_root_without_user_warns_once),
+        TEST(test_user_and_group_errors),
+        TEST(test_plugin_without_proc),
+        TEST(test_user_needs_root),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -368,24 +368,89 @@ static void test_plugin_section_errors(void **state)
     expect_error("[plugin echo]\npath =\n", 2, "path");
     expect_error("[plugin echo]\npath = e.so\nkey = 1\nother = 2\nkey = 3\n", 5, "'key'");
     expect_error("[plugin echo]\npath = e.so\nkey = 1\nother = 2\nkey = 3\n", 5, "[plugin echo]");
-    /* A section given twice is one plugin: its keys still may not repeat. */
-    expect_error("[plugin echo]\npath = a.so\n[rpcd]\n[plugin echo]\npath = b.so\n", 5, "path");
-    rpcd_config *config = load_ok("[plugin echo]\npath = a.so\n[rpcd]\n[plugin echo]\nx = 1\n");
-    assert_int_equal(config->plugin_count, 1);
-    assert_int_equal(config->plugins[0].pair_count, 1);
+    /* A section given twice is refused at its second header, which names the first. */
+    expect_error("[plugin echo]\npath = a.so\n[rpcd]\n[plugin echo]\npath = b.so\n", 4,
+                 "section [plugin echo] is given twice (first on line 1)");
+    expect_error("[plugin echo]\npath = a.so\n[rpcd]\n[plugin echo]\nx = 1\n", 4,
+                 "[plugin echo] is given twice");
+    expect_error("[rpcd]\nworkers = 2\n[mcp]\n[rpcd]\n", 4,
+                 "section [rpcd] is given twice (first on line 1)");
+    expect_error("[mcp]\n\n[mcp]\n", 3, "section [mcp] is given twice (first on line 1)");
+    /* Every key of a plugin section once, required included. */
+    expect_error("[plugin echo]\npath = e.so\nrequired = true\nrequired = false\n", 4,
+                 "required is given twice in [plugin echo] (first on line 3)");
+}
+
+/* Every key of [rpcd] may be given once: a second one is an error naming both lines. */
+static void test_daemon_key_twice(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {
+        "log_level = info",
+        "max_line_bytes = 1024",
+        "max_depth = 10",
+        "max_batch = 10",
+        "workers = 2",
+        "max_in_flight = 10",
+        "max_in_flight_bytes = 10",
+        "shutdown_grace_ms = 10",
+        "plugin_dir = p",
+        "user = nobody",
+        "group = nogroup",
+        "no_new_privs = true",
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char text[256], fragment[128];
+        snprintf(text, sizeof text, "[rpcd]\n%s\n\n%s\n", keys[i], keys[i]);
+        snprintf(fragment, sizeof fragment, "%.*s is given twice in [rpcd] (first on line 2)",
+                 (int)strcspn(keys[i], " "), keys[i]);
+        expect_error(text, 4, fragment);
+    }
+}
+
+/* user, group and no_new_privs: read as given, checked when rpcd starts. */
+static void test_privilege_keys(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("");
+    assert_true(config->no_new_privs);
+    assert_null(config->user);
+    assert_null(config->group);
     cfg_free(config);
+    config = load_ok("[rpcd]\nuser = nobody\ngroup = nogroup\nno_new_privs = false\n");
+    assert_string_equal(config->user, "nobody");
+    assert_string_equal(config->group, "nogroup");
+    assert_false(config->no_new_privs);
+    cfg_free(config);
+    expect_error("[rpcd]\nno_new_privs = maybe\n", 2, "no_new_privs must be true or false");
+    expect_error("[rpcd]\nuser =\n", 2, "user is empty");
+    expect_error("[rpcd]\n\ngroup =\n", 3, "group is empty");
 }
 
 static void test_relative_paths(void **state)
 {
     (void)state;
     rpcd_config *config = load_ok("[plugin a]\npath = a.so\n[plugin b]\npath = lib/b.so\n"
-                                  "[plugin c]\npath = ../c.so\n[plugin d]\npath = /abs/d.so\n");
+                                  "[plugin c]\npath = /abs/../c.so\n[plugin d]\npath = /abs/d.so\n"
+                                  "[plugin e]\npath = lib/..x/e..so\n");
     assert_same_path(config->plugins[0].path, "/etc/rpcd/a.so");
     assert_same_path(config->plugins[1].path, "/etc/rpcd/lib/b.so");
-    assert_same_path(config->plugins[2].path, "/etc/rpcd/../c.so");
+    assert_string_equal(config->plugins[2].path, "/abs/../c.so"); /* absolute: as written */
     assert_string_equal(config->plugins[3].path, "/abs/d.so");
+    assert_same_path(config->plugins[4].path, "/etc/rpcd/lib/..x/e..so");
     cfg_free(config);
+
+    /* A relative path may not leave plugin_dir: "..", wherever it is, needs an absolute path. */
+    static const char *const leaving[] = {"../c.so", "lib/../../c.so", "lib/..", "./..//c.so",
+                                          ".."};
+    for (size_t i = 0; i < sizeof leaving / sizeof leaving[0]; i++) {
+        char text[128], fragment[128];
+        snprintf(text, sizeof text, "[plugin c]\n\npath = %s\n", leaving[i]);
+        snprintf(fragment, sizeof fragment, "path '%s' of [plugin c] leaves plugin_dir",
+                 leaving[i]);
+        expect_error(text, 3, fragment);
+        expect_error(text, 3, "write it as an absolute path");
+    }
 
     /* A config named without a directory resolves against the working directory. */
     char error[512] = "";
@@ -507,7 +572,7 @@ static void test_load_file(void **state)
 
     rpcd_config *config = NULL;
     char error[512] = "";
-    if (cfg_load(conf, &config, error, sizeof error) != 0)
+    if (cfg_load(conf, false, &config, error, sizeof error) != 0)
         fail_msg("%s", error);
     assert_string_equal(config->path, conf);
     assert_int_equal(config->log_level, LOG_DEBUG);
@@ -528,7 +593,7 @@ static void test_load_file(void **state)
     snprintf(beside, sizeof beside, "%s/echo.so", dir->path);
     write_file(beside, "x");
     write_file(conf, "[plugin echo]\npath = echo.so\n");
-    assert_int_equal(cfg_load(conf, &config, error, sizeof error), 0);
+    assert_int_equal(cfg_load(conf, false, &config, error, sizeof error), 0);
     assert_same_path(config->plugins[0].path, beside);
     assert_non_null(realpath(config->plugins[0].path, actual));
     assert_non_null(realpath(beside, expected));
@@ -540,7 +605,7 @@ static void test_load_file(void **state)
     snprintf(text, sizeof text, "[rpcd]\nplugin_dir = %s\n[plugin echo]\npath = echo.so\n",
              plugins);
     write_file(conf, text);
-    assert_int_equal(cfg_load(conf, &config, error, sizeof error), 0);
+    assert_int_equal(cfg_load(conf, false, &config, error, sizeof error), 0);
     assert_same_path(config->plugins[0].path, plugin);
     cfg_free(config);
 }
@@ -548,12 +613,12 @@ static void test_load_file(void **state)
 static void test_load_file_errors(void **state)
 {
     temp_dir *dir = *state;
-    char path[PATH_MAX + 32], expected[PATH_MAX + 64];
+    char path[PATH_MAX + 32], expected[3 * PATH_MAX + 256];
     rpcd_config *config = NULL;
     char error[512] = "";
 
     snprintf(path, sizeof path, "%s/missing.conf", dir->path);
-    assert_int_equal(cfg_load(path, &config, error, sizeof error), -1);
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), -1);
     assert_null(config);
     snprintf(expected, sizeof expected, "%s: cannot read", path);
     if (strncmp(error, expected, strlen(expected)) != 0)
@@ -563,7 +628,7 @@ static void test_load_file_errors(void **state)
     snprintf(path, sizeof path, "%s/conf.d", dir->path);
     assert_int_equal(mkdir(path, 0700), 0);
     error[0] = '\0';
-    assert_int_equal(cfg_load(path, &config, error, sizeof error), -1);
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), -1);
     assert_null(config);
     snprintf(expected, sizeof expected, "%s: ", path);
     if (strncmp(error, expected, strlen(expected)) != 0 || !strstr(error, "cannot read") ||
@@ -574,16 +639,62 @@ static void test_load_file_errors(void **state)
     snprintf(path, sizeof path, "%s/bad.conf", dir->path);
     write_file(path, "[rpcd]\nlog_level = info\n\nmax_depth = 1\n");
     error[0] = '\0';
-    assert_int_equal(cfg_load(path, &config, error, sizeof error), -1);
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), -1);
     assert_null(config);
     snprintf(expected, sizeof expected, "%s:4: ", path);
     if (strncmp(error, expected, strlen(expected)) != 0 || !strstr(error, "max_depth"))
         fail_msg("'%s' does not start with '%s' or does not name max_depth", error, expected);
 
+    /* A NUL byte would end the text early: refused, naming its line. */
+    FILE *file = fopen(path, "wb");
+    assert_non_null(file);
+    assert_int_equal(fwrite("[rpcd]\n\nworkers = 2\0\n", 1, 22, file), 22);
+    assert_int_equal(fclose(file), 0);
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), -1);
+    snprintf(expected, sizeof expected, "%s:3: NUL byte (a config is text)", path);
+    assert_string_equal(error, expected);
+
+    /* At most CFG_MAX_FILE_BYTES: one more is refused before anything is parsed. */
+    file = fopen(path, "wb");
+    assert_non_null(file);
+    for (size_t i = 0; i <= CFG_MAX_FILE_BYTES; i++)
+        assert_int_equal(fputc(i % 64 == 63 ? '\n' : '#', file), i % 64 == 63 ? '\n' : '#');
+    assert_int_equal(fclose(file), 0);
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), -1);
+    snprintf(expected, sizeof expected,
+             "%s: cannot read: 1048577 bytes, more than the 1048576 a config may have", path);
+    assert_string_equal(error, expected);
+    assert_int_equal(truncate(path, CFG_MAX_FILE_BYTES), 0);
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), 0);
+    cfg_free(config);
+    config = NULL;
+
+    /* With check, a file others may write is refused, naming the fix; without, read. */
+    write_file(path, "[rpcd]\n");
+    assert_int_equal(chmod(path, 0646), 0);
+    error[0] = '\0';
+    assert_int_equal(cfg_load(path, true, &config, error, sizeof error), -1);
+    snprintf(expected, sizeof expected,
+             "%s: the file %s is writable by others; run chmod go-w %s, or run rpcd with "
+             "--insecure",
+             path, path, path);
+    assert_string_equal(error, expected);
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), 0);
+    assert_true(config->insecure);
+    cfg_free(config);
+    config = NULL;
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(cfg_load(path, true, &config, error, sizeof error), 0);
+    assert_false(config->insecure);
+    cfg_free(config);
+    config = NULL;
+
     /* No path in a plugin section: file named, no line. */
     write_file(path, "[plugin lonely]\nrequired = true\n");
     error[0] = '\0';
-    assert_int_equal(cfg_load(path, &config, error, sizeof error), -1);
+    assert_int_equal(cfg_load(path, false, &config, error, sizeof error), -1);
     snprintf(expected, sizeof expected, "%s: [plugin lonely] has no path", path);
     assert_string_equal(error, expected);
 }
@@ -615,6 +726,8 @@ int main(void)
         cmocka_unit_test(test_first_error_line_matches_message),
         cmocka_unit_test(test_plugin_sections),
         cmocka_unit_test(test_plugin_section_errors),
+        cmocka_unit_test(test_daemon_key_twice),
+        cmocka_unit_test(test_privilege_keys),
         cmocka_unit_test(test_relative_paths),
         cmocka_unit_test(test_long_value_not_truncated),
         cmocka_unit_test_setup_teardown(test_load_file, make_temp_dir, remove_temp_dir),

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -236,6 +238,95 @@ static void test_plugin_config_errors_reach_init(void **state)
     free(text);
 }
 
+/* A FIFO (or any file that is not regular) as a plugin is refused at once, never opened for
+ * reading, whose open would wait for a writer for ever. */
+static void test_fifo_plugin_refused_without_hanging(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rpcd-loader-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[sizeof dir + 16];
+    snprintf(fifo, sizeof fifo, "%s/p.so", dir);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    static const char *const extras[] = {"", "required = false\n"};
+    for (size_t i = 0; i < 2; i++) {
+        attempt a;
+        char *text = section("fifo", fifo, extras[i]);
+        struct timespec start, end;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        load(&a, text);
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        assert_true(end.tv_sec - start.tv_sec < 2);
+        if (i == 0) {
+            assert_int_equal(a.status, -1);
+            char expected[256];
+            snprintf(expected, sizeof expected, "plugin %s: not a regular file (%s is a FIFO)",
+                     fifo, fifo);
+            assert_string_equal(a.error, expected);
+        } else {
+            assert_int_equal(a.status, 0);
+            assert_non_null(strstr(a.log, "is a FIFO"));
+        }
+        finish(&a);
+        free(text);
+    }
+    unlink(fifo);
+    rmdir(dir);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    FILE *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buffer[65536];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, in)) > 0)
+        assert_int_equal(fwrite(buffer, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    assert_int_equal(chmod(to, 0644), 0);
+}
+
+/* Every directory on the way to a plugin is checked, and a link's target directory too. */
+static void test_plugin_in_unsafe_directory(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rpcd-loader-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char open_dir[64], inner[80], plugin[96], via[96];
+    snprintf(open_dir, sizeof open_dir, "%s/open", dir);
+    snprintf(inner, sizeof inner, "%s/inner", open_dir);
+    snprintf(plugin, sizeof plugin, "%s/echo.so", inner);
+    snprintf(via, sizeof via, "%s/echo.so", dir);
+    assert_int_equal(mkdir(open_dir, 0755), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    assert_int_equal(mkdir(inner, 0755), 0);
+    copy_file(env_path("RPCD_PLUGIN_ECHO"), plugin);
+    assert_int_equal(symlink(plugin, via), 0);
+    const char *paths[] = {plugin, via};
+    for (size_t i = 0; i < 2; i++) {
+        attempt a;
+        char *text = section("echo", paths[i], "");
+        load(&a, text);
+        assert_int_equal(a.status, -1);
+        char expected[512];
+        snprintf(expected, sizeof expected,
+                 "plugin %s: the directory %s is writable by others; run chmod go-w %s, or run "
+                 "rpcd with --insecure",
+                 paths[i], open_dir, open_dir);
+        assert_string_equal(a.error, expected);
+        finish(&a);
+        free(text);
+    }
+    unlink(via);
+    unlink(plugin);
+    rmdir(inner);
+    rmdir(open_dir);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +340,8 @@ int main(void)
         cmocka_unit_test(test_optional_plugin_is_skipped),
         cmocka_unit_test(test_old_descriptor_and_config_keys),
         cmocka_unit_test(test_plugin_config_errors_reach_init),
+        cmocka_unit_test(test_fifo_plugin_refused_without_hanging),
+        cmocka_unit_test(test_plugin_in_unsafe_directory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
