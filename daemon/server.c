@@ -6,6 +6,7 @@
 #include "server.h"
 
 #include "call.h"
+#include "crash_report.h"
 #include "dispatch.h"
 #include "log.h"
 #include "signals.h"
@@ -113,6 +114,7 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     if (sig_wake_install() != 0 || out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
+    crash_report_watch(srv->out);
     call_settings settings = {
         .out = srv->out,
         .methods = methods,
@@ -135,6 +137,8 @@ void srv_free(server *srv)
     if (!srv)
         return;
     call_context_free(srv->calls);
+    if (srv->out)
+        crash_report_watch(NULL);
     out_free(srv->out);
     if (srv->ended_fd >= 0)
         close(srv->ended_fd);
