@@ -101,8 +101,9 @@ typedef struct rpcd_call rpcd_call;
  * max_in_flight.
  * Threads: handlers of one plugin may run at the same time on different threads, unless the
  * method was registered with RPCD_METHOD_SERIALIZED.
- * Signals: the daemon handles SIGTERM, SIGINT, SIGPIPE and SIGURG (with which it interrupts its
- * reading thread); a plugin leaves their dispositions alone. Handlers on the daemon's worker
+ * Signals: the daemon handles SIGTERM, SIGINT, SIGPIPE and one real-time signal (with which it
+ * interrupts its reading thread); a plugin leaves their dispositions alone (the daemon warns,
+ * naming it, when its init changed one). Handlers on the daemon's worker
  * threads run with every signal but the faults blocked. Elsewhere (init, quick handlers, a
  * plugin's own threads) a system call may return EINTR when the daemon is being stopped, as in
  * any program with signal handlers, and is then retried.
