@@ -20,6 +20,7 @@
 static _Thread_local const crash_call *current_call;
 static _Atomic(output *) watched_output;
 static atomic_bool reporting;
+static _Thread_local bool reporting_here;
 
 /* What each fatal signal had before: the default, or a sanitizer's handler. */
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
@@ -150,13 +151,21 @@ static void flush_output(void)
 
 static void on_fatal_signal(int number, siginfo_t *info, void *context)
 {
+    (void)info;
     (void)context;
     int saved_errno = errno;
+    if (reporting_here) {
+        /* The report itself failed: no second try. */
+        signal(number, SIG_DFL);
+        raise(number);
+        _exit(128 + number);
+    }
     if (atomic_exchange(&reporting, true)) {
         /* Another thread is reporting its own crash and ends the process when done. */
         for (;;)
             pause();
     }
+    reporting_here = true;
     report_line line = {.used = 0};
     add_text(&line, "rpcd: error: signal ");
     add_number(&line, number);
@@ -173,12 +182,8 @@ static void on_fatal_signal(int number, siginfo_t *info, void *context)
         if (fatal_signals[i] == number)
             sigaction(number, &previous_actions[i], NULL);
     errno = saved_errno;
-    /* A fault the kernel raised comes back as the instruction runs again, with its own
-     * details; the others (abort, kill, a trap that does not repeat) are raised again. */
-    bool repeats = info && info->si_code > 0 && info->si_code != SI_KERNEL &&
-                   (number == SIGSEGV || number == SIGBUS || number == SIGFPE || number == SIGILL);
-    if (repeats)
-        return;
+    /* Raised again rather than left to come back as the faulting instruction runs again: a
+     * trap does not repeat, nor does a fault under valgrind, which resumes after it. */
     raise(number);
     /* Only reached when what came before returned. */
     signal(number, SIG_DFL);
