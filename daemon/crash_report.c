@@ -14,7 +14,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static _Thread_local const crash_call *current_call;
@@ -149,17 +151,33 @@ static void flush_output(void)
     log_write_raw(busy, sizeof busy - 1);
 }
 
+/*
+ * The kernel's own default action, through the system calls themselves: a runtime that
+ * intercepts sigaction and raise (ThreadSanitizer's) would otherwise emulate it with
+ * exit(128 + number), and the parent would not see a death by signal.
+ */
+static void die_by_default(int number)
+{
+    struct kernel_action {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        uint64_t mask;
+    } action = {SIG_DFL, 0, NULL, 0};
+    syscall(SYS_rt_sigaction, number, &action, NULL, sizeof action.mask);
+    uint64_t unblock = 1ull << (number - 1);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &unblock, NULL, sizeof unblock);
+    syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), number);
+    _exit(128 + number);
+}
+
 static void on_fatal_signal(int number, siginfo_t *info, void *context)
 {
     (void)info;
     (void)context;
     int saved_errno = errno;
-    if (reporting_here) {
-        /* The report itself failed: no second try. */
-        signal(number, SIG_DFL);
-        raise(number);
-        _exit(128 + number);
-    }
+    if (reporting_here) /* the report itself failed: no second try */
+        die_by_default(number);
     if (atomic_exchange(&reporting, true)) {
         /* Another thread is reporting its own crash and ends the process when done. */
         for (;;)
@@ -177,18 +195,17 @@ static void on_fatal_signal(int number, siginfo_t *info, void *context)
     write_line(&line);
     flush_output();
 
-    /* What came before us gets the signal next: the default (death), or a sanitizer's report. */
-    for (int i = 0; i < FATAL_COUNT; i++)
-        if (fatal_signals[i] == number)
+    /* What came before us gets the signal next: a sanitizer's report, or the default death.
+     * Raised again rather than left to come back as the faulting instruction runs again: a trap
+     * does not repeat, nor does a fault under valgrind, which resumes after it. */
+    for (int i = 0; i < FATAL_COUNT; i++) {
+        if (fatal_signals[i] == number && previous_actions[i].sa_handler != SIG_DFL) {
             sigaction(number, &previous_actions[i], NULL);
-    errno = saved_errno;
-    /* Raised again rather than left to come back as the faulting instruction runs again: a
-     * trap does not repeat, nor does a fault under valgrind, which resumes after it. */
-    raise(number);
-    /* Only reached when what came before returned. */
-    signal(number, SIG_DFL);
-    raise(number);
-    _exit(128 + number);
+            errno = saved_errno;
+            raise(number);
+        }
+    }
+    die_by_default(number);
 }
 
 /*

@@ -94,8 +94,11 @@ int sig_take_others(void)
     if (sigaction(SIGPIPE, &action, NULL) != 0)
         return -1;
     sig_watch(SIGPIPE);
+    /* Without SA_RESTART, as for the stop signals (see main.c): a runtime that defers signals to
+     * the end of a system call (ThreadSanitizer's) would otherwise run it only with the next
+     * line of input. */
     action.sa_handler = on_ignored_signal;
-    action.sa_flags = SA_RESTART | SA_ONSTACK;
+    action.sa_flags = SA_ONSTACK;
     if (sigaction(SIGHUP, &action, NULL) != 0 || sigaction(SIGUSR1, &action, NULL) != 0 ||
         sigaction(SIGUSR2, &action, NULL) != 0)
         return -1;

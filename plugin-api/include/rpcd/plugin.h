@@ -105,8 +105,8 @@ typedef struct rpcd_call rpcd_call;
  * interrupts its reading thread); a plugin leaves their dispositions alone (the daemon warns,
  * naming it, when its init changed one). Handlers on the daemon's worker
  * threads run with every signal but the faults blocked. Elsewhere (init, quick handlers, a
- * plugin's own threads) a system call may return EINTR when the daemon is being stopped, as in
- * any program with signal handlers, and is then retried.
+ * plugin's own threads) a system call may return EINTR when the daemon takes a signal (a stop,
+ * SIGHUP, SIGUSR1, SIGUSR2), as in any program with signal handlers, and is then retried.
  */
 typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t params_length,
                                void *user_data);
