@@ -260,7 +260,7 @@ static const char *go_fixture(bool needs_preemption)
     if (!path || harness_wrapped() || (needs_preemption && sanitize && strstr(sanitize, "thread")))
         return NULL;
     /* More Ps than runnable goroutines: a collection then waits only for preemption. */
-    setenv("GOMAXPROCS", "8", 1);
+    setenv("GOMAXPROCS", "4", 1);
     unsetenv("GOFIXTURE_KEEP_SIGPIPE");
     unsetenv("GOFIXTURE_NOTIFY_SIGTERM");
     return path;
