@@ -145,9 +145,13 @@ int main(int argc, char **argv)
 
     /* Every handler before the first plugin loads: what a plugin's init changes is then seen
      * (sig_check_after_init), and a runtime that chains (Go) keeps ours for what is not its. */
-    if (take_stop_signals() != 0 || sig_take_others() != 0 || sig_wake_install() != 0 ||
-        crash_report_install() != 0) {
+    if (take_stop_signals() != 0 || sig_take_others() != 0 || crash_report_install() != 0) {
         log_message(LOG_ERROR, "cannot set up signal handling: %s", strerror(errno));
+        return EXIT_SOFTWARE;
+    }
+    if (sig_wake_install() != 0) {
+        log_message(LOG_ERROR, "no real-time signal is free to wake the reader with (all of "
+                               "SIGRTMIN + 2 to SIGRTMAX - 1 are ignored or handled already)");
         return EXIT_SOFTWARE;
     }
 

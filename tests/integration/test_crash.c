@@ -153,6 +153,48 @@ static void test_exit_from_a_plugin(void **state)
     crash_after_finished_responses("crash.exit", 0, 3);
 }
 
+/*
+ * The client closed rpcd's stdout before the crash: the finished responses cannot be written,
+ * and a second line says so; rpcd still dies of the signal.
+ */
+static void test_flush_to_a_closed_stdout(void **state)
+{
+    (void)state;
+    const char *fixture = harness_env("RPCD_FIXTURE_CRASH");
+    assert_non_null(fixture);
+    char *dir = harness_temp_dir();
+    assert_non_null(dir);
+    char *text;
+    assert_true(asprintf(&text, "[rpcd]\nworkers = 2\n[plugin crash]\npath = %s\n", fixture) >= 0);
+    char *config = harness_write_file(dir, "rpcd.conf", text);
+    assert_non_null(config);
+    free(text);
+    leave_fatal_signals_to_rpcd();
+    harness_argv args = harness_rpcd_argv(config);
+    harness_process *rpcd = harness_start(args.argv);
+    assert_non_null(rpcd);
+    harness_close_stdout(rpcd);
+    assert_int_equal(harness_write_text(
+                         rpcd,
+                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"crash.echo\",\"params\":[1]}\n"
+                         "{\"jsonrpc\":\"2.0\",\"id\":\"boom\",\"method\":\"crash.null\"}\n",
+                         HARNESS_TIMEOUT_MS),
+                     HARNESS_OK);
+    harness_exit status;
+    assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+    const char *err = harness_stderr(rpcd);
+    if (status.exited || status.signal != SIGSEGV ||
+        !strstr(err, "finished responses could not be written"))
+        print_error("rpcd ended with %s; stderr:\n%s\n", harness_exit_describe(&status), err);
+    assert_int_equal(status.signal, SIGSEGV);
+    assert_non_null(strstr(err, "in plugin crash, method crash.null, request id \"boom\""));
+    assert_non_null(strstr(err, "finished responses could not be written"));
+    harness_free(rpcd);
+    harness_remove_dir(dir);
+    free(dir);
+    free(config);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_stack_overflow_on_a_worker),
         cmocka_unit_test(test_exit_from_a_plugin),
+        cmocka_unit_test(test_flush_to_a_closed_stdout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

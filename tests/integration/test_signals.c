@@ -244,6 +244,49 @@ static void test_plugin_taking_the_wake_signal_is_moved_from(void **state)
     assert_true(now_ms() - sent < HARNESS_TIMEOUT_MS);
 }
 
+/* Sets every real-time signal from SIGRTMIN to SIGRTMAX but keep to disposition (0: none). */
+static void set_realtime_signals(void (*disposition)(int), int keep)
+{
+    for (int number = SIGRTMIN; number <= SIGRTMAX; number++)
+        if (number != keep)
+            signal(number, disposition);
+}
+
+/*
+ * A parent that starts rpcd with every real-time signal ignored (inherited through exec) leaves
+ * it nothing to wake its reader with: rpcd says so and exits 70 before loading anything.
+ */
+static void test_no_free_wake_signal_at_start(void **state)
+{
+    (void)state;
+    set_realtime_signals(SIG_IGN, 0);
+    const char *config = harness_env("RPCD_BUILD_CONFIG");
+    harness_argv args = harness_rpcd_argv(config);
+    harness_run_result result;
+    int status = harness_run(args.argv, "", 0, HARNESS_TIMEOUT_MS, &result);
+    set_realtime_signals(SIG_DFL, 0);
+    assert_int_equal(status, HARNESS_OK);
+    if (!result.status.exited || result.status.code != 70)
+        print_error("rpcd ended with %s; stderr:\n%s\n", harness_exit_describe(&result.status),
+                    result.err);
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 70);
+    assert_non_null(strstr(result.err, "no real-time signal is free to wake the reader with"));
+    harness_run_result_free(&result);
+}
+
+/* The one free real-time signal, taken by a plugin: rpcd says it has nothing to move to. */
+static void test_wake_signal_taken_with_none_left(void **state)
+{
+    session *s = *state;
+    set_realtime_signals(SIG_IGN, SIGRTMAX - 1);
+    start_with_taker(s, "wake");
+    set_realtime_signals(SIG_DFL, 0);
+    expect_stderr(s, "and no other real-time signal is free");
+    harness_close_stdin(s->rpcd);
+    expect_exit(s, 0);
+}
+
 /* ---- A Go plugin ----------------------------------------------------------------------- */
 
 /*
@@ -424,6 +467,10 @@ int main(void)
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_plugin_taking_the_wake_signal_is_moved_from,
                                         session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_no_free_wake_signal_at_start, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_wake_signal_taken_with_none_left, session_setup,
+                                        session_teardown),
         cmocka_unit_test_setup_teardown(test_go_plugin_runs_without_crash_or_stall, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_go_plugin_sigterm, session_setup, session_teardown),
