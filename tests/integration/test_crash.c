@@ -45,14 +45,15 @@ static void leave_fatal_signals_to_rpcd(void)
  * answered on the reading thread and wait in the output buffer while it reads on, until method
  * ends the process. Checks stdout, the line on stderr and how rpcd ended.
  */
-static void crash_after_finished_responses(const char *method, int signal_number, int exit_code)
+static void crash_with(const char *method, int signal_number, int exit_code, const char *more)
 {
     const char *fixture = harness_env("RPCD_FIXTURE_CRASH");
     assert_non_null(fixture);
     char *dir = harness_temp_dir();
     assert_non_null(dir);
     char *text;
-    assert_true(asprintf(&text, "[rpcd]\nworkers = 2\n[plugin crash]\npath = %s\n", fixture) >= 0);
+    assert_true(
+        asprintf(&text, "[rpcd]\nworkers = 2\n%s[plugin crash]\npath = %s\n", more, fixture) >= 0);
     char *config = harness_write_file(dir, "rpcd.conf", text);
     assert_non_null(config);
     free(text);
@@ -119,6 +120,11 @@ static void crash_after_finished_responses(const char *method, int signal_number
     free(config);
 }
 
+static void crash_after_finished_responses(const char *method, int signal_number, int exit_code)
+{
+    crash_with(method, signal_number, exit_code, "");
+}
+
 static void test_null_dereference_on_the_reader(void **state)
 {
     (void)state;
@@ -151,6 +157,22 @@ static void test_exit_from_a_plugin(void **state)
 {
     (void)state;
     crash_after_finished_responses("crash.exit", 0, 3);
+}
+
+/*
+ * With a Go plugin loaded first, whose runtime installs its own SIGSEGV handler over rpcd's: a
+ * fault outside Go code is passed on to rpcd's, and reported the same way.
+ */
+static void test_fault_with_a_go_plugin_loaded(void **state)
+{
+    (void)state;
+    const char *go = getenv("RPCD_FIXTURE_GOFIXTURE");
+    if (!go || harness_wrapped())
+        skip();
+    char *section;
+    assert_true(asprintf(&section, "[plugin go]\npath = %s\n", go) >= 0);
+    crash_with("crash.null_on_worker", SIGSEGV, 0, section);
+    free(section);
 }
 
 /*
@@ -204,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_stack_overflow_on_a_worker),
         cmocka_unit_test(test_exit_from_a_plugin),
         cmocka_unit_test(test_flush_to_a_closed_stdout),
+        cmocka_unit_test(test_fault_with_a_go_plugin_loaded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
