@@ -302,8 +302,9 @@ static const char *go_fixture(bool needs_preemption)
     const char *sanitize = getenv("RPCD_SANITIZE");
     if (!path || harness_wrapped() || (needs_preemption && sanitize && strstr(sanitize, "thread")))
         return NULL;
-    /* More Ps than runnable goroutines: a collection then waits only for preemption. */
-    setenv("GOMAXPROCS", "4", 1);
+    /* One P for the spinner, one for the handler: a collection then waits only for preemption,
+     * and no idle P adds a collector thread to cores shared with other work. */
+    setenv("GOMAXPROCS", "2", 1);
     unsetenv("GOFIXTURE_KEEP_SIGPIPE");
     unsetenv("GOFIXTURE_NOTIFY_SIGTERM");
     return path;
