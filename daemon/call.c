@@ -9,6 +9,7 @@
 #include "lock.h"
 
 #include "buffer.h"
+#include "crash_report.h"
 #include "envelope.h"
 #include "executor.h"
 #include "log.h"
@@ -647,9 +648,13 @@ static void run_job(exec_job *job)
     lock_release(&slot->lock);
 
     /* A call cancelled before it started never reaches its handler. */
+    crash_call running = {slot->method->owner_name, slot->method->name, slot->id.data,
+                          slot->id.length};
+    const crash_call *outer = crash_call_enter(&running);
     int status = skip ? RPCD_ERR_CANCELLED
                       : slot->method->handler(handle, slot->params, slot->params_length,
                                               slot->method->user_data);
+    crash_call_leave(outer);
     /* RPCD_DEFERRED came with ABI 1.1: from a plugin built before, 1 is an unknown status. */
     if (status == RPCD_DEFERRED && slot->method->abi_minor >= 1) {
         lock_take(&slot->lock);

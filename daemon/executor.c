@@ -7,6 +7,7 @@
  */
 #include "executor.h"
 
+#include "crash_report.h"
 #include "log.h"
 
 #include <errno.h>
@@ -47,6 +48,7 @@ struct executor {
 static void *worker_main(void *argument)
 {
     executor *pool = argument;
+    crash_report_thread_start();
     sleeper self;
     sem_init(&self.wake, 0, 0);
     pthread_mutex_lock(&pool->lock);

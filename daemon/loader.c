@@ -7,6 +7,7 @@
 #include "call.h"
 #include "file_safety.h"
 #include "log.h"
+#include "signals.h"
 
 #include <rpcd/plugin.h>
 
@@ -188,6 +189,7 @@ static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct
     plugin->initialising = true;
     int status = plugin_info->init(plugin, host_api(), &plugin->state, reason, sizeof reason);
     plugin->initialising = false;
+    sig_check_after_init(plugin_info->name);
     if (status != RPCD_OK) {
         reason[sizeof reason - 1] = '\0';
         snprintf(error, error_size, "plugin %s (%s): init failed: %s", path, plugin_info->name,

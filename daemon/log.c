@@ -120,3 +120,9 @@ void log_signal(int level, int number, const char *text)
     ssize_t ignored = write(atomic_load(&log_fd), line, used);
     (void)ignored;
 }
+
+void log_write_raw(const char *text, size_t length)
+{
+    ssize_t ignored = write(atomic_load(&log_fd), text, length);
+    (void)ignored;
+}

@@ -7,6 +7,7 @@
 #define RPCD_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum log_level { LOG_ERROR = 0, LOG_WARNING = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
@@ -27,5 +28,10 @@ void log_message_prefixed(int level, const char *prefix, const char *format, va_
  * printf), for signal handlers.
  */
 void log_signal(int level, int number, const char *text);
+/*
+ * Writes length bytes of text to the log as they are (the caller ends them with a newline),
+ * whatever the level: the last words of a dying process. Async-signal-safe.
+ */
+void log_write_raw(const char *text, size_t length);
 
 #endif

@@ -3,10 +3,12 @@
  * rpcd: command line, start-up, serve stdin/stdout, exit status. Everything else is in the
  * core library, which the tests link directly.
  */
+#include "crash_report.h"
 #include "log.h"
 #include "protocol_fds.h"
 #include "runtime.h"
 #include "server.h"
+#include "signals.h"
 #include "stop_signals.h"
 
 #include <errno.h>
@@ -77,9 +79,14 @@ static int take_stop_signals(void)
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_stop_signal;
+    /* The signal may land on a thread of a language runtime (Go's), whose stack is too small for
+     * a C handler: there it runs on the stack the runtime set aside for signals. */
+    action.sa_flags = SA_ONSTACK;
     stop_signals_fill(&action.sa_mask);
     if (sigaction(SIGTERM, &action, NULL) != 0 || sigaction(SIGINT, &action, NULL) != 0)
         return -1;
+    sig_watch(SIGTERM);
+    sig_watch(SIGINT);
     /* A mask inherited from the parent must not keep them away. */
     return pthread_sigmask(SIG_UNBLOCK, &action.sa_mask, NULL) == 0 ? 0 : -1;
 }
@@ -136,10 +143,15 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
 
-    /* A client that closes its end must not kill us mid-write: EPIPE is handled instead. */
-    signal(SIGPIPE, SIG_IGN);
-    if (take_stop_signals() != 0) {
-        log_message(LOG_ERROR, "cannot handle SIGTERM and SIGINT: %s", strerror(errno));
+    /* Every handler before the first plugin loads: what a plugin's init changes is then seen
+     * (sig_check_after_init), and a runtime that chains (Go) keeps ours for what is not its. */
+    if (take_stop_signals() != 0 || sig_take_others() != 0 || crash_report_install() != 0) {
+        log_message(LOG_ERROR, "cannot set up signal handling: %s", strerror(errno));
+        return EXIT_SOFTWARE;
+    }
+    if (sig_wake_install() != 0) {
+        log_message(LOG_ERROR, "no real-time signal is free to wake the reader with (all of "
+                               "SIGRTMIN + 2 to SIGRTMAX - 1 are ignored or handled already)");
         return EXIT_SOFTWARE;
     }
 

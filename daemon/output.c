@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -416,4 +417,41 @@ void out_set_reader_idle(output *out, bool idle)
 bool out_failed(const output *out)
 {
     return atomic_load(&((output *)out)->failed);
+}
+
+/* lock_try, again every millisecond until *left_ms runs out. */
+static int try_for(pthread_mutex_t *mutex, int *left_ms)
+{
+    for (;;) {
+        if (lock_try(mutex) == 0)
+            return 0;
+        if (*left_ms <= 0)
+            return -1;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+        --*left_ms;
+    }
+}
+
+int out_flush_dying(output *out, int wait_ms)
+{
+    /* Both locks, or nothing: the other threads go on meanwhile and let go of them soon, unless
+     * one is stuck writing to a client that does not read. They stay taken: nothing may be
+     * written after these lines, not even half a line. */
+    if (try_for(&out->write_lock, &wait_ms) != 0)
+        return -1;
+    if (try_for(&out->lock, &wait_ms) != 0)
+        return -1;
+    if (atomic_load(&out->failed))
+        return -1;
+    /* Pending holds whole lines only; parked ones are whole too, out of order or not. */
+    if (out->pending.length > 0 && write_bytes(out, out->pending.data, out->pending.length) != 0)
+        return -1;
+    for (uint64_t t = out->next_to_write; t < out->next_ticket; t++) {
+        parked_line *slot = parked_at(out, t);
+        if (slot->state == TICKET_READY && slot->line.length > 0 &&
+            write_bytes(out, slot->line.data, slot->line.length) != 0)
+            return -1;
+    }
+    return 0;
 }

@@ -67,6 +67,15 @@ void out_set_reader_idle(output *out, bool idle);
 /* True once a write has failed (for instance EPIPE); later lines are dropped. Thread-safe. */
 bool out_failed(const output *out);
 
+/*
+ * For a process about to die (a fatal signal, exit() from a plugin): writes the complete lines
+ * waiting to go out, parked ones included, waiting at most wait_ms in all for other threads to
+ * let go of the output, and keeps it locked for good. Async-signal-safe as far as the write
+ * function is (out_write_fd is): no allocation, only trylock and nanosleep. Returns 0, or -1 when
+ * the output stayed busy or a write failed.
+ */
+int out_flush_dying(output *out, int wait_ms);
+
 /* Writes to a file descriptor (sink points to an int) with writev, resuming after EINTR and
  * short writes. */
 int out_write_fd(void *sink, const struct iovec *parts, int part_count);

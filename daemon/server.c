@@ -6,8 +6,10 @@
 #include "server.h"
 
 #include "call.h"
+#include "crash_report.h"
 #include "dispatch.h"
 #include "log.h"
+#include "signals.h"
 #include "stop_signals.h"
 
 #include <errno.h>
@@ -43,26 +45,9 @@ struct server {
 /*
  * The reader waits in a plain read() of the input, not in poll() on it and a wake-up pipe: that
  * is one system call less a line, 0.25 us of a 3.85 us ping-pong on one core. What must make it
- * return (a stop, a failed write) interrupts it with this signal instead, whose handler does
- * nothing (ignored by default, it means nothing else here).
+ * return (a stop, a failed write) interrupts it with the wake-up signal instead, a real-time
+ * signal whose handler does nothing (see signals.c for which one, and why).
  */
-#define WAKE_SIGNAL SIGURG
-
-static void on_wake_signal(int number)
-{
-    (void)number;
-}
-
-/* Without SA_RESTART, so that the read it lands in returns EINTR. Idempotent. */
-static int install_wake_handler(void)
-{
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_wake_signal;
-    sigemptyset(&action.sa_mask);
-    return sigaction(WAKE_SIGNAL, &action, NULL);
-}
-
 /*
  * Called after stopping or write_failed is set. The signal may land just before the reader
  * enters read(), where it would block anyway: so it is sent again until the reader is out, which
@@ -71,7 +56,7 @@ static int install_wake_handler(void)
 static void wake_reader(server *srv)
 {
     while (atomic_load(&srv->reader_in_read)) {
-        pthread_kill(srv->reader, WAKE_SIGNAL);
+        pthread_kill(srv->reader, sig_wake_number());
         struct timespec pause = {0, 200 * 1000};
         nanosleep(&pause, NULL);
     }
@@ -126,9 +111,10 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
         goto fail;
     close(ends[1]);
     srv->ended_fd = ends[0];
-    if (install_wake_handler() != 0 || out_new(write_through, srv, &srv->out) != 0)
+    if (sig_wake_install() != 0 || out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
+    crash_report_watch(srv->out);
     call_settings settings = {
         .out = srv->out,
         .methods = methods,
@@ -151,6 +137,8 @@ void srv_free(server *srv)
     if (!srv)
         return;
     call_context_free(srv->calls);
+    if (srv->out)
+        crash_report_watch(NULL);
     out_free(srv->out);
     if (srv->ended_fd >= 0)
         close(srv->ended_fd);
@@ -172,7 +160,7 @@ void srv_stop(server *srv)
     if (input_fd >= 0)
         dup2(srv->ended_fd, input_fd);
     if (atomic_load(&srv->reader_in_read) && !pthread_equal(pthread_self(), srv->reader))
-        pthread_kill(srv->reader, WAKE_SIGNAL);
+        pthread_kill(srv->reader, sig_wake_number());
 }
 
 ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
@@ -259,7 +247,7 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     srv->reader = pthread_self();
     sigset_t wake;
     sigemptyset(&wake);
-    sigaddset(&wake, WAKE_SIGNAL);
+    sigaddset(&wake, sig_wake_number());
     pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
     lr_set_idle_hook(reader, reader_idle, srv);
     /* Calls started from one read are handed to the workers together (see reader_idle). */

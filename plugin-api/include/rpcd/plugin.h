@@ -109,11 +109,12 @@ typedef struct rpcd_call rpcd_call;
  * method was registered with RPCD_METHOD_SERIALIZED.
  * C++: declare handlers (and init, shutdown, free_user_data) noexcept and catch everything in
  * them: an exception that leaves one unwinds into the daemon's C code and terminates it.
- * Signals: the daemon handles SIGTERM, SIGINT, SIGPIPE and SIGURG (with which it interrupts its
- * reading thread); a plugin leaves their dispositions alone. Handlers on the daemon's worker
+ * Signals: the daemon handles SIGTERM, SIGINT, SIGPIPE and one real-time signal (with which it
+ * interrupts its reading thread); a plugin leaves their dispositions alone (the daemon warns,
+ * naming it, when its init changed one). Handlers on the daemon's worker
  * threads run with every signal but the faults blocked. Elsewhere (init, quick handlers, a
- * plugin's own threads) a system call may return EINTR when the daemon is being stopped, as in
- * any program with signal handlers, and is then retried.
+ * plugin's own threads) a system call may return EINTR when the daemon takes a signal (a stop,
+ * SIGHUP, SIGUSR1, SIGUSR2), as in any program with signal handlers, and is then retried.
  */
 typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t params_length,
                                void *user_data);

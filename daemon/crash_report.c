@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fatal-signal handlers and the exit() hook: one line naming what ran on the thread, the
+ * finished responses written out, then the same death the process was heading for.
+ */
+#include "crash_report.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static _Thread_local const crash_call *current_call;
+static _Atomic(output *) watched_output;
+static atomic_bool reporting;
+static _Thread_local bool reporting_here;
+
+/* What each fatal signal had before: the default, or a sanitizer's handler. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+enum { FATAL_COUNT = sizeof fatal_signals / sizeof fatal_signals[0] };
+static struct sigaction previous_actions[FATAL_COUNT];
+
+/* Room for the handler and the write of the output; a fault deep in a recursion gets it whole. */
+enum { ALT_STACK_BYTES = 64 * 1024 };
+/* How long the report waits for another thread to let go of the output. */
+enum { FLUSH_WAIT_MS = 2000 };
+/* The most bytes of a request id quoted in the line. */
+enum { ID_QUOTED_MOST = 128 };
+
+const crash_call *crash_call_enter(const crash_call *call)
+{
+    const crash_call *previous = current_call;
+    current_call = call;
+    return previous;
+}
+
+void crash_call_leave(const crash_call *previous)
+{
+    current_call = previous;
+}
+
+void crash_report_watch(output *out)
+{
+    atomic_store(&watched_output, out);
+}
+
+/* A line built without printf or malloc, which a signal handler may not call. */
+typedef struct report_line {
+    char text[512];
+    size_t used;
+} report_line;
+
+static void add_bytes(report_line *line, const char *bytes, size_t length)
+{
+    size_t room = sizeof line->text - 1 - line->used; /* one byte kept for the newline */
+    if (length > room)
+        length = room;
+    memcpy(line->text + line->used, bytes, length);
+    line->used += length;
+}
+
+static void add_text(report_line *line, const char *text)
+{
+    add_bytes(line, text, strlen(text));
+}
+
+static void add_number(report_line *line, int number)
+{
+    char digits[12];
+    size_t count = 0;
+    unsigned value = number < 0 ? (unsigned)-(long long)number : (unsigned)number;
+    do {
+        digits[sizeof digits - 1 - count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value && count < sizeof digits - 1);
+    if (number < 0)
+        digits[sizeof digits - 1 - count++] = '-';
+    add_bytes(line, digits + sizeof digits - count, count);
+}
+
+/* The id as the client wrote it, cut at a character boundary when long. */
+static void add_id(report_line *line, const char *id, size_t length)
+{
+    if (length > ID_QUOTED_MOST) {
+        length = ID_QUOTED_MOST;
+        while (length > 0 && ((unsigned char)id[length] & 0xC0) == 0x80)
+            length--;
+        add_bytes(line, id, length);
+        add_text(line, "...");
+        return;
+    }
+    add_bytes(line, id, length);
+}
+
+/* "plugin P, method M, request id I" or what stands for it. */
+static void add_call(report_line *line, const crash_call *call)
+{
+    if (!call) {
+        add_text(line, "on a thread running no call");
+        return;
+    }
+    add_text(line, "in plugin ");
+    add_text(line, call->plugin ? call->plugin : "?");
+    add_text(line, ", method ");
+    add_text(line, call->method ? call->method : "?");
+    if (call->id && call->id_length > 0) {
+        add_text(line, ", request id ");
+        add_id(line, call->id, call->id_length);
+    } else {
+        add_text(line, " (a notification)");
+    }
+}
+
+static void write_line(report_line *line)
+{
+    line->text[line->used++] = '\n';
+    log_write_raw(line->text, line->used);
+}
+
+static const char *signal_name(int number)
+{
+    switch (number) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    default: return "?";
+    }
+}
+
+/* The finished responses out, or a line saying why not. */
+static void flush_output(void)
+{
+    output *out = atomic_load(&watched_output);
+    if (!out || out_flush_dying(out, FLUSH_WAIT_MS) == 0)
+        return;
+    static const char busy[] = "rpcd: error: finished responses could not be written: the output "
+                               "stayed busy or failed\n";
+    log_write_raw(busy, sizeof busy - 1);
+}
+
+/*
+ * The kernel's own default action, through the system calls themselves: a runtime that
+ * intercepts sigaction and raise (ThreadSanitizer's) would otherwise emulate it with
+ * exit(128 + number), and the parent would not see a death by signal.
+ */
+static void die_by_default(int number)
+{
+    struct kernel_action {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        uint64_t mask;
+    } action = {SIG_DFL, 0, NULL, 0};
+    syscall(SYS_rt_sigaction, number, &action, NULL, sizeof action.mask);
+    uint64_t unblock = 1ull << (number - 1);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &unblock, NULL, sizeof unblock);
+    syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), number);
+    _exit(128 + number);
+}
+
+static void on_fatal_signal(int number, siginfo_t *info, void *context)
+{
+    (void)info;
+    (void)context;
+    int saved_errno = errno;
+    if (reporting_here) /* the report itself failed: no second try */
+        die_by_default(number);
+    if (atomic_exchange(&reporting, true)) {
+        /* Another thread is reporting its own crash and ends the process when done. */
+        for (;;)
+            pause();
+    }
+    reporting_here = true;
+    report_line line = {.used = 0};
+    add_text(&line, "rpcd: error: signal ");
+    add_number(&line, number);
+    add_text(&line, " (");
+    add_text(&line, signal_name(number));
+    add_text(&line, ") ");
+    add_call(&line, current_call);
+    add_text(&line, ": writing out the finished responses and ending");
+    write_line(&line);
+    flush_output();
+
+    /* What came before us gets the signal next: a sanitizer's report, or the default death.
+     * Raised again rather than left to come back as the faulting instruction runs again: a trap
+     * does not repeat, nor does a fault under valgrind, which resumes after it. */
+    for (int i = 0; i < FATAL_COUNT; i++) {
+        if (fatal_signals[i] == number && previous_actions[i].sa_handler != SIG_DFL) {
+            sigaction(number, &previous_actions[i], NULL);
+            errno = saved_errno;
+            raise(number);
+        }
+    }
+    die_by_default(number);
+}
+
+/*
+ * exit() while serving comes from a plugin (rpcd's own ways out of serving return from main after
+ * the output is no longer watched, or use _exit): as a crash, but the exit status stays the
+ * plugin's.
+ */
+static void on_process_exit(int status, void *unused)
+{
+    (void)unused;
+    if (!atomic_load(&watched_output) || atomic_exchange(&reporting, true))
+        return;
+    report_line line = {.used = 0};
+    add_text(&line, "rpcd: error: exit(");
+    add_number(&line, status);
+    add_text(&line, ") called ");
+    add_call(&line, current_call);
+    add_text(&line, ": writing out the finished responses and ending");
+    write_line(&line);
+    flush_output();
+}
+
+static pthread_key_t stack_key;
+static pthread_once_t stack_key_once = PTHREAD_ONCE_INIT;
+
+static void free_thread_stack(void *memory)
+{
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+    munmap(memory, ALT_STACK_BYTES);
+}
+
+static void make_stack_key(void)
+{
+    if (pthread_key_create(&stack_key, free_thread_stack) != 0)
+        stack_key = (pthread_key_t)-1;
+}
+
+/* An alternate stack for this thread, unless it has one. Returns the new one, or NULL. */
+static void *set_alt_stack(void)
+{
+    stack_t current;
+    if (sigaltstack(NULL, &current) != 0 || !(current.ss_flags & SS_DISABLE))
+        return NULL;
+    void *memory = mmap(NULL, ALT_STACK_BYTES, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (memory == MAP_FAILED)
+        return NULL;
+    stack_t stack = {.ss_sp = memory, .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
+    if (sigaltstack(&stack, NULL) != 0) {
+        munmap(memory, ALT_STACK_BYTES);
+        return NULL;
+    }
+    return memory;
+}
+
+void crash_report_thread_start(void)
+{
+    pthread_once(&stack_key_once, make_stack_key);
+    if (stack_key == (pthread_key_t)-1)
+        return;
+    void *memory = set_alt_stack();
+    if (memory && pthread_setspecific(stack_key, memory) != 0)
+        free_thread_stack(memory);
+}
+
+int crash_report_install(void)
+{
+    /* The main thread's stack lives as long as the process: no need to free it. */
+    set_alt_stack();
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_fatal_signal;
+    /* Once only, and not held back while it runs: a fault inside the report is the default
+     * death, never a loop. Everything else waits. */
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+    sigfillset(&action.sa_mask);
+    for (int i = 0; i < FATAL_COUNT; i++) {
+        sigdelset(&action.sa_mask, fatal_signals[i]);
+        if (sigaction(fatal_signals[i], NULL, &previous_actions[i]) != 0)
+            return -1;
+    }
+    for (int i = 0; i < FATAL_COUNT; i++)
+        if (sigaction(fatal_signals[i], &action, NULL) != 0)
+            return -1;
+    return on_exit(on_process_exit, NULL) == 0 ? 0 : -1;
+}

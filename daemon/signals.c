@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wake-up signal, the signals rpcd ignores, and the check that a plugin's init left the
+ * dispositions rpcd relies on as they were.
+ */
+#include "signals.h"
+
+#include "log.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+/*
+ * Why a real-time signal, chosen at start-up, rather than a fixed one such as SIGURG: language
+ * runtimes loaded as plugins claim signals of their own. Go's runtime, even in a c-shared
+ * library, preempts goroutines with SIGURG; taking SIGURG from it killed preemption and ran
+ * rpcd's handler on goroutine stacks, and chaining to it cannot work either (Go does not forward
+ * a SIGURG it did not send, and its handler restarts the read that must be interrupted). Go
+ * leaves SIGRTMIN + 1 and up alone unless asked (signal.Notify); glibc keeps its own below
+ * SIGRTMIN, the CLR takes SIGRTMIN, and valgrind takes SIGRTMAX. Starting from the top
+ * avoids the libraries that count up from SIGRTMIN; a plugin that takes the one chosen anyway
+ * is noticed after its init and rpcd moves to another.
+ */
+static atomic_int wake_signal;
+
+static void on_wake_signal(int number)
+{
+    (void)number;
+}
+
+/* Without SA_RESTART, so that the read it lands in returns EINTR. */
+static int install_wake(int number)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_wake_signal;
+    action.sa_flags = SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    return sigaction(number, &action, NULL);
+}
+
+/* The first free real-time signal below before (from the top), installed; 0 when none is. */
+static int choose_wake(int before)
+{
+    for (int number = before - 1; number >= SIGRTMIN + 2; number--) {
+        struct sigaction current;
+        if (sigaction(number, NULL, &current) != 0 || current.sa_handler != SIG_DFL)
+            continue;
+        if (install_wake(number) == 0)
+            return number;
+    }
+    return 0;
+}
+
+int sig_wake_number(void)
+{
+    return atomic_load(&wake_signal);
+}
+
+int sig_wake_install(void)
+{
+    if (atomic_load(&wake_signal) != 0)
+        return 0;
+    int number = choose_wake(SIGRTMAX);
+    if (number == 0)
+        return -1;
+    atomic_store(&wake_signal, number);
+    sig_watch(number);
+    log_message(LOG_DEBUG, "signal %d wakes the reader", number);
+    return 0;
+}
+
+/*
+ * SIGHUP usually asks a daemon to reload; rpcd cannot load plugins again while they run, so it
+ * says so instead of dying. A handler rather than SIG_IGN: an ignored signal stays ignored in
+ * the programs a plugin starts.
+ */
+static void on_ignored_signal(int number)
+{
+    log_signal(number == SIGHUP ? LOG_WARNING : LOG_INFO, number,
+               number == SIGHUP ? "ignored: rpcd cannot reload; restart it to apply a new config"
+                                : "ignored");
+}
+
+int sig_take_others(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    sigemptyset(&action.sa_mask);
+    /* A client that closes its end must not kill rpcd mid-write: EPIPE is handled instead. */
+    action.sa_handler = SIG_IGN;
+    if (sigaction(SIGPIPE, &action, NULL) != 0)
+        return -1;
+    sig_watch(SIGPIPE);
+    /* Without SA_RESTART, as for the stop signals (see main.c): a runtime that defers signals to
+     * the end of a system call (ThreadSanitizer's) would otherwise run it only with the next
+     * line of input. */
+    action.sa_handler = on_ignored_signal;
+    action.sa_flags = SA_ONSTACK;
+    if (sigaction(SIGHUP, &action, NULL) != 0 || sigaction(SIGUSR1, &action, NULL) != 0 ||
+        sigaction(SIGUSR2, &action, NULL) != 0)
+        return -1;
+    return 0;
+}
+
+/* What rpcd set for a signal it relies on. */
+typedef struct watched {
+    int number;
+    void (*handler)(int);
+} watched;
+
+enum { WATCHED_MOST = 8 };
+static watched watch_list[WATCHED_MOST];
+static int watch_count;
+
+void sig_watch(int number)
+{
+    struct sigaction current;
+    if (sigaction(number, NULL, &current) != 0)
+        return;
+    for (int i = 0; i < watch_count; i++) {
+        if (watch_list[i].number == number) {
+            watch_list[i].handler = current.sa_handler;
+            return;
+        }
+    }
+    if (watch_count < WATCHED_MOST)
+        watch_list[watch_count++] = (watched){number, current.sa_handler};
+}
+
+static const char *signal_name(int number)
+{
+    switch (number) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "a real-time signal";
+    }
+}
+
+/* The wake-up signal was taken: moves to another free one. */
+static void move_wake(const char *plugin_name, watched *entry)
+{
+    int old = entry->number;
+    int number = choose_wake(old);
+    if (number == 0)
+        number = choose_wake(SIGRTMAX);
+    if (number == 0) {
+        log_message(LOG_WARNING,
+                    "plugin %s took signal %d, which rpcd uses to wake its reader, and no other "
+                    "real-time signal is free: a stop may now wait for the next line of input",
+                    plugin_name, old);
+        entry->handler = NULL; /* warned once */
+        return;
+    }
+    log_message(LOG_WARNING,
+                "plugin %s took signal %d, which rpcd used to wake its reader; rpcd uses "
+                "signal %d instead",
+                plugin_name, old, number);
+    entry->number = number;
+    struct sigaction current;
+    entry->handler = sigaction(number, NULL, &current) == 0 ? current.sa_handler : NULL;
+    atomic_store(&wake_signal, number);
+}
+
+void sig_check_after_init(const char *plugin_name)
+{
+    for (int i = 0; i < watch_count; i++) {
+        watched *entry = &watch_list[i];
+        struct sigaction current;
+        if (!entry->handler || sigaction(entry->number, NULL, &current) != 0 ||
+            current.sa_handler == entry->handler)
+            continue;
+        int number = entry->number;
+        if (number == atomic_load(&wake_signal)) {
+            move_wake(plugin_name, entry);
+        } else if (number == SIGPIPE && current.sa_handler == SIG_DFL) {
+            log_message(LOG_WARNING,
+                        "plugin %s put SIGPIPE back to its default, which ends rpcd when the "
+                        "client closes its output: rpcd ignores it again",
+                        plugin_name);
+            struct sigaction ignore;
+            memset(&ignore, 0, sizeof ignore);
+            ignore.sa_handler = SIG_IGN;
+            sigemptyset(&ignore.sa_mask);
+            sigaction(SIGPIPE, &ignore, NULL);
+        } else if (number == SIGPIPE) {
+            log_message(LOG_WARNING,
+                        "plugin %s handles SIGPIPE, which rpcd ignores: a write of its own to a "
+                        "closed stdout or stderr may end rpcd (a Go plugin calls "
+                        "signal.Ignore(syscall.SIGPIPE) in its init)",
+                        plugin_name);
+            entry->handler = current.sa_handler; /* warned once */
+        } else {
+            log_message(LOG_WARNING,
+                        "plugin %s took over signal %d (%s): rpcd no longer stops gracefully on "
+                        "it",
+                        plugin_name, number, signal_name(number));
+            entry->handler = current.sa_handler; /* warned once */
+        }
+    }
+}

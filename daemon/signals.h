@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The signal dispositions rpcd relies on besides the stop signals: the wake-up signal that
+ * interrupts the reader, the signals it ignores or only logs, and the check after each plugin's
+ * init that none of them was taken over.
+ */
+#ifndef RPCD_SIGNALS_H
+#define RPCD_SIGNALS_H
+
+/*
+ * The real-time signal that interrupts the reader's read() (see server.c), or 0 before
+ * sig_wake_install. Async-signal-safe.
+ */
+int sig_wake_number(void);
+
+/*
+ * Chooses the wake-up signal (the first free one from SIGRTMAX - 1 down to SIGRTMIN + 2) and
+ * installs its handler, once; later calls do nothing. Returns 0, or -1 when no signal is free.
+ */
+int sig_wake_install(void);
+
+/*
+ * Ignores SIGPIPE (a closed output is an EPIPE to handle, not a death), logs and ignores SIGHUP
+ * (nothing can be reloaded), ignores SIGUSR1 and SIGUSR2: none of them may kill rpcd with calls in
+ * flight. Returns 0, or -1 with errno.
+ */
+int sig_take_others(void);
+
+/*
+ * Remembers the current disposition of number as one rpcd relies on: sig_check_after_init
+ * compares against it. For the stop signals, after their handler is installed.
+ */
+void sig_watch(int number);
+
+/*
+ * After a plugin's init (plugin_name borrowed): logs a warning naming the plugin for every
+ * watched disposition it changed. A wake-up signal taken over is replaced by another free one,
+ * and a SIGPIPE put back to its default (which would end rpcd on a closed output) is ignored
+ * again. Main thread only.
+ */
+void sig_check_after_init(const char *plugin_name);
+
+#endif

@@ -1,0 +1,3 @@
+module rpcd.test/gofixture
+
+go 1.19
