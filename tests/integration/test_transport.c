@@ -660,6 +660,49 @@ static void test_exit_zero_at_eof(void **state)
     finish(rpcd);
 }
 
+/*
+ * stdin or stdout closed before rpcd starts (a shell's "<&-" or ">&-"): an I/O condition, not a
+ * failure of rpcd, so exit 74 with one line naming the descriptor, and nothing on stdout.
+ */
+static void closed_at_start(const char *redirect, const char *expected_line)
+{
+    harness_argv rpcd = harness_rpcd_argv(ordered_config);
+    assert_non_null(rpcd.argv[0]);
+    char script[64];
+    snprintf(script, sizeof script, "exec \"$@\" %s", redirect);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, "/bin/sh");
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, script);
+    harness_argv_push(&args, "sh");
+    for (int i = 0; i < rpcd.count; i++)
+        harness_argv_push(&args, rpcd.argv[i]);
+    static const char request[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n";
+    harness_run_result result;
+    harness_run(args.argv, request, strlen(request), HARNESS_TIMEOUT_MS, &result);
+    bool ok = result.status.exited && result.status.code == 74 && result.out_length == 0 &&
+              strstr(result.err, expected_line) != NULL;
+    if (!ok)
+        print_error("%s: expected exit 74 and \"%s\"; got %s\nstderr:\n%s\n", redirect,
+                    expected_line, harness_exit_describe(&result.status),
+                    result.err ? result.err : "");
+    harness_run_result_free(&result);
+    assert_true(ok);
+}
+
+static void test_stdin_closed_at_start_exits_74(void **state)
+{
+    (void)state;
+    closed_at_start("<&-", "rpcd: error: stdin is closed");
+}
+
+static void test_stdout_closed_at_start_exits_74(void **state)
+{
+    (void)state;
+    closed_at_start(">&-", "rpcd: error: stdout is closed");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -678,6 +721,8 @@ int main(void)
         cmocka_unit_test(test_plugin_stdout_writes_stay_off_protocol),
         cmocka_unit_test(test_large_message),
         cmocka_unit_test(test_exit_zero_at_eof),
+        cmocka_unit_test(test_stdin_closed_at_start_exits_74),
+        cmocka_unit_test(test_stdout_closed_at_start_exits_74),
     };
     return cmocka_run_group_tests(tests, make_ordered_config, remove_ordered_config);
 }
