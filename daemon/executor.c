@@ -121,7 +121,9 @@ static size_t workers_to_start(executor *pool)
 
 /*
  * Starts one worker, outside the lock: creating a thread costs 0.1 to 0.4 ms on the machines we
- * measured, which workers must not wait for. Returns 0, or -1 when the thread could not start.
+ * measured, which workers must not wait for. Returns 0, or -1 when the thread could not start:
+ * the pool then keeps the workers it has and never tries again (a limit on threads or memory
+ * does not go away by itself, and every call would pay for the attempt).
  */
 static int grow(executor *pool)
 {
@@ -143,9 +145,9 @@ static int grow(executor *pool)
     if (error == 0) {
         pool->threads[pool->count++] = thread;
     } else {
-        /* Serving goes on with the workers there are; no further attempt. */
-        log_message(LOG_WARNING, "cannot start worker %zu of %zu: %s", pool->count + 1,
-                    pool->wanted, strerror(error));
+        log_message(LOG_WARNING, "cannot start worker %zu of %zu: %s%s", pool->count + 1,
+                    pool->wanted, strerror(error),
+                    pool->count == 0 ? " (handlers run on the threads that queue them)" : "");
         pool->wanted = pool->count + pool->starting - 1;
     }
     pool->starting--;
@@ -154,9 +156,22 @@ static int grow(executor *pool)
     return error == 0 ? 0 : -1;
 }
 
+/* Gives back starts a submitter had counted and will not make. */
+static void forgo_starts(executor *pool, size_t count)
+{
+    if (count == 0)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->starting -= count;
+    pool->wanted -= count;
+    pthread_cond_broadcast(&pool->started);
+    pthread_mutex_unlock(&pool->lock);
+}
+
 /*
- * Not a single worker could be started: the submitting thread runs what waits, so that no job is
- * stranded in a queue nobody takes from.
+ * No worker runs and none is being started, so none ever will: the submitting thread runs what
+ * waits, so that no job is stranded in a queue nobody takes from. Any submitter that finds the
+ * pool so runs the queue, however many starts failed and whoever failed them.
  */
 static void run_here(executor *pool)
 {
@@ -209,14 +224,18 @@ void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t c
     pool->queued += count;
     sleeper *woken = pop_sleepers(pool, count);
     size_t start = workers_to_start(pool);
-    bool stranded = pool->count + pool->starting == 0; /* every start has failed */
     pthread_mutex_unlock(&pool->lock);
     /* Woken after the unlock: a worker woken under the lock would at once block on it. */
     wake_all(woken);
     for (size_t i = 0; i < start; i++) {
-        if (grow(pool) != 0 && i == 0 && start == 1)
-            stranded = true;
+        if (grow(pool) != 0) {
+            forgo_starts(pool, start - i - 1); /* the next would fail the same way */
+            break;
+        }
     }
+    pthread_mutex_lock(&pool->lock);
+    bool stranded = pool->count == 0 && pool->starting == 0 && pool->head;
+    pthread_mutex_unlock(&pool->lock);
     if (stranded)
         run_here(pool);
 }

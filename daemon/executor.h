@@ -20,8 +20,9 @@ typedef struct executor executor;
  * Makes a pool of at most workers threads (at least 1). None starts now; one starts, on the
  * submitting thread, whenever a submit leaves more jobs waiting than free workers: a server that
  * never has two calls at once never pays for a second thread. When a thread cannot be started,
- * the pool logs a warning and works with those it has; with none at all, the submitting thread
- * runs the jobs itself. Returns 0 and *out (new), or -1 when memory runs out.
+ * the pool logs a warning, never tries again, and works with those it has; with none at all,
+ * every submit runs what is queued on the submitting thread before it returns, so that no job is
+ * ever left in the queue. Returns 0 and *out (new), or -1 when memory runs out.
  */
 int exec_new(size_t workers, executor **out);
 

@@ -242,6 +242,26 @@ static json_t *response_for(const json_t *responses, const char *id)
     return found;
 }
 
+/* The one response in responses whose id is the number id. */
+static json_t *response_for_number(const json_t *responses, json_int_t id)
+{
+    json_t *found = NULL;
+    size_t index;
+    json_t *response;
+    json_array_foreach(responses, index, response)
+    {
+        const json_t *value = json_object_get(response, "id");
+        if (json_is_integer(value) && json_integer_value(value) == id) {
+            assert_null(found);
+            found = response;
+        }
+    }
+    if (!found)
+        print_json("no response with that id in", responses);
+    assert_non_null(found);
+    return found;
+}
+
 /* Asserts an error response with code and the specification's message for it. */
 static void assert_error(const json_t *response, json_int_t code, const char *message)
 {
@@ -1307,6 +1327,86 @@ static void test_closed_stdout_after_end_of_input(void **state)
     end(s);
 }
 
+/* ---- No worker can start ------------------------------------------------------------- */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+/*
+ * rpcd where no thread can start: a default thread stack of 1 GiB (from RLIMIT_STACK) in an
+ * address space of 700 MB, as a tight RLIMIT_AS or a pids cgroup leaves it. Not under valgrind or
+ * a sanitizer, whose own mappings do not fit such a limit.
+ */
+static bool start_without_threads(session *s, const char *settings)
+{
+#ifdef UNDER_SANITIZER
+    (void)s, (void)settings;
+    return false;
+#else
+    static const char prlimit[] = "/usr/bin/prlimit"; /* util-linux, in every Debian */
+    if (harness_wrapped() || access(prlimit, X_OK) != 0)
+        return false;
+    char *plugins = harness_bundled_plugin_sections();
+    assert_non_null(plugins);
+    char *text;
+    assert_true(asprintf(&text, "[rpcd]\n%s\n%s\n", settings, plugins) >= 0);
+    s->dir = harness_temp_dir();
+    assert_non_null(s->dir);
+    s->config = harness_write_file(s->dir, "rpcd.conf", text);
+    assert_non_null(s->config);
+    free(text);
+    free(plugins);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, prlimit);
+    harness_argv_push(&args, "--stack=1073741824");
+    harness_argv_push(&args, "--as=700000000");
+    harness_argv_push(&args, harness_env("RPCD_BINARY"));
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, s->config);
+    s->rpcd = harness_start(args.argv);
+    assert_non_null(s->rpcd);
+    return true;
+#endif
+}
+
+/*
+ * No worker can start, and calls come several at once (a batch, then pipelined lines): every
+ * start fails, and every call still runs, on the reading thread, and is answered; the end of
+ * input then ends rpcd. The warning says so, once: a failed start is not tried again.
+ */
+static void test_no_worker_can_start(void **state)
+{
+    session *s = *state;
+    if (!start_without_threads(s, "workers = 4"))
+        skip();
+    send_text(s, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sleep\",\"params\":{\"ms\":1}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"sleep\",\"params\":{\"ms\":1}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sleep\",\"params\":{\"ms\":1}}]\n");
+    expect_response(s, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"slept_ms\":1}},"
+                       "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"slept_ms\":1}},"
+                       "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"slept_ms\":1}}]");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"sleep\",\"params\":{\"ms\":1}}\n"
+                 "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sleep\",\"params\":{\"ms\":1}}\n");
+    json_t *responses = collect_responses(s, 2);
+    assert_json(json_object_get(response_for_number(responses, 4), "result"), "{\"slept_ms\":1}");
+    assert_json(json_object_get(response_for_number(responses, 5), "result"), "{\"slept_ms\":1}");
+    json_decref(responses);
+    harness_close_stdin(s->rpcd);
+    expect_no_more_output(s);
+    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
+    const char *err = harness_stderr(s->rpcd);
+    const char *first = strstr(err, "cannot start worker");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "cannot start worker"));
+    end(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1369,6 +1469,7 @@ int main(void)
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_closed_stdout_while_the_reader_waits, session_setup,
                                         session_teardown),
+        cmocka_unit_test_setup_teardown(test_no_worker_can_start, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_closed_stdout_after_end_of_input, session_setup,
                                         session_teardown),
     };
