@@ -11,6 +11,7 @@
 #include "buffer.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -64,6 +65,14 @@ int out_write_fd(void *sink, const struct iovec *parts, int part_count)
     while (count > 0) {
         ssize_t n = writev(fd, next, count);
         if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                /* A non-blocking stdout (shared with a parent, so its flag stays): a full pipe
+                 * is back-pressure, as it is for a blocking one. Wait for room. */
+                struct pollfd wanted = {fd, POLLOUT, 0};
+                if (poll(&wanted, 1, -1) < 0 && errno != EINTR)
+                    return -1;
+                continue;
+            }
             if (errno == EINTR)
                 continue;
             return -1;

@@ -67,8 +67,10 @@ void out_set_reader_idle(output *out, bool idle);
 /* True once a write has failed (for instance EPIPE); later lines are dropped. Thread-safe. */
 bool out_failed(const output *out);
 
-/* Writes to a file descriptor (sink points to an int) with writev, resuming after EINTR and
- * short writes. */
+/*
+ * Writes to a file descriptor (sink points to an int) with writev, resuming after EINTR and
+ * short writes. On a non-blocking descriptor, EAGAIN waits in poll() for room instead of failing.
+ */
 int out_write_fd(void *sink, const struct iovec *parts, int part_count);
 
 #endif

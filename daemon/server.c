@@ -192,6 +192,13 @@ ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
             break;
         }
         n = read(input->fd, bytes, capacity);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* A non-blocking stdin: wait for input in poll(), which a stop interrupts as it does
+             * read(); EINTR then goes round to the checks above. */
+            if (lr_wait_readable(input->fd) == 0 || errno == EINTR)
+                continue;
+            n = -1;
+        }
         if (n >= 0 || errno != EINTR) {
             /* The end srv_stop put in place of the input is no end of input. */
             if (n == 0 && atomic_load(&srv->stopping)) {

@@ -22,6 +22,9 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <time.h>
+
 enum { FLUSH_THRESHOLD = 64 * 1024 }; /* as documented in output.c */
 
 /* A write function that records everything, and can be told to fail. */
@@ -243,6 +246,58 @@ static void test_write_fd(void **state)
     close(fds[1]);
 }
 
+/* Reads a pipe slowly (a pause first, then small reads) until it ends; counts the bytes. */
+typedef struct slow_reader {
+    int fd;
+    size_t received;
+    bool newline_last; /* the last byte read was "\n" */
+} slow_reader;
+
+static void *slow_reader_main(void *context)
+{
+    slow_reader *r = context;
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(r->fd, chunk, sizeof chunk)) > 0) {
+        r->received += (size_t)n;
+        r->newline_last = chunk[n - 1] == '\n';
+    }
+    return NULL;
+}
+
+/*
+ * A non-blocking pipe (a parent may share one with rpcd) whose reader is slow: the writes find
+ * it full and get EAGAIN, which is no failure; they wait for room and every byte goes out.
+ */
+static void test_write_fd_nonblocking(void **state)
+{
+    (void)state;
+    enum { LINES = 64, LINE_BYTES = 8191 };
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK), 0);
+    slow_reader reader = {fds[0], 0, false};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, slow_reader_main, &reader), 0);
+    output *out = NULL;
+    assert_int_equal(out_new(out_write_fd, &fds[1], &out), 0);
+    static char text[LINE_BYTES];
+    memset(text, 'x', sizeof text);
+    struct iovec parts[] = {{text, sizeof text}};
+    for (int i = 0; i < LINES; i++)
+        assert_int_equal(out_write_line(out, parts, 1), 0); /* 512 KiB, 8 pipes full */
+    assert_int_equal(out_flush(out), 0);
+    assert_false(out_failed(out));
+    out_free(out);
+    close(fds[1]);
+    pthread_join(thread, NULL);
+    close(fds[0]);
+    assert_int_equal(reader.received, (size_t)LINES * (LINE_BYTES + 1));
+    assert_true(reader.newline_last);
+}
+
 enum { THREADS = 4, LINES_PER_THREAD = 10000 };
 
 typedef struct writer_args {
@@ -436,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_failed_write),
         cmocka_unit_test(test_failed_flush),
         cmocka_unit_test(test_write_fd),
+        cmocka_unit_test(test_write_fd_nonblocking),
         cmocka_unit_test(test_threads_lines_whole),
         cmocka_unit_test(test_backed_up_output_blocks_writers),
     };
