@@ -629,9 +629,11 @@ static void run_job(exec_job *job)
     lock_release(&slot->lock);
 
     /* A call cancelled before it started never reaches its handler. */
+    call_handler_enter();
     int status = skip ? RPCD_ERR_CANCELLED
                       : slot->method->handler(handle, slot->params, slot->params_length,
                                               slot->method->user_data);
+    call_handler_leave();
     if (status == RPCD_DEFERRED) {
         lock_take(&slot->lock);
         slot->state = SLOT_DEFERRED;

@@ -258,6 +258,19 @@ void exec_free(executor *pool)
     free(pool);
 }
 
+int exec_take_queued(executor *pool, bool from_signal, exec_job **out)
+{
+    /* A signal handler may have interrupted a holder of the lock on its own thread: it tries. */
+    if (from_signal ? pthread_mutex_trylock(&pool->lock) != 0
+                    : pthread_mutex_lock(&pool->lock) != 0)
+        return -1;
+    *out = pool->head;
+    pool->head = pool->tail = NULL;
+    pool->queued = 0;
+    pthread_mutex_unlock(&pool->lock);
+    return 0;
+}
+
 size_t exec_workers(executor *pool)
 {
     pthread_mutex_lock(&pool->lock);

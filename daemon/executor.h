@@ -6,6 +6,7 @@
 #ifndef RPCD_EXECUTOR_H
 #define RPCD_EXECUTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct exec_job exec_job;
@@ -37,6 +38,13 @@ void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t c
 
 /* Runs every job already queued, then stops and joins the workers, and frees the pool. */
 void exec_free(executor *pool);
+
+/*
+ * Takes every job still queued out of the pool: *out is the first (borrowed back by the caller,
+ * linked through next, NULL-terminated; NULL when none waited). No worker will run them. With
+ * from_signal, only tries the lock, for a signal handler: returns -1 when it is taken. Returns 0.
+ */
+int exec_take_queued(executor *pool, bool from_signal, exec_job **out);
 
 /* The number of worker threads started so far. Thread-safe. */
 size_t exec_workers(executor *pool);

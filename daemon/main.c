@@ -184,6 +184,10 @@ int main(int argc, char **argv)
     }
 
     srv_options serve_options = rt_serve_options(&runtime);
+    /* A stop's grace period ends on time even while a handler holds the reading thread. */
+    serve_options.keep_grace_period = true;
+    serve_options.exit_stopped = 0;
+    serve_options.exit_output_failed = EXIT_IO_ERROR;
     server *srv;
     if (srv_new(runtime.methods, &serve_options, out_write_fd, &output_fd, &srv) != 0) {
         log_message(LOG_ERROR, "cannot start serving: out of memory or file descriptors");
