@@ -426,6 +426,49 @@ static void test_failed_start_is_not_retried(void **state)
     atomic_store(&starts_allowed, -1);
 }
 
+/*
+ * Jobs taken out of the queue (a stop answers them itself) are handed back in order and never
+ * run on a worker; a job already running is not among them.
+ */
+static void test_take_queued(void **state)
+{
+    (void)state;
+    enum { JOBS = 4 };
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+    thread_job jobs[JOBS];
+    executor *pool = NULL;
+    assert_int_equal(exec_new(1, &pool), 0);
+    for (size_t i = 0; i < JOBS; i++) {
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, i == 0, 0};
+        exec_submit(pool, &jobs[i].job);
+    }
+    /* The first is running (it waits for the gate) once the worker has noted its thread. */
+    for (int tries = 0; tries < 10000; tries++) {
+        pthread_mutex_lock(&g.lock);
+        bool running = !pthread_equal(jobs[0].ran_on, (pthread_t)0);
+        pthread_mutex_unlock(&g.lock);
+        if (running)
+            break;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    exec_job *taken = NULL;
+    assert_int_equal(exec_take_queued(pool, false, &taken), 0);
+    for (size_t i = 1; i < JOBS; i++) {
+        assert_ptr_equal(taken, &jobs[i].job);
+        taken = taken->next;
+    }
+    assert_null(taken);
+    assert_int_equal(exec_take_queued(pool, true, &taken), 0); /* nothing left */
+    assert_null(taken);
+    pthread_mutex_lock(&g.lock);
+    g.open = true;
+    pthread_cond_broadcast(&g.changed);
+    pthread_mutex_unlock(&g.lock);
+    exec_free(pool);
+    assert_int_equal(g.finished, 1); /* only the one that was running */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_pool_keeps_the_workers_it_could_start),
         cmocka_unit_test(test_no_thread_can_start_for_a_chain),
         cmocka_unit_test(test_failed_start_is_not_retried),
+        cmocka_unit_test(test_take_queued),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
