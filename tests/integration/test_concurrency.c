@@ -1358,6 +1358,16 @@ static void wait_for_blocked(session *s, int count)
     fail_msg("the stuck calls never started");
 }
 
+/*
+ * Gives rpcd time to take what was just sent, where nothing can be asked to prove it did (its
+ * reading thread or its one worker is held): longer under valgrind, which is far slower.
+ */
+static void pause_for_the_reader(void)
+{
+    struct timespec pause = {harness_wrapped() ? 2 : 0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+}
+
 /* Asserts that response is -32800 "Request cancelled" with a data.detail saying why. */
 static void assert_cancelled_at_stop(const json_t *response)
 {
@@ -1396,9 +1406,9 @@ static void test_sigterm_answers_calls_a_stuck_pool_never_ran(void **state)
                  "[{\"jsonrpc\":\"2.0\",\"id\":\"item-1\",\"method\":\"thread.worker\"},"
                  "{\"jsonrpc\":\"2.0\",\"id\":\"item-2\",\"method\":\"thread.worker\"}]\n"
                  "{\"jsonrpc\":\"2.0\",\"id\":\"queued-2\",\"method\":\"thread.worker\"}\n");
-    /* They wait for a worker (nothing comes back), then the stop. */
-    struct timespec pause = {0, 100 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    /* They wait for a worker (nothing comes back); a quick call after them proves they were
+     * read, since the reader takes lines in order. Then the stop. */
+    wait_for_blocked(s, 2);
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     json_t *responses = collect_responses(s, 3);
@@ -1443,8 +1453,7 @@ static void test_grace_period_ends_while_a_quick_handler_blocks(void **state)
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"queued\",\"method\":\"thread.worker\"}\n"
                  "{\"jsonrpc\":\"2.0\",\"id\":\"quick\",\"method\":\"stuck.quick\"}\n");
     /* The count cannot be asked any more (the reader is held): give the reader a moment. */
-    struct timespec pause = {0, 200 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    pause_for_the_reader();
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     json_t *response = next_response(s);
@@ -1501,12 +1510,14 @@ static void test_sigterm_answers_calls_behind_a_stuck_call_in_order(void **state
 {
     session *s = *state;
     start_with_stuck(s, "workers = 1\nshutdown_grace_ms = 300\nlog_level = info");
+    /* Serving, and the one worker free. */
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"ready\",\"method\":\"echo\",\"params\":[0]}\n");
+    expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"ready\",\"result\":[0]}");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"hold\",\"method\":\"stuck.block\"}\n"
                  "{\"jsonrpc\":\"2.0\",\"id\":\"first\",\"method\":\"thread.worker\"}\n"
                  "{\"jsonrpc\":\"2.0\",\"id\":\"second\",\"method\":\"echo\",\"params\":[2]}\n");
     /* Nothing can be asked (the one worker is held, and takes every call): give it a moment. */
-    struct timespec pause = {0, 300 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    pause_for_the_reader();
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     json_t *response = next_response(s);
@@ -1528,9 +1539,9 @@ static void test_grace_period_ends_while_the_only_call_blocks_the_reader(void **
 {
     session *s = *state;
     start_with_stuck(s, "workers = 2\nshutdown_grace_ms = 300\nlog_level = info");
+    wait_for_blocked(s, 0); /* serving */
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"quick\",\"method\":\"stuck.quick\"}\n");
-    struct timespec pause = {0, 200 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    pause_for_the_reader();
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     expect_exit_soon(s, sent, 0);
