@@ -322,11 +322,22 @@ static void test_line_for_a_ticket_given_up_is_dropped(void **state)
     out_ticket_drop(out, stuck); /* harmless again */
     assert_int_equal(out_flush(out), 0);
     ASSERT_WRITTEN(&s, "second\n");
-    /* The order goes on from there. */
-    uint64_t next = out_ticket_take(out);
-    struct iovec third[] = {PART("third")};
-    assert_int_equal(out_write_ticket(out, next, third, 1), 0);
-    ASSERT_WRITTEN(&s, "second\nthird\n");
+    /* The order goes on from there, even where a later ticket takes the same place in the ring
+     * of waiting lines as the one given up (64 places at first). */
+    uint64_t waiting[64];
+    size_t count = 0;
+    do {
+        waiting[count] = out_ticket_take(out);
+    } while (waiting[count++] != stuck + 64 && count < 64);
+    assert_int_equal(waiting[count - 1], stuck + 64);
+    assert_int_equal(out_write_ticket(out, stuck, late, 1), 0);
+    out_ticket_drop(out, stuck);
+    for (size_t i = 0; i + 1 < count; i++)
+        out_ticket_drop(out, waiting[i]);
+    struct iovec last[] = {PART("last")};
+    assert_int_equal(out_write_ticket(out, waiting[count - 1], last, 1), 0);
+    assert_int_equal(out_flush(out), 0);
+    ASSERT_WRITTEN(&s, "second\nlast\n");
     out_free(out);
     buf_free(&s.written);
 }
