@@ -224,18 +224,17 @@ void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t c
     pool->queued += count;
     sleeper *woken = pop_sleepers(pool, count);
     size_t start = workers_to_start(pool);
+    bool stranded = pool->count + pool->starting == 0; /* every start has failed */
     pthread_mutex_unlock(&pool->lock);
     /* Woken after the unlock: a worker woken under the lock would at once block on it. */
     wake_all(woken);
     for (size_t i = 0; i < start; i++) {
         if (grow(pool) != 0) {
             forgo_starts(pool, start - i - 1); /* the next would fail the same way */
+            stranded = true; /* perhaps: run_here looks */
             break;
         }
     }
-    pthread_mutex_lock(&pool->lock);
-    bool stranded = pool->count == 0 && pool->starting == 0 && pool->head;
-    pthread_mutex_unlock(&pool->lock);
     if (stranded)
         run_here(pool);
 }
