@@ -231,7 +231,7 @@ void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t c
     for (size_t i = 0; i < start; i++) {
         if (grow(pool) != 0) {
             forgo_starts(pool, start - i - 1); /* the next would fail the same way */
-            stranded = true; /* perhaps: run_here looks */
+            stranded = true;                   /* perhaps: run_here looks */
             break;
         }
     }

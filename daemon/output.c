@@ -43,6 +43,7 @@ struct output {
     atomic_bool failed;
     /* A write to the sink is under way (a signal may have interrupted it on its own thread). */
     atomic_bool write_busy;
+    atomic_int write_errno; /* why the first failed write failed */
 
     /* Held by the one thread writing; taken before lock, or tried while holding it. */
     pthread_mutex_t write_lock;
@@ -102,6 +103,10 @@ static int write_parts(output *out, const struct iovec *parts, int part_count)
     atomic_store_explicit(&out->write_busy, true, memory_order_relaxed);
     int status = out->write(out->sink, parts, part_count);
     atomic_store_explicit(&out->write_busy, false, memory_order_relaxed);
+    if (status != 0) {
+        int none = 0;
+        atomic_compare_exchange_strong(&out->write_errno, &none, errno);
+    }
     return status;
 }
 
@@ -447,6 +452,11 @@ void out_set_reader_idle(output *out, bool idle)
 bool out_failed(const output *out)
 {
     return atomic_load(&((output *)out)->failed);
+}
+
+int out_error(const output *out)
+{
+    return atomic_load(&((output *)out)->write_errno);
 }
 
 /* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */

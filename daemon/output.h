@@ -69,6 +69,8 @@ void out_set_reader_idle(output *out, bool idle);
 
 /* True once a write has failed (for instance EPIPE); later lines are dropped. Thread-safe. */
 bool out_failed(const output *out);
+/* The errno of the first write that failed (EPIPE: the client closed its end), 0 if none. */
+int out_error(const output *out);
 
 /*
  * For a signal handler that ends the process (async-signal-safe: no allocation, locks only tried):

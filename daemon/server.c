@@ -359,7 +359,11 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     }
     grace_set_phase(GRACE_ENDING);
     if (out_flush(srv->out) != 0 || out_failed(srv->out)) {
-        log_message(LOG_ERROR, "writing responses failed: the client closed its end");
+        int error = out_error(srv->out);
+        if (error == 0 || error == EPIPE)
+            log_message(LOG_ERROR, "writing responses failed: the client closed its end");
+        else
+            log_message(LOG_ERROR, "writing responses failed: %s", strerror(error));
         result = SRV_OUTPUT_FAILED;
     }
     if (srv->grace_watched)

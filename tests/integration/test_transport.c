@@ -669,14 +669,14 @@ static void test_exit_zero_at_eof(void **state)
 }
 
 /*
- * stdin or stdout closed before rpcd starts (a shell's "<&-" or ">&-"): an I/O condition, not a
- * failure of rpcd, so exit 74 with one line naming the descriptor, and nothing on stdout.
+ * Runs rpcd on one request with a shell redirection of its stdin or stdout (such as "<&-"), and
+ * expects exit 74, nothing on stdout, and expected_line on stderr.
  */
-static void closed_at_start(const char *redirect, const char *expected_line)
+static void redirected_exits_74(const char *redirect, const char *expected_line)
 {
     harness_argv rpcd = harness_rpcd_argv(ordered_config);
     assert_non_null(rpcd.argv[0]);
-    char script[64];
+    char script[64]; /* "exec" and the redirection */
     snprintf(script, sizeof script, "exec \"$@\" %s", redirect);
     harness_argv args;
     memset(&args, 0, sizeof args);
@@ -699,16 +699,31 @@ static void closed_at_start(const char *redirect, const char *expected_line)
     assert_true(ok);
 }
 
+/*
+ * A write that fails for another reason than a closed pipe (stdout is /dev/full): exit 74, and
+ * the log says why instead of blaming the client.
+ */
+static void test_stdout_write_error_is_named(void **state)
+{
+    (void)state;
+    redirected_exits_74(">/dev/full",
+                        "rpcd: error: writing responses failed: No space left on device");
+}
+
+/*
+ * stdin or stdout closed before rpcd starts (a shell's "<&-" or ">&-"): an I/O condition, not a
+ * failure of rpcd, so exit 74 with one line naming the descriptor.
+ */
 static void test_stdin_closed_at_start_exits_74(void **state)
 {
     (void)state;
-    closed_at_start("<&-", "rpcd: error: stdin is closed");
+    redirected_exits_74("<&-", "rpcd: error: stdin is closed");
 }
 
 static void test_stdout_closed_at_start_exits_74(void **state)
 {
     (void)state;
-    closed_at_start(">&-", "rpcd: error: stdout is closed");
+    redirected_exits_74(">&-", "rpcd: error: stdout is closed");
 }
 
 /* ---- Non-blocking stdin and stdout --------------------------------------------------------- */
@@ -872,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_large_message),
         cmocka_unit_test(test_exit_zero_at_eof),
         cmocka_unit_test(test_nonblocking_stdin_and_stdout),
+        cmocka_unit_test(test_stdout_write_error_is_named),
         cmocka_unit_test(test_stdin_closed_at_start_exits_74),
         cmocka_unit_test(test_stdout_closed_at_start_exits_74),
     };
