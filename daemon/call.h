@@ -161,6 +161,12 @@ void call_end_unstarted(call_context *context);
 size_t call_log_running(call_context *context, int level, const char *situation);
 
 /*
+ * While serving: when calls have waited behind workers that were all held for after_ms, no call
+ * ending meanwhile, logs a warning naming the calls that hold them (once until one ends).
+ */
+void call_name_stalls_after(call_context *context, int after_ms);
+
+/*
  * In ordered output (workers = 1), gives up the places of the calls still running, so that the
  * lines after theirs go out; should one of them end after all, its response may be dropped.
  */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Calls at the end of serving: every call that never ran is answered (-32800, with a detail
- * saying why), and the calls still running are named, plugin, method and id. Each comes twice:
+ * saying why), and the calls still running are named, plugin, method and id, as they are when
+ * they hold the pool for long while serving. The end comes twice:
  * for the reading thread, and async-signal-safe for the end of a grace period that the reading
  * thread cannot keep itself.
  */
@@ -147,6 +148,21 @@ void call_drop_running_tickets(call_context *context)
         if (ticket != 0)
             out_ticket_drop(context->out, ticket);
     }
+}
+
+/* The pool is full and nothing ends: say who holds it. */
+static void name_stall(void *context, size_t held, size_t waiting)
+{
+    call_context *calls = context;
+    log_message(LOG_WARNING, "every worker (%zu) held with no call ending, %zu calls waiting", held,
+                waiting);
+    call_log_running(calls, LOG_WARNING, "the pool is held by");
+}
+
+void call_name_stalls_after(call_context *context, int after_ms)
+{
+    if (context->pool && after_ms > 0)
+        exec_set_stall_hook(context->pool, after_ms, name_stall, context);
 }
 
 /* ---- From a signal handler --------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
  * A worker waiting for work. A semaphore rather than a condition variable: a thread woken from
@@ -41,6 +42,15 @@ struct executor {
     size_t starting; /* workers a submitter is starting right now */
     size_t count;    /* workers started: threads[0..count) */
     size_t wanted;   /* the most workers */
+    size_t done;     /* jobs run to their end so far */
+    /* Jobs waiting while every worker is held: told once, after stall_after_ms without a job
+     * ending (see exec_set_stall_hook). */
+    exec_stall_fn stall_hook;
+    void *stall_context;
+    long long stall_after_ms;
+    long long stall_since_ms; /* 0: not stalled */
+    size_t stall_done;        /* done when the stall began */
+    bool stall_told;
     pthread_t threads[];
 };
 
@@ -72,6 +82,7 @@ static void *worker_main(void *argument)
         job->run(job);
         pthread_mutex_lock(&pool->lock);
         pool->busy--;
+        pool->done++;
     }
     pthread_mutex_unlock(&pool->lock);
     sem_destroy(&self.wake);
@@ -205,6 +216,48 @@ int exec_new(size_t workers, executor **out)
     return 0;
 }
 
+static long long monotonic_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/*
+ * Whether a submit finds jobs waiting behind workers that are all held, no job having ended for
+ * stall_after_ms: then the hook is to be called, once a stall. The clock is read only while the
+ * pool is full. Lock held.
+ */
+static bool stall_to_tell(executor *pool)
+{
+    bool full = pool->count > 0 && pool->starting == 0 && pool->count >= pool->wanted &&
+                pool->busy >= pool->count && pool->queued > 0;
+    if (!pool->stall_hook || !full) {
+        pool->stall_since_ms = 0;
+        return false;
+    }
+    long long now = monotonic_ms();
+    if (pool->stall_since_ms == 0 || pool->stall_done != pool->done) {
+        pool->stall_since_ms = now;
+        pool->stall_done = pool->done;
+        pool->stall_told = false;
+        return false;
+    }
+    if (pool->stall_told || now - pool->stall_since_ms < pool->stall_after_ms)
+        return false;
+    pool->stall_told = true;
+    return true;
+}
+
+void exec_set_stall_hook(executor *pool, int after_ms, exec_stall_fn hook, void *context)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->stall_hook = hook;
+    pool->stall_context = context;
+    pool->stall_after_ms = after_ms;
+    pthread_mutex_unlock(&pool->lock);
+}
+
 void exec_submit(executor *pool, exec_job *job)
 {
     exec_submit_chain(pool, job, job, 1);
@@ -225,7 +278,11 @@ void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t c
     sleeper *woken = pop_sleepers(pool, count);
     size_t start = workers_to_start(pool);
     bool stranded = pool->count + pool->starting == 0; /* every start has failed */
+    bool stalled = stall_to_tell(pool);
+    size_t held = pool->busy, waiting = pool->queued;
     pthread_mutex_unlock(&pool->lock);
+    if (stalled)
+        pool->stall_hook(pool->stall_context, held, waiting);
     /* Woken after the unlock: a worker woken under the lock would at once block on it. */
     wake_all(woken);
     for (size_t i = 0; i < start; i++) {

@@ -46,6 +46,14 @@ void exec_free(executor *pool);
  */
 int exec_take_queued(executor *pool, bool from_signal, exec_job **out);
 
+/*
+ * Called (on a submitting thread, outside the pool's lock) when jobs have waited behind workers
+ * that were all held for after_ms without a job ending: held workers, waiting jobs. Once a stall;
+ * a job that ends starts the count again.
+ */
+typedef void (*exec_stall_fn)(void *context, size_t held, size_t waiting);
+void exec_set_stall_hook(executor *pool, int after_ms, exec_stall_fn hook, void *context);
+
 /* The number of worker threads started so far. Thread-safe. */
 size_t exec_workers(executor *pool);
 

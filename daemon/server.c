@@ -142,6 +142,8 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     };
     if (call_context_new(&settings, &srv->calls) != 0)
         goto fail;
+    /* Held longer than a stop would wait for them: worth a warning. */
+    call_name_stalls_after(srv->calls, options->shutdown_grace_ms);
     *out = srv;
     return 0;
 fail:

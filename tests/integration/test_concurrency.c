@@ -1503,6 +1503,40 @@ static void test_end_of_input_names_a_stuck_pool(void **state)
 }
 
 /*
+ * While serving: both workers held and calls waiting behind them for longer than the grace
+ * period, no call ending: the next call that must wait makes rpcd name the calls that hold the
+ * pool.
+ */
+static void test_a_held_pool_is_named_while_serving(void **state)
+{
+    session *s = *state;
+    start_with_stuck(s, "workers = 2\nshutdown_grace_ms = 300\nlog_level = info");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"hold-1\",\"method\":\"stuck.block\"}\n"
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"hold-2\",\"method\":\"stuck.block\"}\n");
+    wait_for_blocked(s, 2);
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"queued-1\",\"method\":\"thread.worker\"}\n");
+    wait_for_blocked(s, 2); /* read */
+    struct timespec pause = {0, 500 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    assert_null(strstr(harness_stderr(s->rpcd), "the pool is held by"));
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"queued-2\",\"method\":\"thread.worker\"}\n");
+    assert_int_equal(harness_wait_for_stderr(s->rpcd,
+                                             "the pool is held by: plugin stuck, method "
+                                             "stuck.block, id \"hold-2\"",
+                                             LINE_TIMEOUT_MS),
+                     HARNESS_OK);
+    assert_named_as_stuck(s, "stuck.block", "hold-1");
+    assert_non_null(strstr(harness_stderr(s->rpcd), "every worker (2) held with no call ending"));
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    json_t *responses = collect_responses(s, 2);
+    assert_cancelled_at_stop(response_for(responses, "queued-1"));
+    assert_cancelled_at_stop(response_for(responses, "queued-2"));
+    json_decref(responses);
+    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
+    end(s);
+}
+
+/*
  * With workers = 1 responses keep request order, and the one worker is held for good: at
  * SIGTERM the calls behind it are answered, in order, once the grace period has given up on it.
  */
@@ -1699,6 +1733,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_grace_period_ends_while_a_quick_handler_blocks,
                                         session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_end_of_input_names_a_stuck_pool, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_a_held_pool_is_named_while_serving, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_answers_calls_behind_a_stuck_call_in_order,
                                         session_setup, session_teardown),

@@ -469,6 +469,70 @@ static void test_take_queued(void **state)
     assert_int_equal(g.finished, 1); /* only the one that was running */
 }
 
+/* Counts the stall hook's calls and what it was told. */
+typedef struct stall_report {
+    atomic_int calls;
+    size_t held, waiting;
+} stall_report;
+
+static void note_stall(void *context, size_t held, size_t waiting)
+{
+    stall_report *report = context;
+    report->held = held;
+    report->waiting = waiting;
+    atomic_fetch_add(&report->calls, 1);
+}
+
+/*
+ * The stall hook: jobs waiting behind a held worker are told once, and only after the time
+ * given has passed with no job ending; a job that ends starts the count again.
+ */
+static void test_stall_hook(void **state)
+{
+    (void)state;
+    enum { JOBS = 6 };
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+    thread_job jobs[JOBS];
+    stall_report report = {0, 0, 0};
+    executor *pool = NULL;
+    assert_int_equal(exec_new(1, &pool), 0);
+    exec_set_stall_hook(pool, 50, note_stall, &report);
+    jobs[0] = (thread_job){{note_thread, NULL}, &g, true, 0};
+    exec_submit(pool, &jobs[0].job); /* holds the one worker */
+    for (int tries = 0; tries < 10000; tries++) {
+        pthread_mutex_lock(&g.lock);
+        bool running = !pthread_equal(jobs[0].ran_on, (pthread_t)0);
+        pthread_mutex_unlock(&g.lock);
+        if (running)
+            break;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    for (size_t i = 1; i < JOBS; i++)
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, false, 0};
+    exec_submit(pool, &jobs[1].job); /* the stall begins */
+    exec_submit(pool, &jobs[2].job);
+    assert_int_equal(atomic_load(&report.calls), 0); /* too soon */
+    struct timespec pause = {0, 80 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    exec_submit(pool, &jobs[3].job);
+    assert_int_equal(atomic_load(&report.calls), 1);
+    assert_int_equal(report.held, 1);
+    assert_int_equal(report.waiting, 3);
+    exec_submit(pool, &jobs[4].job);
+    assert_int_equal(atomic_load(&report.calls), 1); /* once a stall */
+    pthread_mutex_lock(&g.lock);
+    g.open = true;
+    pthread_cond_broadcast(&g.changed);
+    while (g.finished < JOBS - 1)
+        pthread_cond_wait(&g.changed, &g.lock);
+    pthread_mutex_unlock(&g.lock);
+    exec_submit(pool, &jobs[5].job); /* jobs ended: no stall */
+    exec_free(pool);
+    assert_int_equal(atomic_load(&report.calls), 1);
+    assert_int_equal(g.finished, JOBS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_no_thread_can_start_for_a_chain),
         cmocka_unit_test(test_failed_start_is_not_retried),
         cmocka_unit_test(test_take_queued),
+        cmocka_unit_test(test_stall_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
