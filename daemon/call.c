@@ -651,9 +651,11 @@ static void run_job(exec_job *job)
     crash_call running = {slot->method->owner_name, slot->method->name, slot->id.data,
                           slot->id.length};
     const crash_call *outer = crash_call_enter(&running);
+    call_handler_enter();
     int status = skip ? RPCD_ERR_CANCELLED
                       : slot->method->handler(handle, slot->params, slot->params_length,
                                               slot->method->user_data);
+    call_handler_leave();
     crash_call_leave(outer);
     /* RPCD_DEFERRED came with ABI 1.1: from a plugin built before, 1 is an unknown status. */
     if (status == RPCD_DEFERRED && slot->method->abi_minor >= 1) {

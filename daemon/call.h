@@ -127,13 +127,6 @@ int call_cancel(call_context *context, js_span id, int style);
 void call_cancel_all(call_context *context);
 
 /*
- * Logs one warning line per call still in flight, naming its plugin, method, id and state
- * (queued, running, or deferred waiting for call_complete), for a stop that leaves them behind.
- * Thread-safe.
- */
-void call_log_running(call_context *context);
-
-/*
  * Waits until no call is in flight, at most timeout_ms (negative: no limit).
  * Returns 0 when none is left, -1 on timeout.
  */
@@ -151,5 +144,50 @@ void call_fill_host_api(rpcd_host_api *api);
 
 /* Frees the slot store once no call is left (at exit), so leak checkers see a clean heap. */
 void call_store_release(void);
+
+/* ---- The end of serving (call_shutdown.c) ------------------------------------------------- */
+
+/*
+ * Ends every call that has not started (queued for a worker or behind a serialized call) with
+ * -32800 and data.detail "rpcd stopped before the call ran" (a call the client cancelled is
+ * answered as it asked): after a stop, none of them will run. Thread-safe.
+ */
+void call_end_unstarted(call_context *context);
+
+/*
+ * Logs one line at level for each call that has started and not ended: "situation: plugin P,
+ * method M, id X". Returns how many. Thread-safe.
+ */
+size_t call_log_running(call_context *context, int level, const char *situation);
+
+/*
+ * While serving: when calls have waited behind workers that were all held for after_ms, no call
+ * ending meanwhile, logs a warning naming the calls that hold them (once until one ends).
+ */
+void call_name_stalls_after(call_context *context, int after_ms);
+
+/*
+ * In ordered output (workers = 1), gives up the places of the calls still running, so that the
+ * lines after theirs go out; should one of them end after all, its response may be dropped.
+ */
+void call_drop_running_tickets(call_context *context);
+
+/*
+ * The same two for a signal handler on the reading thread that ends the process: no allocation,
+ * locks only tried. call_end_unstarted_from_signal writes its answers with out_write_seized when
+ * out_seized (see out_seize_from_signal), except those of batches and ordered output, which wait
+ * for others; it warns about calls left unanswered. Each returns how many calls it answered or
+ * named.
+ */
+size_t call_end_unstarted_from_signal(call_context *context, output *out, bool out_seized);
+size_t call_log_running_from_signal(call_context *context, const char *situation);
+
+/*
+ * Around a handler's run: call_in_handler then tells, from a signal handler too, whether this
+ * thread is inside plugin code, not in the middle of rpcd's own.
+ */
+void call_handler_enter(void);
+void call_handler_leave(void);
+bool call_in_handler(void);
 
 #endif

@@ -109,27 +109,6 @@ void slot_release(uint32_t index)
     lock_release(&store_lock);
 }
 
-void call_log_running(call_context *context)
-{
-    static const char *const states[] = {"queued", "running", "deferred, not completed"};
-    uint32_t total = slot_count();
-    for (uint32_t index = 0; index < total; index++) {
-        call_slot *slot = slot_at(index);
-        lock_take(&slot->lock);
-        if (slot->active && slot->context == context) {
-            /* Ids are JSON text the reader validated: printable, but maybe long. */
-            int shown = slot->id.length > 80 ? 80 : (int)slot->id.length;
-            log_message(LOG_WARNING, "still running: plugin %s, method %s, %s%.*s%s (%s)",
-                        slot->method->owner_name, slot->method->name,
-                        slot->is_request ? "id " : "a notification", slot->is_request ? shown : 0,
-                        slot->id.data ? slot->id.data : "",
-                        slot->is_request && shown < (int)slot->id.length ? "..." : "",
-                        states[slot->state]);
-        }
-        lock_release(&slot->lock);
-    }
-}
-
 uint32_t slot_count(void)
 {
     return atomic_load(&slot_total);

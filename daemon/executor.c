@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
  * A worker waiting for work. A semaphore rather than a condition variable: a thread woken from
@@ -42,6 +43,15 @@ struct executor {
     size_t starting; /* workers a submitter is starting right now */
     size_t count;    /* workers started: threads[0..count) */
     size_t wanted;   /* the most workers */
+    size_t done;     /* jobs run to their end so far */
+    /* Jobs waiting while every worker is held: told once, after stall_after_ms without a job
+     * ending (see exec_set_stall_hook). */
+    exec_stall_fn stall_hook;
+    void *stall_context;
+    long long stall_after_ms;
+    long long stall_since_ms; /* 0: not stalled */
+    size_t stall_done;        /* done when the stall began */
+    bool stall_told;
     pthread_t threads[];
 };
 
@@ -74,6 +84,7 @@ static void *worker_main(void *argument)
         job->run(job);
         pthread_mutex_lock(&pool->lock);
         pool->busy--;
+        pool->done++;
     }
     pthread_mutex_unlock(&pool->lock);
     sem_destroy(&self.wake);
@@ -123,7 +134,9 @@ static size_t workers_to_start(executor *pool)
 
 /*
  * Starts one worker, outside the lock: creating a thread costs 0.1 to 0.4 ms on the machines we
- * measured, which workers must not wait for. Returns 0, or -1 when the thread could not start.
+ * measured, which workers must not wait for. Returns 0, or -1 when the thread could not start:
+ * the pool then keeps the workers it has and never tries again (a limit on threads or memory
+ * does not go away by itself, and every call would pay for the attempt).
  */
 static int grow(executor *pool)
 {
@@ -145,9 +158,9 @@ static int grow(executor *pool)
     if (error == 0) {
         pool->threads[pool->count++] = thread;
     } else {
-        /* Serving goes on with the workers there are; no further attempt. */
-        log_message(LOG_WARNING, "cannot start worker %zu of %zu: %s", pool->count + 1,
-                    pool->wanted, strerror(error));
+        log_message(LOG_WARNING, "cannot start worker %zu of %zu: %s%s", pool->count + 1,
+                    pool->wanted, strerror(error),
+                    pool->count == 0 ? " (handlers run on the threads that queue them)" : "");
         pool->wanted = pool->count + pool->starting - 1;
     }
     pool->starting--;
@@ -156,9 +169,22 @@ static int grow(executor *pool)
     return error == 0 ? 0 : -1;
 }
 
+/* Gives back starts a submitter had counted and will not make. */
+static void forgo_starts(executor *pool, size_t count)
+{
+    if (count == 0)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->starting -= count;
+    pool->wanted -= count;
+    pthread_cond_broadcast(&pool->started);
+    pthread_mutex_unlock(&pool->lock);
+}
+
 /*
- * Not a single worker could be started: the submitting thread runs what waits, so that no job is
- * stranded in a queue nobody takes from.
+ * No worker runs and none is being started, so none ever will: the submitting thread runs what
+ * waits, so that no job is stranded in a queue nobody takes from. Any submitter that finds the
+ * pool so runs the queue, however many starts failed and whoever failed them.
  */
 static void run_here(executor *pool)
 {
@@ -192,6 +218,48 @@ int exec_new(size_t workers, executor **out)
     return 0;
 }
 
+static long long monotonic_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/*
+ * Whether a submit finds jobs waiting behind workers that are all held, no job having ended for
+ * stall_after_ms: then the hook is to be called, once a stall. The clock is read only while the
+ * pool is full. Lock held.
+ */
+static bool stall_to_tell(executor *pool)
+{
+    bool full = pool->count > 0 && pool->starting == 0 && pool->count >= pool->wanted &&
+                pool->busy >= pool->count && pool->queued > 0;
+    if (!pool->stall_hook || !full) {
+        pool->stall_since_ms = 0;
+        return false;
+    }
+    long long now = monotonic_ms();
+    if (pool->stall_since_ms == 0 || pool->stall_done != pool->done) {
+        pool->stall_since_ms = now;
+        pool->stall_done = pool->done;
+        pool->stall_told = false;
+        return false;
+    }
+    if (pool->stall_told || now - pool->stall_since_ms < pool->stall_after_ms)
+        return false;
+    pool->stall_told = true;
+    return true;
+}
+
+void exec_set_stall_hook(executor *pool, int after_ms, exec_stall_fn hook, void *context)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->stall_hook = hook;
+    pool->stall_context = context;
+    pool->stall_after_ms = after_ms;
+    pthread_mutex_unlock(&pool->lock);
+}
+
 void exec_submit(executor *pool, exec_job *job)
 {
     exec_submit_chain(pool, job, job, 1);
@@ -212,12 +280,19 @@ void exec_submit_chain(executor *pool, exec_job *first, exec_job *last, size_t c
     sleeper *woken = pop_sleepers(pool, count);
     size_t start = workers_to_start(pool);
     bool stranded = pool->count + pool->starting == 0; /* every start has failed */
+    bool stalled = stall_to_tell(pool);
+    size_t held = pool->busy, waiting = pool->queued;
     pthread_mutex_unlock(&pool->lock);
+    if (stalled)
+        pool->stall_hook(pool->stall_context, held, waiting);
     /* Woken after the unlock: a worker woken under the lock would at once block on it. */
     wake_all(woken);
     for (size_t i = 0; i < start; i++) {
-        if (grow(pool) != 0 && i == 0 && start == 1)
-            stranded = true;
+        if (grow(pool) != 0) {
+            forgo_starts(pool, start - i - 1); /* the next would fail the same way */
+            stranded = true;                   /* perhaps: run_here looks */
+            break;
+        }
     }
     if (stranded)
         run_here(pool);
@@ -239,6 +314,19 @@ void exec_free(executor *pool)
     pthread_cond_destroy(&pool->started);
     pthread_mutex_destroy(&pool->lock);
     free(pool);
+}
+
+int exec_take_queued(executor *pool, bool from_signal, exec_job **out)
+{
+    /* A signal handler may have interrupted a holder of the lock on its own thread: it tries. */
+    if (from_signal ? pthread_mutex_trylock(&pool->lock) != 0
+                    : pthread_mutex_lock(&pool->lock) != 0)
+        return -1;
+    *out = pool->head;
+    pool->head = pool->tail = NULL;
+    pool->queued = 0;
+    pthread_mutex_unlock(&pool->lock);
+    return 0;
 }
 
 size_t exec_workers(executor *pool)

@@ -12,6 +12,7 @@
 #include "stop_signals.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -91,6 +92,19 @@ static int take_stop_signals(void)
     return pthread_sigmask(SIG_UNBLOCK, &action.sa_mask, NULL) == 0 ? 0 : -1;
 }
 
+/*
+ * The name of a protocol descriptor the caller closed before starting rpcd ("<&-", ">&-"), or
+ * NULL when both are open: an I/O condition of the caller's making, not a failure of rpcd.
+ */
+static const char *closed_protocol_fd(void)
+{
+    if (fcntl(STDIN_FILENO, F_GETFD) < 0 && errno == EBADF)
+        return "stdin";
+    if (fcntl(STDOUT_FILENO, F_GETFD) < 0 && errno == EBADF)
+        return "stdout";
+    return NULL;
+}
+
 static void usage(FILE *stream)
 {
     fprintf(stream,
@@ -107,7 +121,8 @@ static void usage(FILE *stream)
             "  -V, --version      show the version and exit\n"
             "\n"
             "Exit status: 0 served until end of input (or --check passed), 64 bad usage,\n"
-            "74 the client closed stdout, 78 config or plugin error, 70 internal failure.\n",
+            "74 stdin or stdout closed or failing, 78 config or plugin error, 70 internal\n"
+            "failure.\n",
             RPCD_DEFAULT_CONFIG);
 }
 
@@ -155,6 +170,12 @@ int main(int argc, char **argv)
         return EXIT_SOFTWARE;
     }
 
+    const char *closed = closed_protocol_fd();
+    if (closed) {
+        log_message(LOG_ERROR, "%s is closed: rpcd speaks its protocol over stdin and stdout",
+                    closed);
+        return EXIT_IO_ERROR;
+    }
     char error[1024];
     int input_fd, output_fd;
     if (pfd_take(&input_fd, &output_fd, error, sizeof error) != 0) {
@@ -175,6 +196,10 @@ int main(int argc, char **argv)
     }
 
     srv_options serve_options = rt_serve_options(&runtime);
+    /* A stop's grace period ends on time even while a handler holds the reading thread. */
+    serve_options.keep_grace_period = true;
+    serve_options.exit_stopped = 0;
+    serve_options.exit_output_failed = EXIT_IO_ERROR;
     server *srv;
     if (srv_new(runtime.methods, &serve_options, out_write_fd, &output_fd, &srv) != 0) {
         log_message(LOG_ERROR, "cannot start serving: out of memory or file descriptors");

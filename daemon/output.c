@@ -11,9 +11,11 @@
 #include "buffer.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +41,9 @@ struct output {
     buffer pending;
     bool reader_idle;
     atomic_bool failed;
+    /* A write to the sink is under way (a signal may have interrupted it on its own thread). */
+    atomic_bool write_busy;
+    atomic_int write_errno; /* why the first failed write failed */
 
     /* Held by the one thread writing; taken before lock, or tried while holding it. */
     pthread_mutex_t write_lock;
@@ -65,6 +70,14 @@ int out_write_fd(void *sink, const struct iovec *parts, int part_count)
     while (count > 0) {
         ssize_t n = writev(fd, next, count);
         if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                /* A non-blocking stdout (shared with a parent, so its flag stays): a full pipe
+                 * is back-pressure, as it is for a blocking one. Wait for room. */
+                struct pollfd wanted = {fd, POLLOUT, 0};
+                if (poll(&wanted, 1, -1) < 0 && errno != EINTR)
+                    return -1;
+                continue;
+            }
             if (errno == EINTR)
                 continue;
             return -1;
@@ -84,11 +97,24 @@ int out_write_fd(void *sink, const struct iovec *parts, int part_count)
     return 0;
 }
 
+/* Parts to the sink, marked busy meanwhile for out_seize_from_signal. */
+static int write_parts(output *out, const struct iovec *parts, int part_count)
+{
+    atomic_store_explicit(&out->write_busy, true, memory_order_relaxed);
+    int status = out->write(out->sink, parts, part_count);
+    atomic_store_explicit(&out->write_busy, false, memory_order_relaxed);
+    if (status != 0) {
+        int none = 0;
+        atomic_compare_exchange_strong(&out->write_errno, &none, errno);
+    }
+    return status;
+}
+
 /* One buffer to the sink. */
 static int write_bytes(output *out, const char *data, size_t length)
 {
     struct iovec part = {(void *)data, length};
-    return out->write(out->sink, &part, 1);
+    return write_parts(out, &part, 1);
 }
 
 int out_new(out_write_fn write, void *sink, output **out)
@@ -260,7 +286,7 @@ static int write_long_line(output *out, const struct iovec *parts, int part_coun
         if (!last)
             pieces[piece_count++] = parts[i];
     }
-    int status = out->write(out->sink, pieces, piece_count);
+    int status = write_parts(out, pieces, piece_count);
     buf_clear(writing);
     if (writing->capacity > 4 * FLUSH_THRESHOLD)
         buf_free(writing);
@@ -365,6 +391,11 @@ int out_write_ticket(output *out, uint64_t ticket, const struct iovec *parts, in
     if (ticket == 0)
         return out_write_line(out, parts, part_count);
     lock_take(&out->lock);
+    if (ticket < out->next_to_write) {
+        /* Given up already (out_ticket_drop): its place in the order is gone. */
+        lock_release(&out->lock);
+        return 0;
+    }
     parked_line *slot = parked_at(out, ticket);
     int status;
     if (ticket == out->next_to_write) {
@@ -389,6 +420,10 @@ void out_ticket_drop(output *out, uint64_t ticket)
     if (ticket == 0)
         return;
     lock_take(&out->lock);
+    if (ticket < out->next_to_write) {
+        lock_release(&out->lock); /* given up already */
+        return;
+    }
     parked_at(out, ticket)->state = TICKET_DROPPED;
     release_tickets_locked(out);
     maybe_flush_locked(out);
@@ -452,6 +487,57 @@ int out_flush_dying(output *out, int wait_ms)
         if (slot->state == TICKET_READY && slot->line.length > 0 &&
             write_bytes(out, slot->line.data, slot->line.length) != 0)
             return -1;
+    }
+    return 0;
+}
+
+int out_error(const output *out)
+{
+    return atomic_load(&((output *)out)->write_errno);
+}
+
+/* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */
+static bool try_lock_for_signal(pthread_mutex_t *mutex)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        if (lock_try(mutex) == 0)
+            return true;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return false;
+}
+
+int out_seize_from_signal(output *out)
+{
+    if (atomic_load(&out->failed) || atomic_load(&out->write_busy))
+        return -1;
+    /* Both locks are kept: no other thread writes from here to the end of the process. */
+    if (!try_lock_for_signal(&out->write_lock))
+        return -1;
+    if (!try_lock_for_signal(&out->lock) || atomic_load(&out->write_busy))
+        return -1;
+    /* Up to the last newline: the signal may have come while this thread added a line. */
+    const char *end =
+        out->pending.length > 0 ? memrchr(out->pending.data, '\n', out->pending.length) : NULL;
+    if (end && write_bytes(out, out->pending.data, (size_t)(end - out->pending.data) + 1) != 0) {
+        atomic_store(&out->failed, true);
+        return -1;
+    }
+    out->pending.length = 0;
+    return 0;
+}
+
+int out_write_seized(output *out, const struct iovec *parts, int part_count)
+{
+    struct iovec all[OUT_PARTS_MOST];
+    int count = 0;
+    for (int i = 0; i < part_count && count < OUT_PARTS_MOST - 1; i++)
+        all[count++] = parts[i];
+    all[count++] = (struct iovec){"\n", 1};
+    if (atomic_load(&out->failed) || write_parts(out, all, count) != 0) {
+        atomic_store(&out->failed, true);
+        return -1;
     }
     return 0;
 }

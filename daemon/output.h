@@ -52,7 +52,10 @@ uint64_t out_ticket_take(output *out);
 /* Writes a line for ticket (0: at once, as out_write_line). Returns as out_write_line. */
 int out_write_ticket(output *out, uint64_t ticket, const struct iovec *parts, int part_count);
 
-/* Gives a ticket up: its request ends without a response. Thread-safe. */
+/*
+ * Gives a ticket up: its request ends without a response. A line written later for a ticket
+ * given up is dropped once the lines after it have gone out. Thread-safe.
+ */
 void out_ticket_drop(output *out, uint64_t ticket);
 
 /* Writes what is pending. Returns 0, or -1 when the output has failed. Thread-safe. */
@@ -66,6 +69,8 @@ void out_set_reader_idle(output *out, bool idle);
 
 /* True once a write has failed (for instance EPIPE); later lines are dropped. Thread-safe. */
 bool out_failed(const output *out);
+/* The errno of the first write that failed (EPIPE: the client closed its end), 0 if none. */
+int out_error(const output *out);
 
 /*
  * For a process about to die (a fatal signal, exit() from a plugin): writes the complete lines
@@ -76,8 +81,20 @@ bool out_failed(const output *out);
  */
 int out_flush_dying(output *out, int wait_ms);
 
-/* Writes to a file descriptor (sink points to an int) with writev, resuming after EINTR and
- * short writes. */
+/*
+ * For a signal handler that ends the process (async-signal-safe: no allocation, locks only tried):
+ * takes the output for good, its locks never given back, and writes what is pending, whole lines
+ * only. Returns 0, or -1 when it could not (a write under way or stuck, a lock held, the output
+ * failed): nothing may be written then.
+ */
+int out_seize_from_signal(output *out);
+/* After out_seize_from_signal: writes one line of parts (fewer than OUT_PARTS_MOST) and "\n". */
+int out_write_seized(output *out, const struct iovec *parts, int part_count);
+
+/*
+ * Writes to a file descriptor (sink points to an int) with writev, resuming after EINTR and
+ * short writes. On a non-blocking descriptor, EAGAIN waits in poll() for room instead of failing.
+ */
 int out_write_fd(void *sink, const struct iovec *parts, int part_count);
 
 #endif

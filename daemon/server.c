@@ -8,6 +8,7 @@
 #include "call.h"
 #include "crash_report.h"
 #include "dispatch.h"
+#include "grace.h"
 #include "log.h"
 #include "signals.h"
 #include "stop_signals.h"
@@ -40,6 +41,8 @@ struct server {
     /* Set before the reader is woken: the output marks itself failed only once the write
      * returns, and a reader woken before that went back to waiting for input for good. */
     atomic_bool write_failed;
+    grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
+    bool grace_watched;
 };
 
 /*
@@ -125,6 +128,8 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     };
     if (call_context_new(&settings, &srv->calls) != 0)
         goto fail;
+    /* Held longer than a stop would wait for them: worth a warning. */
+    call_name_stalls_after(srv->calls, options->shutdown_grace_ms);
     *out = srv;
     return 0;
 fail:
@@ -155,6 +160,7 @@ void srv_free(server *srv)
 void srv_stop(server *srv)
 {
     atomic_store(&srv->stopping, true);
+    grace_start();
     call_interrupt_waits_from_signal(srv->calls);
     int input_fd = atomic_load(&srv->input_fd);
     if (input_fd >= 0)
@@ -180,6 +186,13 @@ ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
             break;
         }
         n = read(input->fd, bytes, capacity);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* A non-blocking stdin: wait for input in poll(), which a stop interrupts as it does
+             * read(); EINTR then goes round to the checks above. */
+            if (lr_wait_readable(input->fd) == 0 || errno == EINTR)
+                continue;
+            n = -1;
+        }
         if (n >= 0 || errno != EINTR) {
             /* The end srv_stop put in place of the input is no end of input. */
             if (n == 0 && atomic_load(&srv->stopping)) {
@@ -210,8 +223,9 @@ static long long monotonic_ms(void)
  */
 static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
 {
-    long long deadline = monotonic_ms() + timeout_ms;
-    bool logged = false;
+    long long started = monotonic_ms();
+    long long deadline = started + timeout_ms;
+    bool logged = false, named = false;
     int status = 0;
     stop_signals_hold();
     for (;;) {
@@ -226,6 +240,11 @@ static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
         if (until_stopped && !logged) {
             log_message(LOG_DEBUG, "end of input: waiting for the calls in flight");
             logged = true;
+        }
+        /* A pool held by calls that never end keeps rpcd here until a stop: say which. */
+        if (until_stopped && !named && monotonic_ms() - started >= srv->options.shutdown_grace_ms) {
+            call_log_running(srv->calls, LOG_WARNING, "end of input: still waiting for");
+            named = true;
         }
         stop_signals_deliver_pending();
         if ((until_stopped && (atomic_load(&srv->stopping) || out_failed(srv->out))) ||
@@ -250,6 +269,11 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     sigaddset(&wake, sig_wake_number());
     pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
     lr_set_idle_hook(reader, reader_idle, srv);
+    if (srv->options.keep_grace_period) {
+        srv->grace = (grace_target){srv->out, srv->calls, srv->options.shutdown_grace_ms,
+                                    srv->options.exit_stopped, srv->options.exit_output_failed};
+        srv->grace_watched = grace_watch(&srv->grace) == 0;
+    }
     /* Calls started from one read are handed to the workers together (see reader_idle). */
     call_begin_group(srv->calls);
 
@@ -300,23 +324,41 @@ int srv_run(server *srv, lr_read_fn read, void *source)
             stopped = atomic_load(&srv->stopping);
     }
     if (out_failed(srv->out) || result != SRV_DONE || stopped) {
-        /* Nobody to answer, or asked to go: tell the calls, give them the grace period. */
+        /* Nobody to answer, or asked to go: tell the calls, give them the grace period. Calls
+         * that have not started never will: they are answered now, whatever holds the pool. */
         call_cancel_all(srv->calls);
         call_interrupt_waits(srv->calls);
-        if (wait_for_calls(srv, srv->options.shutdown_grace_ms, false) != 0) {
+        call_end_unstarted(srv->calls);
+        grace_set_phase(GRACE_WAITING);
+        /* The period counts from the stop, not from when this thread got here. */
+        int grace_ms =
+            srv->grace_watched && stopped ? grace_left_ms() : srv->options.shutdown_grace_ms;
+        if (wait_for_calls(srv, grace_ms, false) != 0) {
+            grace_set_phase(GRACE_ENDING);
+            call_end_unstarted(srv->calls);
+            call_log_running(srv->calls, LOG_WARNING,
+                             "still running at the end of the grace period; left unanswered");
+            call_drop_running_tickets(srv->calls);
             log_message(LOG_WARNING, "calls still running after %d ms; leaving them",
                         srv->options.shutdown_grace_ms);
-            call_log_running(srv->calls);
             if (result == SRV_DONE)
                 result = SRV_STOPPED_EARLY;
         } else if (result == SRV_DONE) {
             result = SRV_STOPPED;
         }
     }
+    grace_set_phase(GRACE_ENDING);
     if (out_flush(srv->out) != 0 || out_failed(srv->out)) {
-        log_message(LOG_ERROR, "writing responses failed: the client closed its end");
+        int error = out_error(srv->out);
+        if (error == 0 || error == EPIPE)
+            log_message(LOG_ERROR, "writing responses failed: the client closed its end");
+        else
+            log_message(LOG_ERROR, "writing responses failed: %s", strerror(error));
         result = SRV_OUTPUT_FAILED;
     }
+    if (srv->grace_watched)
+        grace_unwatch();
+    srv->grace_watched = false;
     return result;
 }
 

@@ -24,6 +24,14 @@ typedef struct srv_options {
     int shutdown_grace_ms;         /* after a stop, how long calls in flight may take to finish */
     bool ordered;                  /* responses in request order */
     const struct mcp_tools *tools; /* borrowed: the MCP tools; NULL: none */
+    /*
+     * After srv_stop, end the process once shutdown_grace_ms are over should the reading thread
+     * be held in a handler meanwhile (see grace.h), with exit_stopped, or exit_output_failed
+     * when the output had failed. For the daemon, which one server serves.
+     */
+    bool keep_grace_period;
+    int exit_stopped;
+    int exit_output_failed;
 } srv_options;
 
 enum srv_result {

@@ -351,7 +351,7 @@ static void test_calls_left_at_stop_are_named(void **state)
     harness_exit status;
     assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
     assert_true(status.exited);
-    static const char expected[] = "still running: plugin concurrency, method deferred.hold, "
+    static const char expected[] = "left unanswered: plugin concurrency, method deferred.hold, "
                                    "id \"stuck\" (deferred, not completed)";
     if (!strstr(harness_stderr(rpcd), expected))
         print_error("not in stderr: %s\n%s\n", expected, harness_stderr(rpcd));

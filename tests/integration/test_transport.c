@@ -6,8 +6,16 @@
  */
 #include "harness.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -660,6 +668,206 @@ static void test_exit_zero_at_eof(void **state)
     finish(rpcd);
 }
 
+/*
+ * Runs rpcd on one request with a shell redirection of its stdin or stdout (such as "<&-"), and
+ * expects exit 74, nothing on stdout, and expected_line on stderr.
+ */
+static void redirected_exits_74(const char *redirect, const char *expected_line)
+{
+    harness_argv rpcd = harness_rpcd_argv(ordered_config);
+    assert_non_null(rpcd.argv[0]);
+    char script[64]; /* "exec" and the redirection */
+    snprintf(script, sizeof script, "exec \"$@\" %s", redirect);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, "/bin/sh");
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, script);
+    harness_argv_push(&args, "sh");
+    for (int i = 0; i < rpcd.count; i++)
+        harness_argv_push(&args, rpcd.argv[i]);
+    static const char request[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n";
+    harness_run_result result;
+    harness_run(args.argv, request, strlen(request), HARNESS_TIMEOUT_MS, &result);
+    bool ok = result.status.exited && result.status.code == 74 && result.out_length == 0 &&
+              strstr(result.err, expected_line) != NULL;
+    if (!ok)
+        print_error("%s: expected exit 74 and \"%s\"; got %s\nstderr:\n%s\n", redirect,
+                    expected_line, harness_exit_describe(&result.status),
+                    result.err ? result.err : "");
+    harness_run_result_free(&result);
+    assert_true(ok);
+}
+
+/*
+ * A write that fails for another reason than a closed pipe (stdout is /dev/full): exit 74, and
+ * the log says why instead of blaming the client.
+ */
+static void test_stdout_write_error_is_named(void **state)
+{
+    (void)state;
+    redirected_exits_74(">/dev/full",
+                        "rpcd: error: writing responses failed: No space left on device");
+}
+
+/*
+ * stdin or stdout closed before rpcd starts (a shell's "<&-" or ">&-"): an I/O condition, not a
+ * failure of rpcd, so exit 74 with one line naming the descriptor.
+ */
+static void test_stdin_closed_at_start_exits_74(void **state)
+{
+    (void)state;
+    redirected_exits_74("<&-", "rpcd: error: stdin is closed");
+}
+
+static void test_stdout_closed_at_start_exits_74(void **state)
+{
+    (void)state;
+    redirected_exits_74(">&-", "rpcd: error: stdout is closed");
+}
+
+/* ---- Non-blocking stdin and stdout --------------------------------------------------------- */
+
+enum { NONBLOCKING_REQUESTS = 64, NONBLOCKING_PAYLOAD = 8000 };
+
+/* Sends the requests after a pause (rpcd's first reads find nothing), then ends the input. */
+static void *send_late(void *context)
+{
+    int fd = *(int *)context;
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    static char payload[NONBLOCKING_PAYLOAD + 1];
+    memset(payload, 'p', NONBLOCKING_PAYLOAD);
+    intptr_t failed = 0;
+    for (int i = 0; i < NONBLOCKING_REQUESTS && !failed; i++) {
+        char *request;
+        int length = asprintf(
+            &request, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\",\"params\":[\"%s\"]}\n",
+            i, payload);
+        for (int done = 0; length > 0 && done < length;) {
+            /* Bounded: this test holds the read end too, so a dead rpcd would block a write. */
+            struct pollfd room = {fd, POLLOUT, 0};
+            ssize_t n = poll(&room, 1, LINE_TIMEOUT_MS) == 1
+                            ? write(fd, request + done, (size_t)(length - done))
+                            : -1;
+            if (n < 0) {
+                failed = 1;
+                break;
+            }
+            done += (int)n;
+        }
+        free(request);
+    }
+    close(fd);
+    return (void *)failed;
+}
+
+/* Reads one line of up to capacity bytes from fd, waiting at most LINE_TIMEOUT_MS for each read. */
+static bool read_line_from(int fd, char *line, size_t capacity)
+{
+    size_t used = 0;
+    while (used < capacity) {
+        struct pollfd ready = {fd, POLLIN, 0};
+        if (poll(&ready, 1, LINE_TIMEOUT_MS) != 1 || read(fd, line + used, 1) != 1)
+            return false;
+        if (line[used] == '\n') {
+            line[used] = '\0';
+            return true;
+        }
+        used++;
+    }
+    return false;
+}
+
+/*
+ * stdin and stdout non-blocking, as when a parent shares its own non-blocking pipe or terminal
+ * with rpcd: its first reads find nothing (EAGAIN), and its writes find stdout full while the
+ * client waits before reading (EAGAIN again). Neither is a failure: every request is answered,
+ * rpcd exits 0, and the flags stay set (they belong to the parent's open files as well).
+ */
+static void test_nonblocking_stdin_and_stdout(void **state)
+{
+    (void)state;
+    harness_argv args = harness_rpcd_argv(ordered_config);
+    assert_non_null(args.argv[0]);
+    int in[2], out[2], err[2];
+    assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+    assert_int_equal(fcntl(in[0], F_SETFL, fcntl(in[0], F_GETFL) | O_NONBLOCK), 0);
+    assert_int_equal(fcntl(out[1], F_SETFL, fcntl(out[1], F_GETFL) | O_NONBLOCK), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+            _exit(127);
+        execv(args.argv[0], (char *const *)args.argv);
+        _exit(127);
+    }
+    close(err[1]);
+    pthread_t sender;
+    assert_int_equal(pthread_create(&sender, NULL, send_late, &in[1]), 0);
+
+    /* Nothing read for a while: rpcd fills the pipe (64 KiB, the answers are 512 KiB). */
+    struct timespec pause = {0, 400 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    static char line[NONBLOCKING_PAYLOAD + 256];
+    int answered = 0;
+    for (int i = 0; i < NONBLOCKING_REQUESTS; i++) {
+        if (!read_line_from(out[0], line, sizeof line))
+            break;
+        json_t *response = load_line(line);
+        assert_int_equal(json_integer_value(json_object_get(response, "id")), i);
+        assert_int_equal(
+            strlen(json_string_value(json_array_get(json_object_get(response, "result"), 0))),
+            NONBLOCKING_PAYLOAD);
+        json_decref(response);
+        answered++;
+    }
+    void *send_failed;
+    pthread_join(sender, &send_failed);
+    assert_true((fcntl(in[0], F_GETFL) & O_NONBLOCK) != 0);
+    assert_true((fcntl(out[1], F_GETFL) & O_NONBLOCK) != 0);
+    close(in[0]);
+    close(out[1]);
+
+    static char errors[65536];
+    size_t error_length = 0;
+    for (;;) {
+        struct pollfd ready = {err[0], POLLIN, 0};
+        if (poll(&ready, 1, HARNESS_TIMEOUT_MS) != 1)
+            break;
+        ssize_t n = read(err[0], errors + error_length, sizeof errors - 1 - error_length);
+        if (n <= 0)
+            break;
+        error_length += (size_t)n;
+    }
+    errors[error_length] = '\0';
+    int status = 0;
+    pid_t reaped = 0;
+    for (int tries = 0; tries < HARNESS_TIMEOUT_MS / 10 && reaped == 0; tries++) {
+        reaped = waitpid(pid, &status, WNOHANG);
+        if (reaped == 0) {
+            struct timespec tick = {0, 10 * 1000 * 1000};
+            nanosleep(&tick, NULL);
+        }
+    }
+    if (reaped == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    char rest[16];
+    bool more = read(out[0], rest, sizeof rest) > 0;
+    close(out[0]);
+    close(err[0]);
+    bool ok = answered == NONBLOCKING_REQUESTS && !more && send_failed == NULL && reaped == pid &&
+              WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok)
+        print_error("%d of %d answered, %s, status %#x; stderr:\n%s\n", answered,
+                    NONBLOCKING_REQUESTS, reaped == pid ? "exited" : "killed", status, errors);
+    assert_true(ok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -678,6 +886,10 @@ int main(void)
         cmocka_unit_test(test_plugin_stdout_writes_stay_off_protocol),
         cmocka_unit_test(test_large_message),
         cmocka_unit_test(test_exit_zero_at_eof),
+        cmocka_unit_test(test_nonblocking_stdin_and_stdout),
+        cmocka_unit_test(test_stdout_write_error_is_named),
+        cmocka_unit_test(test_stdin_closed_at_start_exits_74),
+        cmocka_unit_test(test_stdout_closed_at_start_exits_74),
     };
     return cmocka_run_group_tests(tests, make_ordered_config, remove_ordered_config);
 }

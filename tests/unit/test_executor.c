@@ -254,6 +254,8 @@ static void test_free_right_after_new(void **state)
 
 /* Thread starts pthread_create still allows; -1: all of them. */
 static atomic_int starts_allowed = -1;
+/* Every call of pthread_create, allowed or not. */
+static atomic_int start_attempts;
 
 int __real_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
                           void *argument);
@@ -262,6 +264,7 @@ int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
                           void *argument)
 {
+    atomic_fetch_add(&start_attempts, 1);
     int allowed = atomic_load(&starts_allowed);
     while (allowed > 0 && !atomic_compare_exchange_weak(&starts_allowed, &allowed, allowed - 1))
         ;
@@ -351,6 +354,185 @@ static void test_pool_keeps_the_workers_it_could_start(void **state)
     atomic_store(&starts_allowed, -1);
 }
 
+/*
+ * No thread can start, and jobs come several at once (a batch): each start fails, and the jobs
+ * must still run, on the submitting thread, before the submit returns. Only one start is tried:
+ * after a failure the pool does not try the others of the round.
+ */
+static void test_no_thread_can_start_for_a_chain(void **state)
+{
+    (void)state;
+    enum { JOBS = 3 };
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, true, 0};
+    thread_job jobs[JOBS];
+    for (size_t i = 0; i < JOBS; i++)
+        jobs[i] = (thread_job){{note_thread, i + 1 < JOBS ? &jobs[i + 1].job : NULL}, &g, false, 0};
+    executor *pool = NULL;
+    assert_int_equal(exec_new(4, &pool), 0);
+    atomic_store(&starts_allowed, 0);
+    atomic_store(&start_attempts, 0);
+    exec_submit_chain(pool, &jobs[0].job, &jobs[JOBS - 1].job, JOBS);
+    assert_int_equal(g.finished, JOBS); /* done before exec_submit_chain returned */
+    for (size_t i = 0; i < JOBS; i++)
+        assert_true(pthread_equal(jobs[i].ran_on, pthread_self()));
+    assert_int_equal(atomic_load(&start_attempts), 1);
+    assert_int_equal(exec_workers(pool), 0);
+    exec_free(pool);
+    atomic_store(&starts_allowed, -1);
+}
+
+/*
+ * Once a thread could not start, later submits do not try again: with a pool of four and no
+ * thread allowed, twenty jobs one by one cost one attempt, and every job runs.
+ */
+static void test_failed_start_is_not_retried(void **state)
+{
+    (void)state;
+    enum { JOBS = 20 };
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, true, 0};
+    thread_job jobs[JOBS];
+    executor *pool = NULL;
+    assert_int_equal(exec_new(4, &pool), 0);
+    atomic_store(&starts_allowed, 0);
+    atomic_store(&start_attempts, 0);
+    for (size_t i = 0; i < JOBS; i++) {
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, false, 0};
+        exec_submit(pool, &jobs[i].job);
+    }
+    assert_int_equal(g.finished, JOBS);
+    assert_int_equal(atomic_load(&start_attempts), 1);
+    exec_free(pool);
+
+    /* The same with one thread that starts: the second start fails once, and is not retried. */
+    g.finished = 0;
+    g.open = false;
+    assert_int_equal(exec_new(4, &pool), 0);
+    atomic_store(&starts_allowed, 1);
+    atomic_store(&start_attempts, 0);
+    for (size_t i = 0; i < JOBS; i++) {
+        /* The first holds the one worker, so that each later job would want another. */
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, i == 0, 0};
+        exec_submit(pool, &jobs[i].job);
+    }
+    pthread_mutex_lock(&g.lock);
+    g.open = true;
+    pthread_cond_broadcast(&g.changed);
+    while (g.finished < JOBS)
+        pthread_cond_wait(&g.changed, &g.lock);
+    pthread_mutex_unlock(&g.lock);
+    assert_int_equal(atomic_load(&start_attempts), 2);
+    assert_int_equal(exec_workers(pool), 1);
+    exec_free(pool);
+    atomic_store(&starts_allowed, -1);
+}
+
+/*
+ * Jobs taken out of the queue (a stop answers them itself) are handed back in order and never
+ * run on a worker; a job already running is not among them.
+ */
+static void test_take_queued(void **state)
+{
+    (void)state;
+    enum { JOBS = 4 };
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+    thread_job jobs[JOBS];
+    executor *pool = NULL;
+    assert_int_equal(exec_new(1, &pool), 0);
+    for (size_t i = 0; i < JOBS; i++) {
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, i == 0, 0};
+        exec_submit(pool, &jobs[i].job);
+    }
+    /* The first is running (it waits for the gate) once the worker has noted its thread. */
+    for (int tries = 0; tries < 10000; tries++) {
+        pthread_mutex_lock(&g.lock);
+        bool running = !pthread_equal(jobs[0].ran_on, (pthread_t)0);
+        pthread_mutex_unlock(&g.lock);
+        if (running)
+            break;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    exec_job *taken = NULL;
+    assert_int_equal(exec_take_queued(pool, false, &taken), 0);
+    for (size_t i = 1; i < JOBS; i++) {
+        assert_ptr_equal(taken, &jobs[i].job);
+        taken = taken->next;
+    }
+    assert_null(taken);
+    assert_int_equal(exec_take_queued(pool, true, &taken), 0); /* nothing left */
+    assert_null(taken);
+    pthread_mutex_lock(&g.lock);
+    g.open = true;
+    pthread_cond_broadcast(&g.changed);
+    pthread_mutex_unlock(&g.lock);
+    exec_free(pool);
+    assert_int_equal(g.finished, 1); /* only the one that was running */
+}
+
+/* Counts the stall hook's calls and what it was told. */
+typedef struct stall_report {
+    atomic_int calls;
+    size_t held, waiting;
+} stall_report;
+
+static void note_stall(void *context, size_t held, size_t waiting)
+{
+    stall_report *report = context;
+    report->held = held;
+    report->waiting = waiting;
+    atomic_fetch_add(&report->calls, 1);
+}
+
+/*
+ * The stall hook: jobs waiting behind a held worker are told once, and only after the time
+ * given has passed with no job ending; a job that ends starts the count again.
+ */
+static void test_stall_hook(void **state)
+{
+    (void)state;
+    enum { JOBS = 6 };
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+    thread_job jobs[JOBS];
+    stall_report report = {0, 0, 0};
+    executor *pool = NULL;
+    assert_int_equal(exec_new(1, &pool), 0);
+    exec_set_stall_hook(pool, 50, note_stall, &report);
+    jobs[0] = (thread_job){{note_thread, NULL}, &g, true, 0};
+    exec_submit(pool, &jobs[0].job); /* holds the one worker */
+    for (int tries = 0; tries < 10000; tries++) {
+        pthread_mutex_lock(&g.lock);
+        bool running = !pthread_equal(jobs[0].ran_on, (pthread_t)0);
+        pthread_mutex_unlock(&g.lock);
+        if (running)
+            break;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    for (size_t i = 1; i < JOBS; i++)
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, false, 0};
+    exec_submit(pool, &jobs[1].job); /* the stall begins */
+    exec_submit(pool, &jobs[2].job);
+    assert_int_equal(atomic_load(&report.calls), 0); /* too soon */
+    struct timespec pause = {0, 80 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    exec_submit(pool, &jobs[3].job);
+    assert_int_equal(atomic_load(&report.calls), 1);
+    assert_int_equal(report.held, 1);
+    assert_int_equal(report.waiting, 3);
+    exec_submit(pool, &jobs[4].job);
+    assert_int_equal(atomic_load(&report.calls), 1); /* once a stall */
+    pthread_mutex_lock(&g.lock);
+    g.open = true;
+    pthread_cond_broadcast(&g.changed);
+    while (g.finished < JOBS - 1)
+        pthread_cond_wait(&g.changed, &g.lock);
+    pthread_mutex_unlock(&g.lock);
+    exec_submit(pool, &jobs[5].job); /* jobs ended: no stall */
+    exec_free(pool);
+    assert_int_equal(atomic_load(&report.calls), 1);
+    assert_int_equal(g.finished, JOBS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +545,10 @@ int main(void)
         cmocka_unit_test(test_workers_start_with_signals_blocked),
         cmocka_unit_test(test_no_thread_can_start_so_the_submitter_runs_jobs),
         cmocka_unit_test(test_pool_keeps_the_workers_it_could_start),
+        cmocka_unit_test(test_no_thread_can_start_for_a_chain),
+        cmocka_unit_test(test_failed_start_is_not_retried),
+        cmocka_unit_test(test_take_queued),
+        cmocka_unit_test(test_stall_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

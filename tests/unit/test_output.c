@@ -22,6 +22,10 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <time.h>
+
 enum { FLUSH_THRESHOLD = 64 * 1024 }; /* as documented in output.c */
 
 /* A write function that records everything, and can be told to fail. */
@@ -243,6 +247,155 @@ static void test_write_fd(void **state)
     close(fds[1]);
 }
 
+/* Reads a pipe slowly (a pause first, then small reads) until it ends; counts the bytes. */
+typedef struct slow_reader {
+    int fd;
+    size_t received;
+    bool newline_last; /* the last byte read was "\n" */
+} slow_reader;
+
+static void *slow_reader_main(void *context)
+{
+    slow_reader *r = context;
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(r->fd, chunk, sizeof chunk)) > 0) {
+        r->received += (size_t)n;
+        r->newline_last = chunk[n - 1] == '\n';
+    }
+    return NULL;
+}
+
+/*
+ * A non-blocking pipe (a parent may share one with rpcd) whose reader is slow: the writes find
+ * it full and get EAGAIN, which is no failure; they wait for room and every byte goes out.
+ */
+static void test_write_fd_nonblocking(void **state)
+{
+    (void)state;
+    enum { LINES = 64, LINE_BYTES = 8191 };
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK), 0);
+    slow_reader reader = {fds[0], 0, false};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, slow_reader_main, &reader), 0);
+    output *out = NULL;
+    assert_int_equal(out_new(out_write_fd, &fds[1], &out), 0);
+    static char text[LINE_BYTES];
+    memset(text, 'x', sizeof text);
+    struct iovec parts[] = {{text, sizeof text}};
+    for (int i = 0; i < LINES; i++)
+        assert_int_equal(out_write_line(out, parts, 1), 0); /* 512 KiB, 8 pipes full */
+    assert_int_equal(out_flush(out), 0);
+    assert_false(out_failed(out));
+    out_free(out);
+    close(fds[1]);
+    pthread_join(thread, NULL);
+    close(fds[0]);
+    assert_int_equal(reader.received, (size_t)LINES * (LINE_BYTES + 1));
+    assert_true(reader.newline_last);
+}
+
+/*
+ * Ordered output: a ticket given up (its call is left running at the end) lets the lines after
+ * it go out, and a line written for it later is dropped, not written out of order.
+ */
+static void test_line_for_a_ticket_given_up_is_dropped(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    out_set_ordered(out, true);
+    out_set_reader_idle(out, true);
+    uint64_t stuck = out_ticket_take(out);
+    uint64_t after = out_ticket_take(out);
+    struct iovec second[] = {PART("second")};
+    assert_int_equal(out_write_ticket(out, after, second, 1), 0);
+    assert_int_equal(s.written.length, 0); /* waits for the first */
+    out_ticket_drop(out, stuck);
+    ASSERT_WRITTEN(&s, "second\n");
+    struct iovec late[] = {PART("late")};
+    assert_int_equal(out_write_ticket(out, stuck, late, 1), 0);
+    out_ticket_drop(out, stuck); /* harmless again */
+    assert_int_equal(out_flush(out), 0);
+    ASSERT_WRITTEN(&s, "second\n");
+    /* The order goes on from there, even where a later ticket takes the same place in the ring
+     * of waiting lines as the one given up (64 places at first). */
+    uint64_t waiting[64];
+    size_t count = 0;
+    do {
+        waiting[count] = out_ticket_take(out);
+    } while (waiting[count++] != stuck + 64 && count < 64);
+    assert_int_equal(waiting[count - 1], stuck + 64);
+    assert_int_equal(out_write_ticket(out, stuck, late, 1), 0);
+    out_ticket_drop(out, stuck);
+    for (size_t i = 0; i + 1 < count; i++)
+        out_ticket_drop(out, waiting[i]);
+    struct iovec last[] = {PART("last")};
+    assert_int_equal(out_write_ticket(out, waiting[count - 1], last, 1), 0);
+    assert_int_equal(out_flush(out), 0);
+    ASSERT_WRITTEN(&s, "second\nlast\n");
+    out_free(out);
+    buf_free(&s.written);
+}
+
+/*
+ * The end from a signal handler, in a child process (the output is kept locked for good): what
+ * is pending goes out, whole lines only, then the lines written after the seizure.
+ */
+static void test_seize_from_signal(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        output *out = NULL;
+        if (out_new(out_write_fd, &fds[1], &out) != 0)
+            _exit(1);
+        struct iovec pending[] = {PART("{\"pending\":"), PART("1}")};
+        out_write_line(out, pending, 2); /* the reader is not idle: it stays pending */
+        if (out_seize_from_signal(out) != 0)
+            _exit(2);
+        struct iovec last[] = {PART("{\"last\":"), PART("2}")};
+        if (out_write_seized(out, last, 2) != 0)
+            _exit(3);
+        _exit(0);
+    }
+    close(fds[1]);
+    char received[64];
+    size_t length = 0;
+    ssize_t n;
+    while ((n = read(fds[0], received + length, sizeof received - length)) > 0)
+        length += (size_t)n;
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    static const char expected[] = "{\"pending\":1}\n{\"last\":2}\n";
+    assert_int_equal(length, sizeof expected - 1);
+    assert_memory_equal(received, expected, sizeof expected - 1);
+}
+
+/* A failed output is not seized: nothing may be written. */
+static void test_seize_failed_output(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, true, false};
+    output *out = open_output(&s);
+    struct iovec parts[] = {PART("line")};
+    out_write_line(out, parts, 1);
+    assert_int_equal(out_flush(out), -1);
+    assert_int_equal(out_seize_from_signal(out), -1);
+    out_free(out);
+    buf_free(&s.written);
+}
+
 enum { THREADS = 4, LINES_PER_THREAD = 10000 };
 
 typedef struct writer_args {
@@ -436,6 +589,10 @@ int main(void)
         cmocka_unit_test(test_failed_write),
         cmocka_unit_test(test_failed_flush),
         cmocka_unit_test(test_write_fd),
+        cmocka_unit_test(test_write_fd_nonblocking),
+        cmocka_unit_test(test_line_for_a_ticket_given_up_is_dropped),
+        cmocka_unit_test(test_seize_from_signal),
+        cmocka_unit_test(test_seize_failed_output),
         cmocka_unit_test(test_threads_lines_whole),
         cmocka_unit_test(test_backed_up_output_blocks_writers),
     };

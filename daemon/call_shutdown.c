@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Calls at the end of serving: every call that never ran is answered (-32800, with a detail
+ * saying why), and the calls still running are named, plugin, method and id, as they are when
+ * they hold the pool for long while serving. The end comes twice:
+ * for the reading thread, and async-signal-safe for the end of a grace period that the reading
+ * thread cannot keep itself.
+ */
+#include "call_internal.h"
+#include "lock.h"
+
+#include "log.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char never_ran_detail[] = "rpcd stopped before the call ran";
+
+static call_slot *slot_of_job(exec_job *job)
+{
+    return (call_slot *)((char *)job - offsetof(call_slot, job));
+}
+
+/*
+ * Moves the calls waiting behind a running serialized call onto *chain (through job.next). They
+ * go first: ending one of them must not hand the next to the pool. Context lock held.
+ */
+static void take_serial_waiting(call_context *context, exec_job **chain)
+{
+    for (size_t i = 0; i < context->serial_count; i++) {
+        serial_queue *queue = &context->serial[i];
+        if (!queue->busy)
+            continue; /* its head and tail mean something only while busy */
+        while (queue->head != NO_SLOT) {
+            call_slot *slot = slot_at(queue->head);
+            queue->head = slot->serial_next;
+            slot->job.next = *chain;
+            *chain = &slot->job;
+        }
+        queue->tail = NO_SLOT;
+    }
+}
+
+/* Appends chain b to the end of chain a. */
+static exec_job *join_chains(exec_job *a, exec_job *b)
+{
+    if (!a)
+        return b;
+    exec_job *last = a;
+    while (last->next)
+        last = last->next;
+    last->next = b;
+    return a;
+}
+
+void call_end_unstarted(call_context *context)
+{
+    exec_job *chain = NULL;
+    lock_take(&context->lock);
+    take_serial_waiting(context, &chain);
+    lock_release(&context->lock);
+    exec_job *queued = NULL;
+    if (context->pool)
+        exec_take_queued(context->pool, false, &queued);
+    chain = join_chains(chain, queued);
+    while (chain) {
+        call_slot *slot = slot_of_job(chain);
+        chain = chain->next;
+        lock_take(&slot->lock);
+        /* The reason goes into error.data.detail, as a plugin's call_fail message would; a call
+         * the client cancelled itself is answered as it asked. */
+        if (slot->cancel_style == CALL_CANCEL_FLAG || !atomic_load(&slot->cancelled)) {
+            buf_clear(&slot->failure_message);
+            slot->has_failure_message =
+                buf_append(&slot->failure_message, never_ran_detail, sizeof never_ran_detail) == 0;
+            slot->has_failure_data = false;
+            slot->failure_status = RPCD_ERR_CANCELLED;
+        }
+        lock_release(&slot->lock);
+        call_finish(slot->index, RPCD_ERR_CANCELLED);
+    }
+}
+
+/* What a log line needs of a call, copied under its lock. */
+typedef struct call_name {
+    const char *plugin;
+    const char *method;
+    char id[96];
+    size_t id_length;
+    bool deferred;
+} call_name;
+
+/* Copies the name of the call in slot when it belongs to context and has started. */
+static bool name_of(call_slot *slot, const call_context *context, call_name *name)
+{
+    if (!slot->active || slot->context != context || slot->state == SLOT_QUEUED)
+        return false;
+    name->plugin = slot->method->owner_name;
+    name->method = slot->method->name;
+    name->deferred = slot->state == SLOT_DEFERRED;
+    name->id_length = slot->is_request ? slot->id.length : 0;
+    if (name->id_length > sizeof name->id - 4) {
+        memcpy(name->id, slot->id.data, sizeof name->id - 4);
+        memcpy(name->id + sizeof name->id - 4, "...", 3);
+        name->id_length = sizeof name->id - 1;
+    } else if (name->id_length > 0) {
+        memcpy(name->id, slot->id.data, name->id_length);
+    }
+    return true;
+}
+
+size_t call_log_running(call_context *context, int level, const char *situation)
+{
+    size_t count = 0;
+    uint32_t total = slot_count();
+    for (uint32_t index = 0; index < total; index++) {
+        call_slot *slot = slot_at(index);
+        call_name name;
+        lock_take(&slot->lock);
+        bool named = name_of(slot, context, &name);
+        lock_release(&slot->lock);
+        if (!named)
+            continue;
+        count++;
+        if (name.id_length > 0)
+            log_message(level, "%s: plugin %s, method %s, id %.*s%s", situation, name.plugin,
+                        name.method, (int)name.id_length, name.id,
+                        name.deferred ? " (deferred, not completed)" : "");
+        else
+            log_message(level, "%s: plugin %s, method %s, a notification%s", situation, name.plugin,
+                        name.method, name.deferred ? " (deferred, not completed)" : "");
+    }
+    return count;
+}
+
+void call_drop_running_tickets(call_context *context)
+{
+    uint32_t total = slot_count();
+    for (uint32_t index = 0; index < total; index++) {
+        call_slot *slot = slot_at(index);
+        lock_take(&slot->lock);
+        uint64_t ticket = 0;
+        if (slot->active && slot->context == context && slot->state != SLOT_QUEUED)
+            ticket = slot->ticket;
+        lock_release(&slot->lock);
+        if (ticket != 0)
+            out_ticket_drop(context->out, ticket);
+    }
+}
+
+/* The pool is full and nothing ends: say who holds it. */
+static void name_stall(void *context, size_t held, size_t waiting)
+{
+    call_context *calls = context;
+    log_message(LOG_WARNING, "every worker (%zu) held with no call ending, %zu calls waiting", held,
+                waiting);
+    call_log_running(calls, LOG_WARNING, "the pool is held by");
+}
+
+void call_name_stalls_after(call_context *context, int after_ms)
+{
+    if (context->pool && after_ms > 0)
+        exec_set_stall_hook(context->pool, after_ms, name_stall, context);
+}
+
+/* ---- From a signal handler --------------------------------------------------------------- */
+
+/* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */
+static bool try_lock_a_while(pthread_mutex_t *mutex)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        if (lock_try(mutex) == 0)
+            return true;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return false;
+}
+
+/* Writes "rpcd: warning: " and the texts as one line to stderr, when warnings are logged. */
+static void warn_from_signal(const char *const texts[], const size_t lengths[], int count)
+{
+    if (log_get_level() < LOG_WARNING)
+        return;
+    char line[512];
+    size_t used = 0;
+    static const char head[] = "rpcd: warning: ";
+    memcpy(line, head, sizeof head - 1);
+    used = sizeof head - 1;
+    for (int i = 0; i < count; i++) {
+        size_t length = lengths[i] < sizeof line - 1 - used ? lengths[i] : sizeof line - 1 - used;
+        memcpy(line + used, texts[i], length);
+        used += length;
+    }
+    line[used++] = '\n';
+    ssize_t ignored = write(STDERR_FILENO, line, used);
+    (void)ignored;
+}
+
+size_t call_end_unstarted_from_signal(call_context *context, output *out, bool out_seized)
+{
+    /* On the reading thread (see call_in_handler), whose group of held calls is its own. */
+    exec_job *chain = context->group_first;
+    context->group_first = context->group_last = NULL;
+    context->group_count = 0;
+    if (try_lock_a_while(&context->lock)) {
+        take_serial_waiting(context, &chain);
+        lock_release(&context->lock);
+    }
+    exec_job *queued = NULL;
+    if (context->pool) {
+        for (int tries = 0; tries < 100 && exec_take_queued(context->pool, true, &queued) != 0;
+             tries++) {
+            struct timespec pause = {0, 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    chain = join_chains(chain, queued);
+
+    size_t answered = 0, unanswered = 0;
+    for (; chain; chain = chain->next) {
+        call_slot *slot = slot_of_job(chain);
+        if (!try_lock_a_while(&slot->lock)) {
+            unanswered++;
+            continue;
+        }
+        bool silent = atomic_load(&slot->cancelled) && slot->cancel_style == CALL_CANCEL_SILENT;
+        bool wanted = slot->is_request && !silent;
+        /* A batch's array and an ordered response wait for others: nothing safe to write. */
+        bool writable = out_seized && !slot->batch && slot->ticket == 0;
+        if (wanted && writable) {
+            static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+            static const char tail[] = ",\"error\":{\"code\":-32800,\"message\":\"Request "
+                                       "cancelled\",\"data\":{\"detail\":\"rpcd stopped before "
+                                       "the call ran\"}}}";
+            struct iovec parts[] = {
+                {(void *)head, sizeof head - 1},
+                {slot->id.data, slot->id.length},
+                {(void *)tail, sizeof tail - 1},
+            };
+            if (out_write_seized(out, parts, 3) == 0)
+                answered++;
+            else
+                unanswered++;
+        } else if (wanted) {
+            unanswered++;
+        }
+        lock_release(&slot->lock);
+    }
+    if (unanswered > 0) {
+        static const char text[] = "calls that never ran left unanswered (in a batch, in "
+                                   "ordered output, or the output was not free)";
+        const char *texts[] = {text};
+        size_t lengths[] = {sizeof text - 1};
+        warn_from_signal(texts, lengths, 1);
+    }
+    return answered;
+}
+
+size_t call_log_running_from_signal(call_context *context, const char *situation)
+{
+    size_t count = 0;
+    uint32_t total = slot_count();
+    for (uint32_t index = 0; index < total; index++) {
+        call_slot *slot = slot_at(index);
+        call_name name;
+        if (!try_lock_a_while(&slot->lock))
+            continue;
+        bool named = name_of(slot, context, &name);
+        lock_release(&slot->lock);
+        if (!named)
+            continue;
+        count++;
+        const char *texts[] = {situation,   ": plugin ",
+                               name.plugin, ", method ",
+                               name.method, name.id_length > 0 ? ", id " : ", a notification",
+                               name.id,     name.deferred ? " (deferred, not completed)" : ""};
+        size_t lengths[] = {strlen(situation),   9,
+                            strlen(name.plugin), 9,
+                            strlen(name.method), strlen(texts[5]),
+                            name.id_length,      strlen(texts[7])};
+        warn_from_signal(texts, lengths, 8);
+    }
+    return count;
+}
+
+/* ---- Which thread runs a handler ---------------------------------------------------------- */
+
+static _Thread_local int handler_depth;
+
+void call_handler_enter(void)
+{
+    handler_depth++;
+}
+
+void call_handler_leave(void)
+{
+    handler_depth--;
+}
+
+bool call_in_handler(void)
+{
+    return handler_depth > 0;
+}
