@@ -128,8 +128,6 @@ static const char *refusal(const rpcd_method *descriptor)
     size_t length = strlen(name);
     if (length == 0)
         return "an empty name";
-    if (length > REG_NAME_MOST)
-        return "the name is longer than 1024 bytes";
     if (!js_utf8_valid(name, length))
         return "the name is not UTF-8";
     /* "rpc." names belong to JSON-RPC itself (specification, section 4); the MCP front end

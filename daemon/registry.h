@@ -17,9 +17,6 @@ enum reg_error {
     REG_ERR_NO_MEMORY = -3,
 };
 
-/* The longest method name, in bytes. */
-#define REG_NAME_MOST 1024
-
 typedef struct reg_method {
     char *name; /* owned, NUL-terminated (names never hold NUL) */
     size_t name_length;

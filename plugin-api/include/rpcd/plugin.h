@@ -165,7 +165,7 @@ typedef struct rpcd_host_api {
     /*
      * Registers a method. Only during init, on the thread that called init.
      * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT, logged with the reason, for a missing name or
-     * handler, a name that is empty, longer than 1024 bytes or not UTF-8, a reserved name
+     * handler, a name that is empty or not UTF-8, a reserved name
      * ("rpc." is JSON-RPC's; "notifications/...", "$/..." and the MCP methods rpcd answers
      * itself, initialize, ping, server/discover, tools/list and tools/call), or a params_schema
      * that is not JSON; RPCD_ERR_EXISTS when a method (of any plugin, this one included) has
