@@ -9,7 +9,7 @@
 
 #include "envelope.h"
 #include "log.h"
-#include "mcp.h"
+#include "reserved_names.h"
 
 #include <math.h>
 #include <string.h>
@@ -133,16 +133,6 @@ static int send_notification(call_slot *slot, const char *method, size_t method_
     return RPCD_OK;
 }
 
-/*
- * Notification names rpcd owns: JSON-RPC's "rpc." names, and those of the protocols it speaks
- * for itself (MCP's notifications/, LSP's $/, the MCP methods it answers). A plugin sending one
- * could forge progress, a cancellation or a tool list change the client would trust.
- */
-static bool reserved_notification(const char *method)
-{
-    return strncmp(method, "rpc.", 4) == 0 || mcp_reserved_name(method);
-}
-
 static int host_call_notify(rpcd_call *call, const char *method, const char *params,
                             size_t params_length)
 {
@@ -153,7 +143,7 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
         return RPCD_ERR_STALE;
     int status;
     char name[128];
-    if (reserved_notification(method)) {
+    if (reserved_name_reason(method, strlen(method))) {
         reg_printable_name(method, strlen(method), name, sizeof name);
         log_message(LOG_WARNING,
                     "%s: %s tried to send a notification \"%s\", a name rpcd reserves for "

@@ -6,7 +6,7 @@
 #include "registry.h"
 
 #include "json_scan.h"
-#include "mcp.h"
+#include "reserved_names.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -130,16 +130,9 @@ static const char *refusal(const rpcd_method *descriptor)
         return "an empty name";
     if (!js_utf8_valid(name, length))
         return "the name is not UTF-8";
-    /* "rpc." names belong to JSON-RPC itself (specification, section 4); the MCP front end
-     * answers its own methods and notifications. */
-    if (strncmp(name, "rpc.", 4) == 0)
-        return "names starting with 'rpc.' are reserved by JSON-RPC";
-    if (strncmp(name, "notifications/", 14) == 0)
-        return "names starting with 'notifications/' are reserved by MCP";
-    if (strncmp(name, "$/", 2) == 0)
-        return "names starting with '$/' are reserved for protocol notifications ($/cancelRequest)";
-    if (mcp_reserved_name(name))
-        return "the name is an MCP method that rpcd answers itself";
+    const char *reserved = reserved_name_reason(name, length);
+    if (reserved)
+        return reserved;
     const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
     if (schema && js_validate(schema, strlen(schema), 512, NULL, NULL) != 0)
         return "its params_schema is not JSON (or nested deeper than 512)";
