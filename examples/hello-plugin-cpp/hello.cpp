@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // A minimal rpcd plugin in C++: "hello.cpp" greets whoever its config names. Handlers are
 // noexcept and turn every exception into an error status: an exception that left a handler
-// would cross rpcd's C frames and terminate the daemon. Link with `pkg-config --libs
-// rpcd-plugin` (a version script): libstdc++'s template instances stay local, and the plugin
-// exports rpcd_plugin_entry alone.
+// would cross rpcd's C frames and terminate the daemon. Link with
+// -Wl,--version-script=$(pkg-config --variable=versionscript rpcd-plugin): libstdc++'s template
+// instances stay local, and the plugin exports rpcd_plugin_entry alone.
 #include <rpcd/plugin.h>
 
 #include <cstdio>

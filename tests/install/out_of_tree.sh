@@ -18,7 +18,10 @@ export PKG_CONFIG_PATH="$(dirname "$pc")"
 prefix=$(pkg-config --variable=prefix rpcd-plugin)
 pc() { pkg-config --define-variable=prefix="$work/root$prefix" "$@" rpcd-plugin; }
 cflags=$(pc --cflags)
+# Nothing in Libs: a toolchain with a version script of its own (Rust cdylib, cgo) could not
+# take a second one. The version script is a variable, passed by those who want it.
 libs=$(pc --libs)
+case "$libs" in *version-script*) echo "rpcd-plugin.pc puts a version script in Libs: $libs"; exit 1 ;; esac
 plugindir=$(pc --variable=plugindir)
 case "$plugindir" in */rpcd/plugins) ;; *) echo "unexpected plugindir: $plugindir"; exit 1 ;; esac
 [ -d "$plugindir" ] || { echo "plugindir $plugindir does not exist after install"; exit 1; }
@@ -51,6 +54,7 @@ esac
 [ "$(pc --variable=abi)" = "$abi" ] || { echo "abi variable is not $abi"; exit 1; }
 versionscript=$(pc --variable=versionscript)
 [ -f "$versionscript" ] || { echo "version script $versionscript not installed"; exit 1; }
+libs="$libs -Wl,--version-script=$versionscript"
 
 strict="-Wall -Wextra -Wpedantic -Werror -Wredundant-decls -Wshadow -Wconversion"
 cc -std=c11 $strict -Wmissing-prototypes -Wstrict-prototypes -fPIC -shared -fvisibility=hidden \
@@ -78,7 +82,7 @@ PLUGIN
 jansson_flags=$(pkg-config --define-variable=prefix="$work/root$prefix" --cflags --libs \
                 rpcd-plugin-jansson)
 cc -std=c11 $strict -Wmissing-prototypes -Wstrict-prototypes -fPIC -shared -fvisibility=hidden \
-   -Wl,--no-undefined "$work/greet_json.c" $jansson_flags -o "$work/greet_json.so"
+   -Wl,--no-undefined "$work/greet_json.c" $jansson_flags -Wl,--version-script="$versionscript" -o "$work/greet_json.so"
 
 # C++: no -fvisibility flags at all, the version script alone keeps libstdc++'s instances local.
 c++ -std=c++17 $strict -Wmissing-declarations -fPIC -shared -Wl,--no-undefined $cflags \
