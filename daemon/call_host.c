@@ -143,21 +143,24 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
         return RPCD_ERR_STALE;
     int status;
     char name[128];
+    reg_shown shown;
     if (reserved_name_reason(method, strlen(method))) {
         reg_printable_name(method, strlen(method), name, sizeof name);
+        reg_show(slot->method, &shown);
         log_message(LOG_WARNING,
                     "%s: %s tried to send a notification \"%s\", a name rpcd reserves for "
                     "itself; refused",
-                    slot->method->owner_name, slot->method->name, name);
+                    shown.plugin, shown.method, name);
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else if (params && (!valid_json(slot, params, params_length) ||
                           (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
                            params[strspn(params, " \t\r\n")] != '['))) {
         reg_printable_name(method, strlen(method), name, sizeof name);
+        reg_show(slot->method, &shown);
         log_message(LOG_WARNING,
                     "%s: %s sent a notification \"%s\" with params that are not "
                     "a JSON array or object; dropped",
-                    slot->method->owner_name, slot->method->name, name);
+                    shown.plugin, shown.method, name);
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else {
         status = send_notification(slot, method, strlen(method), params, params_length);

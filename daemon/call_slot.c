@@ -119,10 +119,11 @@ void call_log_running(call_context *context)
         if (slot->active && slot->context == context) {
             /* Ids are JSON text the reader validated: printable, but maybe long. */
             int shown = slot->id.length > 80 ? 80 : (int)slot->id.length;
+            reg_shown names;
+            reg_show(slot->method, &names);
             log_message(LOG_WARNING, "still running: plugin %s, method %s, %s%.*s%s (%s)",
-                        slot->method->owner_name, slot->method->name,
-                        slot->is_request ? "id " : "a notification", slot->is_request ? shown : 0,
-                        slot->id.data ? slot->id.data : "",
+                        names.plugin, names.method, slot->is_request ? "id " : "a notification",
+                        slot->is_request ? shown : 0, slot->id.data ? slot->id.data : "",
                         slot->is_request && shown < (int)slot->id.length ? "..." : "",
                         states[slot->state]);
         }

@@ -220,26 +220,57 @@ int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner 
     return 0;
 }
 
+/*
+ * Whether the character of sequence bytes at bytes prints as itself: not a control character
+ * (C0, DEL, C1 U+0080-U+009F), not a line or paragraph separator (U+2028, U+2029, which some
+ * terminals and log readers take as line breaks), not the backslash the escapes start with.
+ */
+static bool printable_character(const unsigned char *bytes, size_t sequence)
+{
+    if (sequence == 1)
+        return bytes[0] >= 0x20 && bytes[0] < 0x7f && bytes[0] != '\\';
+    if (sequence == 2)
+        return !(bytes[0] == 0xc2 && bytes[1] < 0xa0);
+    if (sequence == 3)
+        return !(bytes[0] == 0xe2 && bytes[1] == 0x80 && (bytes[2] == 0xa8 || bytes[2] == 0xa9));
+    return true;
+}
+
 void reg_printable_name(const char *name, size_t length, char *out, size_t size)
 {
-    size_t used = 0;
+    /* used: bytes written; cut: where "..." goes should the rest not fit, the end of the last
+     * character after which "..." and the NUL still have room. */
+    size_t used = 0, cut = 0;
     for (size_t i = 0; i < length;) {
-        unsigned char c = (unsigned char)name[i];
-        size_t sequence = c >= 0x80 ? js_utf8_sequence_length(name + i, length - i) : 1;
-        bool plain = sequence > 1 || (c >= 0x20 && c < 0x7f && c != '\\');
-        size_t need = plain ? sequence : 4;
-        if (used + need + 4 > size) {
-            memcpy(out + used, "...", 4);
+        const unsigned char *bytes = (const unsigned char *)name + i;
+        size_t sequence = js_utf8_sequence_length(name + i, length - i);
+        if (sequence == 0)
+            sequence = 1; /* not UTF-8: escaped byte by byte */
+        bool plain = printable_character(bytes, sequence);
+        size_t need = plain ? sequence : 4 * sequence;
+        if (used + need + 1 > size) {
+            memcpy(out + cut, "...", 4);
             return;
         }
-        if (plain)
-            memcpy(out + used, name + i, sequence);
-        else
-            snprintf(out + used, 5, "\\x%02x", c);
+        if (plain) {
+            memcpy(out + used, bytes, sequence);
+        } else {
+            for (size_t j = 0; j < sequence; j++)
+                snprintf(out + used + 4 * j, 5, "\\x%02x", bytes[j]);
+        }
         used += need;
-        i += plain ? sequence : 1;
+        i += sequence;
+        if (used + 4 <= size)
+            cut = used;
     }
     out[used] = '\0';
+}
+
+void reg_show(const reg_method *method, reg_shown *out)
+{
+    reg_printable_name(method->owner_name, strlen(method->owner_name), out->plugin,
+                       sizeof out->plugin);
+    reg_printable_name(method->name, method->name_length, out->method, sizeof out->method);
 }
 
 size_t reg_count(const registry *reg)

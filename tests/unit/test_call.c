@@ -6,6 +6,7 @@
  */
 #include "call.h"
 #include "call_internal.h"
+#include "log.h"
 #include "output.h"
 #include "registry.h"
 
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -240,11 +242,83 @@ static void test_late_completion_after_early_one(void **state)
     fixture_close(&f);
 }
 
+/* ---- Names in log lines ---------------------------------------------------------------- */
+
+static int handle_fail(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)call, (void)params, (void)length, (void)data;
+    return RPCD_ERR_INTERNAL;
+}
+
+static int handle_bad_result(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    host.call_result(call, "{", 1);
+    return RPCD_OK;
+}
+
+/*
+ * The names of a method and its plugin come from the plugin: the lines about its calls (a
+ * failure, a result that is not JSON, a call still running at a stop) show them escaped, never
+ * with a raw control character, C1 control or line separator.
+ */
+static void test_names_escaped_in_log_lines(void **state)
+{
+    (void)state;
+    fixture f = {0};
+    fixture_open(&f);
+    static const char plugin[] = "plug\nin";
+    static const struct {
+        const char *name;
+        rpcd_handler_fn handler;
+    } methods[] = {
+        {"fail\xc2\x85x", handle_fail},
+        {"bad\xe2\x80\xa8x", handle_bad_result},
+        {"held\x1bx", handle_defer},
+    };
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);
+        assert_int_equal(reg_add(f.methods, &method, NULL, plugin, NULL), 0);
+    }
+    FILE *log_file = tmpfile();
+    assert_non_null(log_file);
+    int level = log_get_level();
+    log_set_level(LOG_DEBUG);
+    log_set_fd(fileno(log_file));
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        start(&f, methods[i].name, (int)i);
+    call_log_running(f.calls);
+    log_set_fd(STDERR_FILENO);
+    log_set_level(level);
+    char log[4096];
+    rewind(log_file);
+    size_t n = fread(log, 1, sizeof log - 1, log_file);
+    log[n] = '\0';
+    fclose(log_file);
+    static const char *const expected[] = {
+        "plug\\x0ain: fail\\xc2\\x85x failed with RPCD_ERR_INTERNAL",
+        "plug\\x0ain: bad\\xe2\\x80\\xa8x gave a result that is not valid JSON",
+        "still running: plugin plug\\x0ain, method held\\x1bx, id 2",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        if (!strstr(log, expected[i]))
+            print_error("not in the log: %s\n%s\n", expected[i], log);
+        assert_non_null(strstr(log, expected[i]));
+    }
+    assert_null(strstr(log, "\xc2\x85"));
+    assert_null(strstr(log, "\xe2\x80\xa8"));
+    assert_null(strstr(log, "\x1b"));
+    assert_null(strstr(log, "plug\nin"));
+    assert_int_equal(host.call_complete(deferred_call, RPCD_OK), RPCD_OK);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_completions_one_winner),
         cmocka_unit_test(test_late_completion_after_early_one),
+        cmocka_unit_test(test_names_escaped_in_log_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
