@@ -91,7 +91,7 @@ c++ -std=c++17 $strict -Wmissing-declarations -fPIC -shared -Wl,--no-undefined $
 NM=${NM:-nm} sh "$source_dir/tests/header/check-exports.sh" \
     "$work/hello.so" "$work/greet_json.so" "$work/hello_cpp.so"
 
-printf '[plugin hello]\npath = hello.so\nname = outsider\n[plugin greet_json]\npath = greet_json.so\n[plugin hello_cpp]\npath = hello_cpp.so\nname = c++\n' \
+printf '[plugin hello]\npath = hello.so\nname = outsider\n[plugin greet_json]\npath = greet_json.so\n[plugin hello_cpp]\npath = hello_cpp.so\nname = c++ "quoted" \\ back\n' \
     > "$work/rpcd.conf"
 reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' \
         '{"jsonrpc":"2.0","id":2,"method":"greet.json"}' \
@@ -99,7 +99,7 @@ reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' \
         "$rpcd" -q -c "$work/rpcd.conf")
 expected='{"jsonrpc":"2.0","id":1,"result":"hello, outsider"}
 {"jsonrpc":"2.0","id":2,"result":{"greeting":"hello"}}
-{"jsonrpc":"2.0","id":3,"result":"hello, c++"}'
+{"jsonrpc":"2.0","id":3,"result":"hello, c++ \"quoted\" \\ back"}'
 if [ "$reply" != "$expected" ]; then
     echo "got:      $reply"
     echo "expected: $expected"
