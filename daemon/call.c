@@ -477,8 +477,10 @@ static void log_failure(const call_slot *slot, int status)
     if (log_get_level() < LOG_DEBUG)
         return;
     const char *name = status_name(slot, status);
-    log_message(LOG_DEBUG, "%s: %s failed with %s (%d)%s", slot->method->owner_name,
-                slot->method->name, name ? name : "an unknown status", status,
+    reg_shown shown;
+    reg_show(slot->method, &shown);
+    log_message(LOG_DEBUG, "%s: %s failed with %s (%d)%s", shown.plugin, shown.method,
+                name ? name : "an unknown status", status,
                 slot->is_request ? "" : " in a notification");
 }
 
@@ -537,9 +539,12 @@ static void write_tool_result(call_slot *slot, int status, bool failed)
 /* Writes the response of an ended call (nothing for notifications and silent cancels). */
 static void write_response(call_slot *slot, int status, bool silent)
 {
-    if (status == RPCD_OK && slot->result_invalid)
-        log_message(LOG_WARNING, "%s: %s gave a result that is not valid JSON",
-                    slot->method->owner_name, slot->method->name);
+    if (status == RPCD_OK && slot->result_invalid) {
+        reg_shown shown;
+        reg_show(slot->method, &shown);
+        log_message(LOG_WARNING, "%s: %s gave a result that is not valid JSON", shown.plugin,
+                    shown.method);
+    }
     bool failed = status != RPCD_OK || slot->result_invalid;
     if (failed)
         log_failure(slot, status);

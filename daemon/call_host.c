@@ -9,7 +9,7 @@
 
 #include "envelope.h"
 #include "log.h"
-#include "mcp.h"
+#include "reserved_names.h"
 
 #include <math.h>
 #include <string.h>
@@ -133,16 +133,6 @@ static int send_notification(call_slot *slot, const char *method, size_t method_
     return RPCD_OK;
 }
 
-/*
- * Notification names rpcd owns: JSON-RPC's "rpc." names, and those of the protocols it speaks
- * for itself (MCP's notifications/, LSP's $/, the MCP methods it answers). A plugin sending one
- * could forge progress, a cancellation or a tool list change the client would trust.
- */
-static bool reserved_notification(const char *method)
-{
-    return strncmp(method, "rpc.", 4) == 0 || mcp_reserved_name(method);
-}
-
 static int host_call_notify(rpcd_call *call, const char *method, const char *params,
                             size_t params_length)
 {
@@ -153,21 +143,24 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
         return RPCD_ERR_STALE;
     int status;
     char name[128];
-    if (reserved_notification(method)) {
+    reg_shown shown;
+    if (reserved_name_reason(method, strlen(method))) {
         reg_printable_name(method, strlen(method), name, sizeof name);
+        reg_show(slot->method, &shown);
         log_message(LOG_WARNING,
                     "%s: %s tried to send a notification \"%s\", a name rpcd reserves for "
                     "itself; refused",
-                    slot->method->owner_name, slot->method->name, name);
+                    shown.plugin, shown.method, name);
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else if (params && (!valid_json(slot, params, params_length) ||
                           (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
                            params[strspn(params, " \t\r\n")] != '['))) {
         reg_printable_name(method, strlen(method), name, sizeof name);
+        reg_show(slot->method, &shown);
         log_message(LOG_WARNING,
                     "%s: %s sent a notification \"%s\" with params that are not "
                     "a JSON array or object; dropped",
-                    slot->method->owner_name, slot->method->name, name);
+                    shown.plugin, shown.method, name);
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else {
         status = send_notification(slot, method, strlen(method), params, params_length);

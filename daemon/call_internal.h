@@ -2,7 +2,8 @@
 /*
  * The insides of calls, shared by call.c (contexts, batches, starting and ending calls),
  * call_slot.c (the slot store behind handles) and call_host.c (the host functions plugins use
- * on a call). Nothing else includes it.
+ * on a call). Nothing else in the daemon includes it (tests/unit/test_call.c does, to reach a
+ * slot's lock).
  */
 #ifndef RPCD_CALL_INTERNAL_H
 #define RPCD_CALL_INTERNAL_H

@@ -85,8 +85,7 @@ void call_end_unstarted(call_context *context)
 
 /* What a log line needs of a call, copied under its lock. */
 typedef struct call_name {
-    const char *plugin;
-    const char *method;
+    reg_shown names; /* escaped: they come from the plugin */
     char id[96];
     size_t id_length;
     bool deferred;
@@ -97,8 +96,7 @@ static bool name_of(call_slot *slot, const call_context *context, call_name *nam
 {
     if (!slot->active || slot->context != context || slot->state == SLOT_QUEUED)
         return false;
-    name->plugin = slot->method->owner_name;
-    name->method = slot->method->name;
+    reg_show(slot->method, &name->names);
     name->deferred = slot->state == SLOT_DEFERRED;
     name->id_length = slot->is_request ? slot->id.length : 0;
     if (name->id_length > sizeof name->id - 4) {
@@ -125,12 +123,13 @@ size_t call_log_running(call_context *context, int level, const char *situation)
             continue;
         count++;
         if (name.id_length > 0)
-            log_message(level, "%s: plugin %s, method %s, id %.*s%s", situation, name.plugin,
-                        name.method, (int)name.id_length, name.id,
+            log_message(level, "%s: plugin %s, method %s, id %.*s%s", situation, name.names.plugin,
+                        name.names.method, (int)name.id_length, name.id,
                         name.deferred ? " (deferred, not completed)" : "");
         else
-            log_message(level, "%s: plugin %s, method %s, a notification%s", situation, name.plugin,
-                        name.method, name.deferred ? " (deferred, not completed)" : "");
+            log_message(level, "%s: plugin %s, method %s, a notification%s", situation,
+                        name.names.plugin, name.names.method,
+                        name.deferred ? " (deferred, not completed)" : "");
     }
     return count;
 }
@@ -273,14 +272,19 @@ size_t call_log_running_from_signal(call_context *context, const char *situation
         if (!named)
             continue;
         count++;
-        const char *texts[] = {situation,   ": plugin ",
-                               name.plugin, ", method ",
-                               name.method, name.id_length > 0 ? ", id " : ", a notification",
-                               name.id,     name.deferred ? " (deferred, not completed)" : ""};
-        size_t lengths[] = {strlen(situation),   9,
-                            strlen(name.plugin), 9,
-                            strlen(name.method), strlen(texts[5]),
-                            name.id_length,      strlen(texts[7])};
+        const char *texts[] = {
+            situation,         ": plugin ",
+            name.names.plugin, ", method ",
+            name.names.method, name.id_length > 0 ? ", id " : ", a notification",
+            name.id,           name.deferred ? " (deferred, not completed)" : ""};
+        size_t lengths[] = {strlen(situation),
+                            9,
+                            strlen(name.names.plugin),
+                            9,
+                            strlen(name.names.method),
+                            strlen(texts[5]),
+                            name.id_length,
+                            strlen(texts[7])};
         warn_from_signal(texts, lengths, 8);
     }
     return count;

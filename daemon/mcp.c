@@ -48,17 +48,6 @@ bool mcp_valid_tool_name(const char *name, size_t length)
     return true;
 }
 
-bool mcp_reserved_name(const char *name)
-{
-    static const char *const reserved[] = {"initialize", "ping", "server/discover", "tools/list",
-                                           "tools/call"};
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(name, reserved[i]) == 0)
-            return true;
-    /* Notifications the daemon handles, and those MCP or LSP may add. */
-    return strncmp(name, "notifications/", 14) == 0 || strncmp(name, "$/", 2) == 0;
-}
-
 static int compare_tools(const void *a, const void *b)
 {
     const tool *left = *(tool *const *)a, *right = *(tool *const *)b;

@@ -35,9 +35,6 @@ const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size
 /* True for a tool name as MCP allows it: ^[a-zA-Z0-9_.-]{1,128}$. */
 bool mcp_valid_tool_name(const char *name, size_t length);
 
-/* True for the method names the MCP front end answers itself; plugins may not register them. */
-bool mcp_reserved_name(const char *name);
-
 /*
  * Builds the result of a daemon-answered MCP request into out (raw JSON text of the result):
  * initialize, ping, server/discover, tools/list. params may be an empty span. Returns 0;

@@ -6,7 +6,7 @@
 #include "registry.h"
 
 #include "json_scan.h"
-#include "mcp.h"
+#include "reserved_names.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -128,20 +128,11 @@ static const char *refusal(const rpcd_method *descriptor)
     size_t length = strlen(name);
     if (length == 0)
         return "an empty name";
-    if (length > REG_NAME_MOST)
-        return "the name is longer than 1024 bytes";
     if (!js_utf8_valid(name, length))
         return "the name is not UTF-8";
-    /* "rpc." names belong to JSON-RPC itself (specification, section 4); the MCP front end
-     * answers its own methods and notifications. */
-    if (strncmp(name, "rpc.", 4) == 0)
-        return "names starting with 'rpc.' are reserved by JSON-RPC";
-    if (strncmp(name, "notifications/", 14) == 0)
-        return "names starting with 'notifications/' are reserved by MCP";
-    if (strncmp(name, "$/", 2) == 0)
-        return "names starting with '$/' are reserved for protocol notifications ($/cancelRequest)";
-    if (mcp_reserved_name(name))
-        return "the name is an MCP method that rpcd answers itself";
+    const char *reserved = reserved_name_reason(name, length);
+    if (reserved)
+        return reserved;
     const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
     if (schema && js_validate(schema, strlen(schema), 512, NULL, NULL) != 0)
         return "its params_schema is not JSON (or nested deeper than 512)";
@@ -229,26 +220,65 @@ int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner 
     return 0;
 }
 
+/*
+ * Whether the character of sequence bytes at bytes prints as itself: not a control character
+ * (C0, DEL, C1 U+0080-U+009F), not a line or paragraph separator (U+2028, U+2029, which some
+ * terminals and log readers take as line breaks), not the backslash the escapes start with.
+ */
+static bool printable_character(const unsigned char *bytes, size_t sequence)
+{
+    if (sequence == 1)
+        return bytes[0] >= 0x20 && bytes[0] < 0x7f && bytes[0] != '\\';
+    if (sequence == 2)
+        return !(bytes[0] == 0xc2 && bytes[1] < 0xa0);
+    if (sequence == 3)
+        return !(bytes[0] == 0xe2 && bytes[1] == 0x80 && (bytes[2] == 0xa8 || bytes[2] == 0xa9));
+    return true;
+}
+
 void reg_printable_name(const char *name, size_t length, char *out, size_t size)
 {
-    size_t used = 0;
+    /* used: bytes written; cut: where "..." goes should the rest not fit, the end of the last
+     * character after which "..." and the NUL still have room. */
+    size_t used = 0, cut = 0;
     for (size_t i = 0; i < length;) {
-        unsigned char c = (unsigned char)name[i];
-        size_t sequence = c >= 0x80 ? js_utf8_sequence_length(name + i, length - i) : 1;
-        bool plain = sequence > 1 || (c >= 0x20 && c < 0x7f && c != '\\');
-        size_t need = plain ? sequence : 4;
-        if (used + need + 4 > size) {
-            memcpy(out + used, "...", 4);
+        const unsigned char *bytes = (const unsigned char *)name + i;
+        size_t sequence = js_utf8_sequence_length(name + i, length - i);
+        if (sequence == 0)
+            sequence = 1; /* not UTF-8: escaped byte by byte */
+        bool plain = printable_character(bytes, sequence);
+        size_t need = plain ? sequence : 4 * sequence;
+        if (used + need + 1 > size) {
+            memcpy(out + cut, "...", 4);
             return;
         }
-        if (plain)
-            memcpy(out + used, name + i, sequence);
-        else
-            snprintf(out + used, 5, "\\x%02x", c);
+        if (plain) {
+            memcpy(out + used, bytes, sequence);
+        } else {
+            /* By hand, not with snprintf: the names of calls are also logged from signal
+             * handlers. */
+            static const char hex[] = "0123456789abcdef";
+            for (size_t j = 0; j < sequence; j++) {
+                char *escape = out + used + 4 * j;
+                escape[0] = '\\';
+                escape[1] = 'x';
+                escape[2] = hex[bytes[j] >> 4];
+                escape[3] = hex[bytes[j] & 0xf];
+            }
+        }
         used += need;
-        i += plain ? sequence : 1;
+        i += sequence;
+        if (used + 4 <= size)
+            cut = used;
     }
     out[used] = '\0';
+}
+
+void reg_show(const reg_method *method, reg_shown *out)
+{
+    reg_printable_name(method->owner_name, strlen(method->owner_name), out->plugin,
+                       sizeof out->plugin);
+    reg_printable_name(method->name, method->name_length, out->method, sizeof out->method);
 }
 
 size_t reg_count(const registry *reg)

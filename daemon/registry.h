@@ -17,9 +17,6 @@ enum reg_error {
     REG_ERR_NO_MEMORY = -3,
 };
 
-/* The longest method name, in bytes. */
-#define REG_NAME_MOST 1024
-
 typedef struct reg_method {
     char *name; /* owned, NUL-terminated (names never hold NUL) */
     size_t name_length;
@@ -66,11 +63,20 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
             const reg_method **existing);
 
 /*
- * A name from a plugin (length bytes, any bytes), fit for a log line: valid UTF-8 is kept; every
- * other byte, control characters and the backslash are written as \xNN; a name too long for out
- * (size bytes, at least 8) is cut with "...". out is NUL-terminated.
+ * A name from a plugin (length bytes, any bytes), fit for a log line: printable UTF-8 is kept;
+ * the bytes of control characters (C0, DEL, C1), of U+2028 and U+2029, of the backslash and of
+ * anything not UTF-8 are written as \xNN; a name too long for out (size bytes, at least 8) is cut
+ * after a whole character with "...". out is NUL-terminated.
  */
 void reg_printable_name(const char *name, size_t length, char *out, size_t size);
+
+/* A method's name and its plugin's, each through reg_printable_name, for a log line.
+ * Async-signal-safe. */
+typedef struct reg_shown {
+    char plugin[64];
+    char method[128];
+} reg_shown;
+void reg_show(const reg_method *method, reg_shown *out);
 
 /* Finds a method by its name bytes, or NULL. Thread-safe once registration is over. */
 const reg_method *reg_find(const registry *reg, const char *name, size_t length);

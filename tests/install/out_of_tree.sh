@@ -18,7 +18,10 @@ export PKG_CONFIG_PATH="$(dirname "$pc")"
 prefix=$(pkg-config --variable=prefix rpcd-plugin)
 pc() { pkg-config --define-variable=prefix="$work/root$prefix" "$@" rpcd-plugin; }
 cflags=$(pc --cflags)
+# Nothing in Libs: a toolchain with a version script of its own (Rust cdylib, cgo) could not
+# take a second one. The version script is a variable, passed by those who want it.
 libs=$(pc --libs)
+case "$libs" in *version-script*) echo "rpcd-plugin.pc puts a version script in Libs: $libs"; exit 1 ;; esac
 plugindir=$(pc --variable=plugindir)
 case "$plugindir" in */rpcd/plugins) ;; *) echo "unexpected plugindir: $plugindir"; exit 1 ;; esac
 [ -d "$plugindir" ] || { echo "plugindir $plugindir does not exist after install"; exit 1; }
@@ -51,6 +54,7 @@ esac
 [ "$(pc --variable=abi)" = "$abi" ] || { echo "abi variable is not $abi"; exit 1; }
 versionscript=$(pc --variable=versionscript)
 [ -f "$versionscript" ] || { echo "version script $versionscript not installed"; exit 1; }
+libs="$libs -Wl,--version-script=$versionscript"
 
 strict="-Wall -Wextra -Wpedantic -Werror -Wredundant-decls -Wshadow -Wconversion"
 cc -std=c11 $strict -Wmissing-prototypes -Wstrict-prototypes -fPIC -shared -fvisibility=hidden \
@@ -78,7 +82,7 @@ PLUGIN
 jansson_flags=$(pkg-config --define-variable=prefix="$work/root$prefix" --cflags --libs \
                 rpcd-plugin-jansson)
 cc -std=c11 $strict -Wmissing-prototypes -Wstrict-prototypes -fPIC -shared -fvisibility=hidden \
-   -Wl,--no-undefined "$work/greet_json.c" $jansson_flags -o "$work/greet_json.so"
+   -Wl,--no-undefined "$work/greet_json.c" $jansson_flags -Wl,--version-script="$versionscript" -o "$work/greet_json.so"
 
 # C++: no -fvisibility flags at all, the version script alone keeps libstdc++'s instances local.
 c++ -std=c++17 $strict -Wmissing-declarations -fPIC -shared -Wl,--no-undefined $cflags \
@@ -87,7 +91,7 @@ c++ -std=c++17 $strict -Wmissing-declarations -fPIC -shared -Wl,--no-undefined $
 NM=${NM:-nm} sh "$source_dir/tests/header/check-exports.sh" \
     "$work/hello.so" "$work/greet_json.so" "$work/hello_cpp.so"
 
-printf '[plugin hello]\npath = hello.so\nname = outsider\n[plugin greet_json]\npath = greet_json.so\n[plugin hello_cpp]\npath = hello_cpp.so\nname = c++\n' \
+printf '[plugin hello]\npath = hello.so\nname = outsider\n[plugin greet_json]\npath = greet_json.so\n[plugin hello_cpp]\npath = hello_cpp.so\nname = c++ "quoted" \\ back\n' \
     > "$work/rpcd.conf"
 reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' \
         '{"jsonrpc":"2.0","id":2,"method":"greet.json"}' \
@@ -95,7 +99,7 @@ reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' \
         "$rpcd" -q -c "$work/rpcd.conf")
 expected='{"jsonrpc":"2.0","id":1,"result":"hello, outsider"}
 {"jsonrpc":"2.0","id":2,"result":{"greeting":"hello"}}
-{"jsonrpc":"2.0","id":3,"result":"hello, c++"}'
+{"jsonrpc":"2.0","id":3,"result":"hello, c++ \"quoted\" \\ back"}'
 if [ "$reply" != "$expected" ]; then
     echo "got:      $reply"
     echo "expected: $expected"

@@ -799,6 +799,51 @@ static void test_validate_indexed(void **state)
     assert_int_equal(index.count, 0);
 }
 
+/* ---- js_drop_line_breaks ---------------------------------------------------------------- */
+
+/* Drops the line breaks of a copy of literal (which may hold NUL bytes) and compares. */
+#define ASSERT_DROPPED(literal, expected)                                                          \
+    assert_dropped((literal), sizeof(literal) - 1, (expected), sizeof(expected) - 1)
+
+static void assert_dropped(const char *text, size_t length, const char *expected,
+                           size_t expected_length)
+{
+    char *copy = malloc(length + 1);
+    assert_non_null(copy);
+    memcpy(copy, text, length);
+    copy[length] = '#'; /* past the end: never touched */
+    size_t kept = js_drop_line_breaks(copy, length);
+    assert_int_equal(kept, expected_length);
+    assert_memory_equal(copy, expected, expected_length);
+    assert_int_equal(copy[length], '#');
+    free(copy);
+}
+
+/* Only raw CR and LF bytes go, wherever they are; every other byte stays, in order. */
+static void test_drop_line_breaks(void **state)
+{
+    (void)state;
+    ASSERT_DROPPED("", "");
+    ASSERT_DROPPED("{\"a\":1}", "{\"a\":1}");
+    ASSERT_DROPPED("\n", "");
+    ASSERT_DROPPED("\r", "");
+    ASSERT_DROPPED("\r\n\r\n", "");
+    /* Pretty-printed JSON, with LF, a lone CR, and CRLF line ends. */
+    ASSERT_DROPPED("{\n  \"a\": 1,\n  \"b\": [\n    2\n  ]\n}\n",
+                   "{  \"a\": 1,  \"b\": [    2  ]}");
+    ASSERT_DROPPED("[1,\r2]", "[1,2]");
+    ASSERT_DROPPED("{\r\n\"a\":\r\n1\r\n}", "{\"a\":1}");
+    /* A break first or last, and one between two others. */
+    ASSERT_DROPPED("\n[1]", "[1]");
+    ASSERT_DROPPED("[1]\r", "[1]");
+    ASSERT_DROPPED("[\n\r\n1]", "[1]");
+    /* Escaped line breaks are text inside strings: kept as they are. */
+    ASSERT_DROPPED("\"a\\nb\\r\\nc\"", "\"a\\nb\\r\\nc\"");
+    ASSERT_DROPPED("[\"\\n\",\n\"\\r\"]", "[\"\\n\",\"\\r\"]");
+    /* Tabs, spaces, NUL and other control bytes are not line breaks. */
+    ASSERT_DROPPED("\t \v\f\0\n\x85", "\t \v\f\0\x85");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -825,6 +870,7 @@ int main(void)
         cmocka_unit_test(test_kind_of),
         cmocka_unit_test(test_utf8_valid),
         cmocka_unit_test(test_utf8_sequence_length),
+        cmocka_unit_test(test_drop_line_breaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

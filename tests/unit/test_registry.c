@@ -409,8 +409,6 @@ static void test_refusal_reasons(void **state)
 {
     (void)state;
     registry *reg = new_registry();
-    static char long_name[REG_NAME_MOST + 2];
-    memset(long_name, 'x', REG_NAME_MOST + 1);
     static const struct {
         const char *name;
         rpcd_handler_fn handler;
@@ -420,7 +418,6 @@ static void test_refusal_reasons(void **state)
         {NULL, handler_a, NULL, "no name"},
         {"x", NULL, NULL, "no handler"},
         {"", handler_a, NULL, "an empty name"},
-        {long_name, handler_a, NULL, "the name is longer than 1024 bytes"},
         {"bad\xFF", handler_a, NULL, "the name is not UTF-8"},
         {"rpc.discover", handler_a, NULL, "names starting with 'rpc.' are reserved by JSON-RPC"},
         {"notifications/progress", handler_a, NULL,
@@ -446,11 +443,97 @@ static void test_refusal_reasons(void **state)
     small.size = offsetof(rpcd_method, handler);
     assert_int_equal(reg_add_owned(reg, &small, &owner, NULL, &reason), REG_ERR_INVALID);
     assert_string_equal(reason, "the descriptor's size is too small to hold a name and a handler");
-    /* The longest name allowed is fine. */
-    long_name[REG_NAME_MOST] = '\0';
-    rpcd_method longest = rpcd_method_new(long_name, handler_a);
-    assert_int_equal(reg_add_owned(reg, &longest, &owner, NULL, &reason), 0);
     reg_free(reg);
+}
+
+/* Names have no length limit: a plugin built against 1.0-1.2 registered long ones, and still may.
+ */
+static void test_long_name(void **state)
+{
+    (void)state;
+    registry *reg = new_registry();
+    enum { LONG = 64 * 1024 };
+    char *long_name = malloc(LONG + 1);
+    assert_non_null(long_name);
+    memset(long_name, 'x', LONG);
+    long_name[LONG] = '\0';
+    const reg_owner owner = {NULL, "p", 0};
+    rpcd_method method = rpcd_method_new(long_name, handler_a);
+    const char *reason = NULL;
+    assert_int_equal(reg_add_owned(reg, &method, &owner, NULL, &reason), 0);
+    assert_non_null(reg_find(reg, long_name, LONG));
+    free(long_name);
+    reg_free(reg);
+}
+
+/* Printable names: what could break or fake a log line is escaped byte by byte. */
+static void test_printable_escapes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        const char *shown;
+    } cases[] = {
+        {"plain.name", "plain.name"},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+        {"a\nb\x7f\\", "a\\x0ab\\x7f\\x5c"},
+        /* C1 controls: NEL (U+0085) and U+009F; U+00A0 is the first printable one after. */
+        {"a\xc2\x85"
+         "b\xc2\x9f"
+         "c\xc2\xa0",
+         "a\\xc2\\x85b\\xc2\\x9fc\xc2\xa0"},
+        /* Line and paragraph separators; U+2027 and U+202A beside them stay. */
+        {"\xe2\x80\xa8|\xe2\x80\xa9|\xe2\x80\xa7\xe2\x80\xaa",
+         "\\xe2\\x80\\xa8|\\xe2\\x80\\xa9|\xe2\x80\xa7\xe2\x80\xaa"},
+        /* Not UTF-8: a lone continuation byte, a truncated sequence at the end. */
+        {"x\x80y\xe2\x82", "x\\x80y\\xe2\\x82"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[128];
+        reg_printable_name(cases[i].name, strlen(cases[i].name), out, sizeof out);
+        assert_string_equal(out, cases[i].shown);
+    }
+}
+
+/*
+ * A name that fits (with its NUL) is shown whole, however close to the edge; one that does not
+ * is cut after a whole character, escapes included, with "..." and the NUL within size.
+ */
+static void test_printable_edge(void **state)
+{
+    (void)state;
+    enum { SIZE = 16 };
+    char out[SIZE + 8];
+    for (size_t length = SIZE - 5; length < SIZE; length++) {
+        char name[SIZE];
+        memset(name, 'n', length);
+        memset(out, '#', sizeof out);
+        reg_printable_name(name, length, out, SIZE);
+        assert_int_equal(strlen(out), length);
+        assert_memory_equal(out, name, length);
+    }
+    /* One byte too many: cut, as long as it can be with "..." inside SIZE. */
+    memset(out, '#', sizeof out);
+    reg_printable_name("nnnnnnnnnnnnnnnn", SIZE, out, SIZE);
+    assert_string_equal(out, "nnnnnnnnnnnn...");
+    assert_int_equal(out[SIZE], '#');
+    /* Two-byte characters: 7 of them (14 bytes) fit whole; 8 do not, and the cut never splits
+     * one, so 6 are kept (12 bytes) before "...". */
+    reg_printable_name("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 14, out, SIZE);
+    assert_string_equal(out, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    reg_printable_name("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 16, out,
+                       SIZE);
+    assert_string_equal(out, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...");
+    /* A four-byte character that would end past the room for "...": cut before it. */
+    memset(out, '#', sizeof out);
+    reg_printable_name("nnnnnnnnnn\xf0\x9f\x98\x80nn", 16, out, SIZE);
+    assert_string_equal(out, "nnnnnnnnnn...");
+    assert_int_equal(out[SIZE], '#');
+    /* An escape (4 bytes for one) is never split either. */
+    reg_printable_name("nnnnnnnnnnn\x01nnnn", 16, out, SIZE);
+    assert_string_equal(out, "nnnnnnnnnnn...");
+    reg_printable_name("nnnnnnnn\x01n", 10, out, SIZE);
+    assert_string_equal(out, "nnnnnnnn\\x01n");
 }
 
 /* Flags keep only the bits the owner's ABI minor defines: QUICK means nothing before 1.2. */
@@ -505,6 +588,9 @@ int main(void)
         cmocka_unit_test_setup(test_release_owner, reset_freed),
         cmocka_unit_test_setup(test_remove_owner, reset_freed),
         cmocka_unit_test(test_refusal_reasons),
+        cmocka_unit_test(test_long_name),
+        cmocka_unit_test(test_printable_escapes),
+        cmocka_unit_test(test_printable_edge),
         cmocka_unit_test(test_flags_by_minor),
         cmocka_unit_test(test_schema_on_one_line),
     };

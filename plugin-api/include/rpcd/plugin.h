@@ -165,7 +165,7 @@ typedef struct rpcd_host_api {
     /*
      * Registers a method. Only during init, on the thread that called init.
      * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT, logged with the reason, for a missing name or
-     * handler, a name that is empty, longer than 1024 bytes or not UTF-8, a reserved name
+     * handler, a name that is empty or not UTF-8, a reserved name
      * ("rpc." is JSON-RPC's; "notifications/...", "$/..." and the MCP methods rpcd answers
      * itself, initialize, ping, server/discover, tools/list and tools/call), or a params_schema
      * that is not JSON; RPCD_ERR_EXISTS when a method (of any plugin, this one included) has
@@ -221,8 +221,8 @@ typedef struct rpcd_host_api {
     /*
      * Sends a JSON-RPC notification to the client now, before the call's response.
      *   method   required, UTF-8, not a name rpcd owns: "rpc." (JSON-RPC's), "notifications/..."
-     *            (MCP's: progress, cancelled, message, tools/list_changed, ...; rpcd sends its
-     *            own, call_progress is the way to report progress), "$/..." (LSP's, such as
+     *            (MCP's: progress, cancelled, message, tools/list_changed, ...; reserved for
+     *            rpcd, call_progress is the way to report progress), "$/..." (LSP's, such as
      *            $/cancelRequest), or an MCP method rpcd answers itself (initialize, ping,
      *            server/discover, tools/list, tools/call). Those are refused with
      *            RPCD_ERR_INVALID_ARGUMENT and a line in the daemon's log.

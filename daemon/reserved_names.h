@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The method and notification names rpcd owns, in one place: plugins may neither register them
+ * nor send them as notifications.
+ */
+#ifndef RPCD_RESERVED_NAMES_H
+#define RPCD_RESERVED_NAMES_H
+
+#include <stddef.h>
+
+/*
+ * Why name (length bytes, borrowed) is reserved, in words for a log line (static text), or NULL
+ * when it is not: "rpc." names are JSON-RPC's, "notifications/" names and the methods the MCP
+ * front end answers are MCP's, "$/" names are protocol notifications. Thread-safe.
+ */
+const char *reserved_name_reason(const char *name, size_t length);
+
+#endif
