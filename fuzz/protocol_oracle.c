@@ -112,10 +112,17 @@ static void note_input(tally *t, const oracle_limits *limits, const char *input,
     }
 }
 
-/* jansson refuses some valid JSON that rpcd passes through untouched (ids, params). */
+/*
+ * jansson refuses some valid JSON that rpcd passes through untouched (ids, params): numbers it
+ * cannot hold, lone surrogates, \u0000 in a key.
+ */
 static bool jansson_limit(const char *reason)
 {
-    static const char *const reasons[] = {"too big", "overflow", "surrogate", "invalid Unicode",
+    static const char *const reasons[] = {"too big",
+                                          "overflow",
+                                          "surrogate",
+                                          "invalid Unicode",
+                                          "NUL byte in object key",
                                           "maximum parsing depth"};
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
         if (strstr(reason, reasons[i]))
