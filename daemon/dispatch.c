@@ -22,22 +22,27 @@ static bool is_blank(const char *line, size_t length)
     return true;
 }
 
-/* Reads the id named key ("id" or "requestId") of a cancellation's params. */
+/*
+ * Reads the id named key ("id" or "requestId") of a cancellation's params. A key given twice
+ * names no call: which one a client meant is not for rpcd to guess.
+ */
 static bool cancellation_target(const env_message *message, const char *key, js_span *id)
 {
     if (!message->has_params || js_kind_of(message->params) != JS_OBJECT)
         return false;
     js_iter members;
     js_span name, value;
+    size_t count = 0;
     js_iter_init(&members, message->params);
     while (js_iter_next(&members, &name, &value)) {
-        js_kind kind = js_kind_of(value);
-        if (js_string_equals(name, key, strlen(key)) && (kind == JS_STRING || kind == JS_NUMBER)) {
+        if (js_string_equals(name, key, strlen(key))) {
             *id = value;
-            return true;
+            count++;
         }
     }
-    return false;
+    if (count > 1)
+        log_message(LOG_DEBUG, "ignored a cancellation that gives \"%s\" twice", key);
+    return count == 1 && (js_kind_of(*id) == JS_STRING || js_kind_of(*id) == JS_NUMBER);
 }
 
 /*
@@ -63,37 +68,69 @@ static bool handle_builtin(const dispatcher *dispatch, const env_message *messag
     return true;
 }
 
+/* What tools/call reads of its params. */
+typedef struct tool_params {
+    js_span name, arguments;
+    bool has_name, has_arguments;
+    const char *duplicate; /* a member read here that appears twice, or NULL */
+} tool_params;
+
+static void read_tool_params(const env_message *message, tool_params *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!message->has_params || js_kind_of(message->params) != JS_OBJECT)
+        return;
+    bool seen_name = false, seen_meta = false;
+    js_iter members;
+    js_span key, value;
+    js_iter_init(&members, message->params);
+    while (js_iter_next(&members, &key, &value)) {
+        if (js_string_equals(key, "name", 4)) {
+            if (seen_name)
+                out->duplicate = "\"name\" appears twice";
+            seen_name = true;
+            out->name = value;
+            out->has_name = js_kind_of(value) == JS_STRING;
+        } else if (js_string_equals(key, "arguments", 9)) {
+            if (out->has_arguments)
+                out->duplicate = "\"arguments\" appears twice";
+            out->arguments = value;
+            out->has_arguments = true;
+        } else if (js_string_equals(key, "_meta", 5)) {
+            /* The progress token is read from it later: it must mean one thing now. */
+            if (seen_meta)
+                out->duplicate = "\"_meta\" appears twice";
+            else if (env_meta_has_duplicate(value))
+                out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
+            seen_meta = true;
+        }
+    }
+}
+
 /* Starts an MCP tools/call: the tool's method, with the call's arguments as params. */
 static int start_tool_call(const dispatcher *dispatch, const env_message *message,
                            call_batch *batch, uint64_t ticket)
 {
     bool is_request = message->kind == ENV_REQUEST;
     const js_span *id = is_request ? &message->id : NULL;
-    js_span name = {0}, arguments = {0};
-    bool has_name = false, has_arguments = false;
-    if (message->has_params && js_kind_of(message->params) == JS_OBJECT) {
-        js_iter members;
-        js_span key, value;
-        js_iter_init(&members, message->params);
-        while (js_iter_next(&members, &key, &value)) {
-            if (js_string_equals(key, "name", 4)) {
-                name = value;
-                has_name = js_kind_of(value) == JS_STRING;
-            } else if (js_string_equals(key, "arguments", 9)) {
-                arguments = value;
-                has_arguments = true;
-            }
-        }
-    }
+    tool_params params;
+    read_tool_params(message, &params);
     const char *problem = NULL;
     const reg_method *method = NULL;
-    char tool[129];
+    char tool[128]; /* MCP's longest tool name */
     size_t tool_length = 0;
-    if (!has_name || js_string_decode(name, tool, sizeof tool - 1, &tool_length) != 0)
+    bool has_tool = false; /* tool holds the name as decoded, to be shown back */
+    if (params.duplicate)
+        problem = params.duplicate; /* no name is shown: which one would it be? */
+    else if (!params.has_name)
         problem = "\"name\" must be a tool name";
-    else if (has_arguments && js_kind_of(arguments) != JS_OBJECT)
+    else if (js_string_decode(params.name, tool, sizeof tool, &tool_length) != 0)
+        problem = "\"name\" is longer than 128 bytes, the longest tool name";
+    else
+        has_tool = true;
+    if (!problem && params.has_arguments && js_kind_of(params.arguments) != JS_OBJECT)
         problem = "\"arguments\" must be an object";
-    else if (!(method = mcp_tool_method(dispatch->tools, tool, tool_length)))
+    if (!problem && !(method = mcp_tool_method(dispatch->tools, tool, tool_length)))
         problem = "unknown tool";
     if (problem) {
         if (!is_request)
@@ -101,7 +138,7 @@ static int start_tool_call(const dispatcher *dispatch, const env_message *messag
         buffer data = BUFFER_INIT;
         int failed = buf_append_string(&data, "{\"detail\":");
         failed |= buf_append_json_string(&data, problem, strlen(problem));
-        if (has_name && !method) {
+        if (has_tool) {
             failed |= buf_append_string(&data, ",\"tool\":");
             failed |= buf_append_json_string(&data, tool, tool_length);
         }
@@ -115,10 +152,12 @@ static int start_tool_call(const dispatcher *dispatch, const env_message *messag
         return is_request ? call_respond_error(dispatch->calls, batch, ticket, id,
                                                RPC_REQUEST_CANCELLED, NULL, NULL, 0)
                           : 0;
+    /* The tool's schema says object: a call without arguments has none, not no params. */
+    js_span no_arguments = {"{}", 2};
     call_request request = {
         .method = method,
         .id = id,
-        .params = has_arguments ? &arguments : NULL,
+        .params = params.has_arguments ? &params.arguments : &no_arguments,
         .batch = batch,
         .ticket = ticket,
         .mcp_tool = true,
@@ -198,20 +237,18 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
                                   NULL, 0);
     }
 
-    /* The method name, decoded only when it holds escapes. */
+    /* The method name, decoded only when it holds escapes; NULL when memory ran out. */
     char small[256];
     char *heap = NULL;
     const char *name = message.method.start + 1;
     size_t name_length = message.method.length - 2;
     if (memchr(name, '\\', name_length)) {
-        js_string_decode(message.method, small, sizeof small, &name_length);
-        name = small;
-        if (name_length > sizeof small) {
-            heap = malloc(name_length);
-            if (heap)
-                js_string_decode(message.method, heap, name_length, &name_length);
-            name = heap;
-        }
+        size_t needed = js_string_decoded_length(message.method);
+        char *room = needed <= sizeof small ? small : (heap = malloc(needed));
+        if (room && js_string_decode(message.method, room, needed, &name_length) == 0)
+            name = room;
+        else
+            name = NULL;
     }
     int mcp_status = 0;
     if (name && handle_mcp(dispatch, &message, name, name_length, batch, &mcp_status)) {
@@ -264,6 +301,19 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
     }
 }
 
+/* Answers a line over a limit: id null, and data naming the limit (what: plain ASCII). */
+static int respond_over_limit(const dispatcher *dispatch, int64_t code, const char *what,
+                              size_t limit)
+{
+    buffer data = BUFFER_INIT;
+    int failed = buf_printf(&data, "{\"detail\":\"%s (%zu)\"}", what, limit);
+    int status =
+        call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL, code, NULL,
+                           failed ? NULL : data.data, failed ? 0 : data.length);
+    buf_free(&data);
+    return status;
+}
+
 int disp_line(const dispatcher *dispatch, const char *line, size_t length)
 {
     if (is_blank(line, length))
@@ -275,11 +325,8 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
     js_index index = {children, sizeof children / sizeof children[0], 0};
     int status = js_validate_indexed(line, length, dispatch->max_depth, &value, &offset, &index);
     if (status == JS_ERR_DEPTH) {
-        char data[96];
-        int n = snprintf(data, sizeof data, "{\"detail\":\"nested deeper than max_depth (%zu)\"}",
-                         dispatch->max_depth);
-        return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
-                                  RPC_PARSE_ERROR, NULL, data, (size_t)n);
+        return respond_over_limit(dispatch, RPC_PARSE_ERROR, "nested deeper than max_depth",
+                                  dispatch->max_depth);
     }
     if (status != 0) {
         log_message(LOG_DEBUG, "parse error at byte %zu of a %zu-byte line", offset, length);
@@ -297,11 +344,8 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
         return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
                                   RPC_INVALID_REQUEST, NULL, NULL, 0);
     if (count > dispatch->max_batch) {
-        char data[96];
-        int n = snprintf(data, sizeof data, "{\"detail\":\"batch longer than max_batch (%zu)\"}",
-                         dispatch->max_batch);
-        return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
-                                  RPC_INVALID_REQUEST, NULL, data, (size_t)n);
+        return respond_over_limit(dispatch, RPC_INVALID_REQUEST, "batch longer than max_batch",
+                                  dispatch->max_batch);
     }
     call_batch *batch;
     uint64_t ticket = out_ticket_take(dispatch->out);
@@ -330,9 +374,6 @@ int disp_line_too_long(const dispatcher *dispatch, size_t length, size_t limit)
 {
     log_message(LOG_WARNING, "skipped a %zu-byte line: longer than max_line_bytes (%zu)", length,
                 limit);
-    char data[96];
-    int n = snprintf(data, sizeof data, "{\"detail\":\"line longer than max_line_bytes (%zu)\"}",
-                     limit);
-    return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
-                              RPC_INVALID_REQUEST, NULL, data, (size_t)n);
+    return respond_over_limit(dispatch, RPC_INVALID_REQUEST, "line longer than max_line_bytes",
+                              limit);
 }

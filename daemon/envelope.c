@@ -11,29 +11,52 @@
 
 #define KEY_IS(key, literal) js_string_equals((key), (literal), sizeof(literal) - 1)
 
-bool env_find_progress_token(js_span params, js_span *token)
+bool env_meta_has_duplicate(js_span meta)
 {
-    bool found = false;
-    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+    if (js_kind_of(meta) != JS_OBJECT)
         return false;
     js_iter members;
     js_span key, value;
+    bool seen = false;
+    js_iter_init(&members, meta);
+    while (js_iter_next(&members, &key, &value)) {
+        if (!KEY_IS(key, "progressToken"))
+            continue;
+        if (seen)
+            return true;
+        seen = true;
+    }
+    return false;
+}
+
+bool env_find_progress_token(js_span params, js_span *token)
+{
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+        return false;
+    js_iter members;
+    js_span key, value, meta;
+    size_t meta_count = 0;
     js_iter_init(&members, params);
     while (js_iter_next(&members, &key, &value)) {
-        if (!KEY_IS(key, "_meta") || js_kind_of(value) != JS_OBJECT)
-            continue;
-        js_iter meta;
-        js_span meta_key, meta_value;
-        js_iter_init(&meta, value);
-        while (js_iter_next(&meta, &meta_key, &meta_value)) {
-            js_kind kind = js_kind_of(meta_value);
-            if (KEY_IS(meta_key, "progressToken") && (kind == JS_STRING || kind == JS_NUMBER)) {
-                *token = meta_value;
-                found = true;
-            }
+        if (KEY_IS(key, "_meta")) {
+            meta = value;
+            meta_count++;
         }
     }
-    return found;
+    /* Given twice, the token is ambiguous: a client and a gateway may each read another. */
+    if (meta_count != 1 || js_kind_of(meta) != JS_OBJECT || env_meta_has_duplicate(meta))
+        return false;
+    js_iter_init(&members, meta);
+    while (js_iter_next(&members, &key, &value)) {
+        if (!KEY_IS(key, "progressToken"))
+            continue;
+        js_kind kind = js_kind_of(value);
+        if (kind != JS_STRING && kind != JS_NUMBER)
+            return false;
+        *token = value;
+        return true;
+    }
+    return false;
 }
 
 /* What the members of one envelope said, gathered member by member. */

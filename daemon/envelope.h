@@ -38,10 +38,14 @@ void env_parse_members(const js_child *members, size_t count, env_message *out);
 
 /*
  * Finds params._meta.progressToken (a string or a number) in validated params. Returns true and
- * its span, or false. Only looked for when a handler reports progress: most calls never do, and
- * large params are then never walked twice.
+ * its span, or false, also when "_meta" or its "progressToken" appears twice. Only looked for
+ * when a handler reports progress: most calls never do, and large params are then never walked
+ * twice.
  */
 bool env_find_progress_token(js_span params, js_span *token);
+
+/* True when a validated "_meta" value is an object that holds "progressToken" twice. */
+bool env_meta_has_duplicate(js_span meta);
 
 /*
  * Appends an error response (no newline) to out. id NULL means "id": null; message is UTF-8

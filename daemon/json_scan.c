@@ -591,7 +591,11 @@ static uint32_t read_hex4(const char *p)
                       hex_value(p[3]));
 }
 
-int js_string_decode(js_span string, char *out, size_t capacity, size_t *out_length)
+/*
+ * Decodes string into out while it fits (out may be NULL when capacity is 0) and returns the
+ * decoded length, also when it did not fit.
+ */
+static size_t decode_string(js_span string, char *out, size_t capacity)
 {
     const char *p = string.start + 1;
     const char *end = string.start + string.length - 1; /* the closing quote */
@@ -644,8 +648,21 @@ int js_string_decode(js_span string, char *out, size_t capacity, size_t *out_len
             memcpy(out + used, bytes, n);
         used += n;
     }
-    *out_length = used;
+    return used;
+}
+
+int js_string_decode(js_span string, char *out, size_t capacity, size_t *out_length)
+{
+    size_t used = decode_string(string, out, capacity);
+    /* A length that did not fit is never handed out here: a caller that ignores the status
+     * then uses no byte it was not given. */
+    *out_length = used <= capacity ? used : 0;
     return used <= capacity ? 0 : JS_ERR_NO_MEMORY;
+}
+
+size_t js_string_decoded_length(js_span string)
+{
+    return decode_string(string, NULL, 0);
 }
 
 bool js_string_equals(js_span string, const char *bytes, size_t length)

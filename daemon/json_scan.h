@@ -71,11 +71,15 @@ int js_iter_next(js_iter *iter, js_span *key, js_span *value);
 
 /*
  * Decodes a validated JSON string span (quotes included) into UTF-8 bytes in out (capacity
- * bytes, not NUL-terminated). Escapes are resolved; a lone surrogate escape becomes U+FFFD.
- * Returns 0 and *out_length, or JS_ERR_NO_MEMORY when capacity is too small (*out_length then
- * holds the length needed).
+ * bytes, not NUL-terminated). Escapes are resolved; a lone surrogate escape becomes U+FFFD, and
+ * \u0000 a NUL byte. Returns 0 and *out_length, or JS_ERR_NO_MEMORY when the decoded string
+ * does not fit: *out_length is then 0 and out holds nothing to use. js_string_decoded_length
+ * gives the room needed.
  */
 int js_string_decode(js_span string, char *out, size_t capacity, size_t *out_length);
+
+/* The number of bytes a validated string span decodes to. */
+size_t js_string_decoded_length(js_span string);
 
 /* True when a validated string span decodes to exactly the given bytes (at most 64 of them). */
 bool js_string_equals(js_span string, const char *bytes, size_t length);

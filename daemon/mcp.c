@@ -223,21 +223,26 @@ const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size
     return found ? (*found)->method : NULL;
 }
 
-/* The member named key of a params object, when params is one. */
-static bool member(js_span params, const char *key, js_span *value)
+/*
+ * The member named key of a params object, when params is one: 1 and its value, 0 when there
+ * is none, -1 when it appears twice (what rpcd reads must mean one thing).
+ */
+static int member(js_span params, const char *key, js_span *value)
 {
     if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
-        return false;
+        return 0;
     js_iter members;
     js_span name, found;
+    int count = 0;
     js_iter_init(&members, params);
     while (js_iter_next(&members, &name, &found)) {
         if (js_string_equals(name, key, strlen(key))) {
+            if (count++ > 0)
+                return -1;
             *value = found;
-            return true;
         }
     }
-    return false;
+    return count;
 }
 
 static int append_server_info(buffer *out)
@@ -254,7 +259,10 @@ static int answer_initialize(js_span params, buffer *out)
 {
     const char *version = supported_versions[0];
     js_span asked;
-    if (member(params, "protocolVersion", &asked) && js_kind_of(asked) == JS_STRING) {
+    int has_version = member(params, "protocolVersion", &asked);
+    if (has_version < 0)
+        return -2;
+    if (has_version && js_kind_of(asked) == JS_STRING) {
         for (size_t i = 0; i < VERSION_COUNT; i++)
             if (js_string_equals(asked, supported_versions[i], strlen(supported_versions[i])))
                 version = supported_versions[i]; /* the client's, since rpcd speaks it */
@@ -290,7 +298,7 @@ static int append_input_schema(buffer *out, const reg_method *method)
     if (method->params_schema &&
         js_validate(method->params_schema, strlen(method->params_schema), 512, &schema, NULL) ==
             0 &&
-        member(schema, "type", &type) && js_kind_of(type) == JS_STRING &&
+        member(schema, "type", &type) == 1 && js_kind_of(type) == JS_STRING &&
         js_string_equals(type, "object", 6))
         return buf_append(out, schema.start, schema.length);
     return buf_append_string(out, "{\"type\":\"object\"}");
@@ -300,7 +308,10 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
 {
     size_t start = 0;
     js_span cursor;
-    if (member(params, "cursor", &cursor)) {
+    int has_cursor = member(params, "cursor", &cursor);
+    if (has_cursor < 0)
+        return -2;
+    if (has_cursor) {
         /* Cursors are ours: the decimal position of the page's first tool. */
         char text[24];
         size_t length;
@@ -328,10 +339,14 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
         if (method->description) {
             failed |= buf_append_json_string(out, method->description, strlen(method->description));
         } else {
-            char text[256];
-            int n = snprintf(text, sizeof text, "Method %s of the %s plugin.", method->name,
-                             method->owner_name);
-            failed |= buf_append_json_string(out, text, n > 0 ? (size_t)n : 0);
+            /* Names of any length: a method renamed to a short tool name may have a long one. */
+            buffer text = BUFFER_INIT;
+            if (buf_printf(&text, "Method %s of the %s plugin.", method->name,
+                           method->owner_name) == 0)
+                failed |= buf_append_json_string(out, text.data, text.length);
+            else
+                failed = -1;
+            buf_free(&text);
         }
         failed |= buf_append_string(out, ",\"inputSchema\":");
         failed |= append_input_schema(out, method);

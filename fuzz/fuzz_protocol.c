@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: one input buffer through the whole data path (framing, validation, envelope,
- * dispatch, calls, output) to a registry of built-in methods, checking what comes out: only
- * whole lines, each one JSON, and never more responses than requests could ask for.
+ * dispatch, MCP front end, calls, output) to a registry of built-in methods that are also MCP
+ * tools, with protocol_oracle.c judging what comes out of every run.
  */
 #include "call.h"
-#include "json_scan.h"
+#include "config.h"
 #include "log.h"
+#include "mcp.h"
+#include "protocol_oracle.h"
 #include "registry.h"
 #include "server.h"
 
@@ -76,6 +78,7 @@ static int write_sink(void *destination, const struct iovec *parts, int part_cou
 }
 
 static registry *methods;
+static mcp_tools *tools;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -90,6 +93,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         reg_add(methods, &method, NULL, "fuzz", NULL);
         method = rpcd_method_new("progress", progress);
         reg_add(methods, &method, NULL, "fuzz", NULL);
+        rpcd_config *config;
+        char error[256];
+        if (cfg_load_string("", "/fuzz/rpcd.conf", &config, error, sizeof error) != 0 ||
+            mcp_tools_new(methods, config, &tools, error, sizeof error) != 0)
+            abort();
+        cfg_free(config);
     }
     /* Small limits, so that inputs of a few kilobytes reach them. */
     srv_options options = {
@@ -100,30 +109,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .max_in_flight = 64,
         .shutdown_grace_ms = 0,
         .ordered = size > 0 && (data[0] & 1),
+        .tools = tools,
     };
     feed input = {data, size, 0, size > 0 ? 1 + data[size - 1] % 61 : 1};
     sink output = {NULL, 0};
     int result = srv_serve(methods, &options, read_feed, &input, write_sink, &output);
     if (result != SRV_DONE)
         abort();
-
-    /* Every line written is whole and is JSON. */
-    if (output.length > 0 && output.data[output.length - 1] != '\n')
-        abort();
-    size_t lines = 0;
-    for (size_t start = 0; start < output.length;) {
-        const char *newline = memchr(output.data + start, '\n', output.length - start);
-        size_t length = (size_t)(newline - (output.data + start));
-        if (js_validate(output.data + start, length, 1000, NULL, NULL) != 0)
-            abort();
-        lines++;
-        start += length + 1;
-    }
-    /* At most one response per input line, plus the notifications a progress call sends. */
-    size_t input_lines = 1;
-    for (size_t i = 0; i < size; i++)
-        input_lines += data[i] == '\n';
-    if (lines > input_lines * 3 * 16)
+    oracle_limits limits = {options.max_line_bytes, options.max_depth, options.max_batch};
+    if (oracle_check(&limits, (const char *)data, size, output.data, output.length) != 0)
         abort();
     free(output.data);
     return 0;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Rebuilds the seed corpora in fuzz/corpus/ from the tests' own inputs: the lines the case files
-# send, the JSONTestSuite corpus, and the config files. Run from anywhere; commit what changes.
+# send, the JSONTestSuite corpus, and the config files; and one of every MCP request shape, with
+# names too long, spelled with escapes and given twice. Run from anywhere; commit what changes.
 import hashlib
+import json
 import pathlib
 
 root = pathlib.Path(__file__).resolve().parent.parent
@@ -37,3 +39,53 @@ for path in configs:
 put("config", b"[rpcd]\nworkers = 4\nmax_in_flight = 10\nmax_batch = 5\nshutdown_grace_ms = 100\n"
               b"max_line_bytes = 1024\nmax_depth = 8\nlog_level = debug\nplugin_dir = /x\n"
               b"[plugin a]\npath = a.so\nrequired = false\nkey = value ; comment\n")
+
+# Every MCP request rpcd answers or reads itself, as a client sends it: the handshake, the tool
+# list and its cursor, tools/call in each shape, progress, both cancellations, and batches.
+def request(method, params=None, id=1):
+    message = {"jsonrpc": "2.0", "method": method}
+    if id is not None:
+        message["id"] = id
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message, separators=(",", ":"))
+
+
+shapes = [
+    request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "seed", "version": "1"}}),
+    request("notifications/initialized", id=None),
+    request("ping"),
+    request("server/discover"),
+    request("tools/list"),
+    request("tools/list", {"cursor": "0"}),
+    request("tools/call", {"name": "echo", "arguments": {"a": 1}}),
+    request("tools/call", {"name": "echo"}),
+    request("tools/call", {"name": "fail", "arguments": {}}),
+    request("tools/call", {"name": "progress", "arguments": {}, "_meta": {"progressToken": "p"}}),
+    request("tools/call", {"name": "no.such", "arguments": {}}),
+    request("tools/call", {"name": "echo", "arguments": [1]}),
+    request("tools/call", {}),
+    request("tools/call", {"name": "echo", "arguments": {}}, id=None),
+    request("progress", {"_meta": {"progressToken": 7}}),
+    request("$/cancelRequest", {"id": 1}, id=None),
+    request("notifications/cancelled", {"requestId": 1, "reason": "seed"}, id=None),
+    # Names at and over MCP's 128 bytes, plainly and through escapes.
+    request("tools/call", {"name": "x" * 128, "arguments": {}}),
+    request("tools/call", {"name": "x" * 129, "arguments": {}}),
+    request("tools/call", {"name": "x" * 2000, "arguments": {}}),
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{}}}'
+    % ("\\u0078" * 129),
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\\u0065\\u0063\\u0068\\u006f"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a\\u0000\\ud800"}}',
+    # Members rpcd reads, given twice.
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"fail","arguments":{}}}',
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"arguments":{"a":1}}}',
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":1,"progressToken":2}}}',
+    '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1,"id":2}}',
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","protocolVersion":"x"}}',
+]
+batch = "[" + ",".join(shapes[2:8]) + "]"
+for line in shapes + [batch]:
+    put("protocol", line.encode() + b"\n")
+put("protocol", "\n".join(shapes).encode() + b"\n")

@@ -4,7 +4,9 @@
  * captured in memory. Covers the host functions a handler uses and what ends up on the wire.
  */
 #include "call.h"
+#include "config.h"
 #include "dispatch.h"
+#include "mcp.h"
 #include "output.h"
 #include "registry.h"
 
@@ -42,6 +44,8 @@ typedef struct fixture {
     output *out;
     call_context *calls;
     captured written;
+    rpcd_config *config;
+    mcp_tools *tools;
     dispatcher dispatch;
 } fixture;
 
@@ -120,6 +124,14 @@ static int handle_keep(rpcd_call *call, const char *params, size_t length, void 
     return RPCD_OK;
 }
 
+/* Keeps its call open: the test completes it. */
+static int handle_defer(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    kept_call = call;
+    return RPCD_DEFERRED;
+}
+
 /* A notification from another thread while the handler waits for it. */
 static void *notify_from_thread(void *call)
 {
@@ -165,6 +177,10 @@ static int setup(void **state)
     add(f->methods, "progress", handle_progress, NULL);
     add(f->methods, "keep", handle_keep, NULL);
     add(f->methods, "threaded", handle_threaded, NULL);
+    add(f->methods, "defer", handle_defer, NULL);
+    char error[256];
+    assert_int_equal(cfg_load_string("", "/test.conf", &f->config, error, sizeof error), 0);
+    assert_int_equal(mcp_tools_new(f->methods, f->config, &f->tools, error, sizeof error), 0);
     assert_int_equal(out_new(capture_write, &f->written, &f->out), 0);
     /* No workers: each handler runs inside disp_line, so its output is there when it returns. */
     call_settings settings = {
@@ -175,6 +191,7 @@ static int setup(void **state)
     f->dispatch.out = f->out;
     f->dispatch.max_depth = 64;
     f->dispatch.max_batch = 10;
+    f->dispatch.tools = f->tools;
     *state = f;
     return 0;
 }
@@ -184,6 +201,8 @@ static int teardown(void **state)
     fixture *f = *state;
     call_context_free(f->calls);
     out_free(f->out);
+    mcp_tools_free(f->tools);
+    cfg_free(f->config);
     reg_free(f->methods);
     free(f->written.data);
     free(f);
@@ -214,8 +233,8 @@ static void assert_lines(const char *text, int count, ...)
         const char *want = va_arg(expected, const char *);
         assert_non_null(line);
         json_error_t error;
-        json_t *got = json_loads(line, JSON_DECODE_ANY, &error);
-        json_t *wanted = json_loads(want, JSON_DECODE_ANY, &error);
+        json_t *got = json_loads(line, JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+        json_t *wanted = json_loads(want, JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
         assert_non_null(got);
         assert_non_null(wanted);
         if (!json_equal(got, wanted))
@@ -436,6 +455,175 @@ static void test_long_escaped_method_name(void **state)
                  "\"Method not found\"}}");
 }
 
+/* A line asking tools/call with params text. */
+static const char *send_tool_call(fixture *f, const char *id, const char *params)
+{
+    char *line = NULL;
+    size_t length = 0;
+    FILE *text = open_memstream(&line, &length);
+    fprintf(text, "{\"jsonrpc\":\"2.0\",%s%s%s\"method\":\"tools/call\",\"params\":%s}",
+            id ? "\"id\":" : "", id ? id : "", id ? "," : "", params);
+    fclose(text);
+    const char *out = send(f, line);
+    free(line);
+    return out;
+}
+
+/* params {"name":"<prefix><count times unit>"} */
+static char *repeated_name(const char *unit, size_t count)
+{
+    size_t unit_length = strlen(unit);
+    char *params = malloc(unit_length * count + 32);
+    size_t used = (size_t)sprintf(params, "{\"name\":\"");
+    for (size_t i = 0; i < count; i++, used += unit_length)
+        memcpy(params + used, unit, unit_length);
+    strcpy(params + used, "\"}");
+    return params;
+}
+
+static const char overlong_error[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"Invalid params\","
+    "\"data\":{\"detail\":\"\\\"name\\\" is longer than 128 bytes, the longest tool name\"}}}";
+
+static void test_tool_call_overlong_name(void **state)
+{
+    fixture *f = *state;
+    /* Plain and escaped, just over the limit and far over it: the answer says so and shows
+     * nothing back, and never a byte the request did not hold. */
+    static const struct {
+        const char *unit;
+        size_t count;
+    } names[] = {{"x", 129},       {"x", 200},      {"x", 100000},   {"\\u0078", 129},
+                 {"\\u0078", 200}, {"\\u00e9", 65}, {"\\ud800", 43}, {"\\u0000", 5000}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *params = repeated_name(names[i].unit, names[i].count);
+        assert_lines(send_tool_call(f, "1", params), 1, overlong_error);
+        free(params);
+    }
+    /* 128 bytes is a name: shown back whole in "unknown tool". */
+    char *params = repeated_name("y", 128);
+    const char *out = send_tool_call(f, "2", params);
+    char expected[512];
+    snprintf(expected, sizeof expected,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,\"message\":\"Invalid "
+             "params\",\"data\":{\"detail\":\"unknown tool\",\"tool\":\"%.128s\"}}}",
+             params + 9);
+    assert_lines(out, 1, expected);
+    free(params);
+    /* An escaped name that decodes short is the tool it names. */
+    assert_lines(send_tool_call(f, "3",
+                                "{\"name\":\"\\u0065\\u0063\\u0068\\u006f\","
+                                "\"arguments\":{\"a\":1}}"),
+                 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\","
+                 "\"text\":\"{\\\"a\\\":1}\"}],\"structuredContent\":{\"a\":1},"
+                 "\"isError\":false}}");
+    /* What a name decodes to is shown as valid JSON text: NUL escaped, a lone surrogate as
+     * U+FFFD. */
+    assert_lines(send_tool_call(f, "4", "{\"name\":\"a\\u0000\\ud800\"}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32602,\"message\":"
+                 "\"Invalid params\",\"data\":{\"detail\":\"unknown tool\","
+                 "\"tool\":\"a\\u0000\\ufffd\"}}}");
+    /* As a notification: nothing at all. */
+    params = repeated_name("x", 200);
+    assert_lines(send_tool_call(f, NULL, params), 0);
+    free(params);
+}
+
+static void test_tool_call_duplicate_members(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *params, *detail;
+    } cases[] = {
+        {"{\"name\":\"echo\",\"name\":\"no_result\",\"arguments\":{}}",
+         "\\\"name\\\" appears twice"},
+        {"{\"name\":\"echo\",\"n\\u0061me\":\"echo\"}", "\\\"name\\\" appears twice"},
+        {"{\"name\":1,\"name\":\"echo\"}", "\\\"name\\\" appears twice"},
+        {"{\"name\":\"echo\",\"arguments\":{\"a\":1},\"arguments\":{\"a\":2}}",
+         "\\\"arguments\\\" appears twice"},
+        {"{\"name\":\"echo\",\"arguments\":{},\"_meta\":{},\"_meta\":{\"progressToken\":1}}",
+         "\\\"_meta\\\" appears twice"},
+        {"{\"name\":\"echo\",\"_meta\":{\"progressToken\":1,\"progressToken\":2}}",
+         "\\\"progressToken\\\" appears twice in \\\"_meta\\\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char expected[512];
+        snprintf(expected, sizeof expected,
+                 "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32602,\"message\":"
+                 "\"Invalid params\",\"data\":{\"detail\":\"%s\"}}}",
+                 cases[i].detail);
+        assert_lines(send_tool_call(f, "7", cases[i].params), 1, expected);
+        /* Notifications are never answered, and run nothing either. */
+        assert_lines(send_tool_call(f, NULL, cases[i].params), 0);
+    }
+    /* Members of the arguments are the tool's business, not rpcd's. */
+    assert_lines(send_tool_call(f, "8", "{\"name\":\"echo\",\"arguments\":{\"a\":1,\"a\":2}}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"content\":[{\"type\":\"text\","
+                 "\"text\":\"{\\\"a\\\":1,\\\"a\\\":2}\"}],\"structuredContent\":{\"a\":2},"
+                 "\"isError\":false}}");
+}
+
+static void test_tool_call_without_arguments(void **state)
+{
+    /* The handler gets {} (what the tool's schema promises), not no params. */
+    assert_lines(send_tool_call(*state, "9", "{\"name\":\"echo\"}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"content\":[{\"type\":\"text\","
+                 "\"text\":\"{}\"}],\"structuredContent\":{},\"isError\":false}}");
+}
+
+static void test_duplicate_progress_token_is_no_token(void **state)
+{
+    /* For a plain method the token is looked for only when progress is reported; given twice,
+     * it names nothing, and no progress goes out. */
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"progress\",\"params\":"
+                              "{\"_meta\":{\"progressToken\":\"a\",\"progressToken\":\"b\"}}}"),
+                 1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}");
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"progress\",\"params\":"
+                              "{\"_meta\":{\"progressToken\":\"a\"},\"_meta\":{}}}"),
+                 1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":null}");
+}
+
+static void test_cancellation_with_duplicate_id(void **state)
+{
+    fixture *f = *state;
+    static const char *const ambiguous[] = {
+        "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":5,\"id\":5}}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":6,\"id\":5}}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+        "\"params\":{\"requestId\":5,\"requestId\":5}}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+        "\"params\":{\"requestId\":5,\"requ\\u0065stId\":6}}",
+    };
+    assert_lines(send(f, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"defer\"}"), 0);
+    rpcd_call *call = kept_call;
+    /* The call is completed before anything is asserted: a failure must not leave it open. */
+    int cancelled_by[sizeof ambiguous / sizeof ambiguous[0]];
+    size_t written_by[sizeof ambiguous / sizeof ambiguous[0]];
+    for (size_t i = 0; i < sizeof ambiguous / sizeof ambiguous[0]; i++) {
+        written_by[i] = strlen(send(f, ambiguous[i]));
+        cancelled_by[i] = host.call_is_cancelled(call);
+    }
+    /* Given once, the same cancellation works. */
+    send(f, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":5}}");
+    int cancelled = host.call_is_cancelled(call);
+    free(f->written.data);
+    f->written.data = NULL;
+    f->written.length = 0;
+    assert_int_equal(host.call_complete(call, RPCD_ERR_CANCELLED), RPCD_OK);
+    out_flush(f->out);
+    for (size_t i = 0; i < sizeof ambiguous / sizeof ambiguous[0]; i++) {
+        assert_int_equal(written_by[i], 0); /* notifications: never answered */
+        if (cancelled_by[i])
+            fail_msg("cancelled by %s", ambiguous[i]);
+    }
+    assert_int_equal(cancelled, 1);
+    assert_lines(f->written.data, 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32800,\"message\":"
+                 "\"Request cancelled\",\"data\":{\"exception\":\"RPCD_ERR_CANCELLED\","
+                 "\"plugin\":\"testplugin\",\"method\":\"defer\"}}}");
+}
+
 static void test_line_too_long(void **state)
 {
     fixture *f = *state;
@@ -468,6 +656,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parse_errors_and_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_escaped_method_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tool_call_overlong_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tool_call_duplicate_members, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tool_call_without_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_progress_token_is_no_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancellation_with_duplicate_id, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -260,6 +260,15 @@ static void test_progress_token(void **state)
         "{\"progressToken\":\"tok\"}}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"_meta\":{\"progressToken\":\"tok\"}}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{}}",
+        /* Given twice, a token is ambiguous, so there is none. */
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":"
+        "{\"_meta\":{\"progressToken\":\"a\",\"progressToken\":\"b\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":"
+        "{\"_meta\":{\"progressToken\":\"a\",\"progress\\u0054oken\":\"a\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":"
+        "{\"_meta\":{\"progressToken\":\"a\"},\"_meta\":{\"progressToken\":\"b\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":"
+        "{\"_meta\":{\"progressToken\":\"a\"},\"_meta\":{}}}",
     };
     for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++) {
         m = parse(ignored[i]);
@@ -267,6 +276,26 @@ static void test_progress_token(void **state)
         if (find_token(&m, &token))
             fail_msg("progress token found in '%s'", ignored[i]);
     }
+}
+
+static void test_meta_has_duplicate(void **state)
+{
+    (void)state;
+    static const char *const duplicated[] = {
+        "{\"progressToken\":1,\"progressToken\":1}",
+        "{\"progressToken\":1,\"x\":{},\"progress\\u0054oken\":\"b\"}",
+    };
+    static const char *const single[] = {
+        "{}",
+        "[1,1]",
+        "\"progressToken\"",
+        "{\"progressToken\":1,\"x\":1,\"x\":1}",
+        "{\"a\":{\"progressToken\":1,\"progressToken\":1}}",
+    };
+    for (size_t i = 0; i < sizeof duplicated / sizeof duplicated[0]; i++)
+        assert_true(env_meta_has_duplicate((js_span){duplicated[i], strlen(duplicated[i])}));
+    for (size_t i = 0; i < sizeof single / sizeof single[0]; i++)
+        assert_false(env_meta_has_duplicate((js_span){single[i], strlen(single[i])}));
 }
 
 /* Builds an error line and parses it back. New jansson object. */
@@ -347,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_escaped_keys),
         cmocka_unit_test(test_unknown_members_ignored),
         cmocka_unit_test(test_progress_token),
+        cmocka_unit_test(test_meta_has_duplicate),
         cmocka_unit_test(test_append_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -623,11 +623,16 @@ static void test_string_decode_capacity(void **state)
     size_t needed = 0;
     assert_int_equal(js_string_decode(span, out, sizeof out, &needed), 0);
     assert_int_equal(needed, 11);
+    assert_int_equal(js_string_decoded_length(span), 11);
     for (size_t capacity = 0; capacity < 11; capacity++) {
-        char small[11];
-        size_t length = 0;
-        assert_int_equal(js_string_decode(span, small, capacity, &length), JS_ERR_NO_MEMORY);
-        assert_int_equal(length, 11);
+        /* Too small: no length to misuse, and not one byte written past the room given. */
+        char guarded[11 + 8];
+        memset(guarded, 'G', sizeof guarded);
+        size_t length = 9999;
+        assert_int_equal(js_string_decode(span, guarded, capacity, &length), JS_ERR_NO_MEMORY);
+        assert_int_equal(length, 0);
+        for (size_t i = capacity; i < sizeof guarded; i++)
+            assert_int_equal(guarded[i], 'G');
     }
     size_t length = 0;
     assert_int_equal(js_string_decode(span, out, 11, &length), 0);
@@ -635,10 +640,37 @@ static void test_string_decode_capacity(void **state)
     assert_memory_equal(out, "abc\n\xF0\x9D\x84\x9Exyz", 11);
 
     /* Capacity 0 must not touch out at all. */
+    length = 9999;
     assert_int_equal(js_string_decode(SPAN("\"x\""), NULL, 0, &length), JS_ERR_NO_MEMORY);
-    assert_int_equal(length, 1);
+    assert_int_equal(length, 0);
     assert_int_equal(js_string_decode(SPAN("\"\""), NULL, 0, &length), 0);
     assert_int_equal(length, 0);
+}
+
+/* The room js_string_decoded_length asks for is exactly what decoding then fills. */
+static void test_string_decoded_length(void **state)
+{
+    (void)state;
+    static const char *const literals[] = {
+        "\"\"",
+        "\"plain\"",
+        "\"\\u0000\"",
+        "\"\\ud800\"",
+        "\"\\uD834\\uDD1E\"",
+        "\"\\u00e9\\u20ac\\\"\\\\\\/\\b\\f\\n\\r\\t\"",
+        "\"\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E\"",
+    };
+    static const size_t lengths[] = {0, 5, 1, 3, 4, 2 + 3 + 8, 2 + 3 + 4};
+    for (size_t i = 0; i < sizeof literals / sizeof literals[0]; i++) {
+        js_span span = {literals[i], strlen(literals[i])};
+        assert_int_equal(js_validate(span.start, span.length, 8, NULL, NULL), 0);
+        size_t needed = js_string_decoded_length(span);
+        assert_int_equal(needed, lengths[i]);
+        char out[32];
+        size_t length = 9999;
+        assert_int_equal(js_string_decode(span, out, needed, &length), 0);
+        assert_int_equal(length, needed);
+    }
 }
 
 static void test_string_equals(void **state)
@@ -866,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_string_decode),
         cmocka_unit_test(test_string_decode_lone_surrogates),
         cmocka_unit_test(test_string_decode_capacity),
+        cmocka_unit_test(test_string_decoded_length),
         cmocka_unit_test(test_string_equals),
         cmocka_unit_test(test_kind_of),
         cmocka_unit_test(test_utf8_valid),

@@ -245,6 +245,69 @@ static void test_tool_results(void **state)
     buf_free(&out);
 }
 
+/* What rpcd reads of params must mean one thing: a member given twice is invalid params. */
+static void test_duplicate_params_members(void **state)
+{
+    (void)state;
+    registry *methods = make_registry(0);
+    rpcd_config *config = make_config("");
+    mcp_tools *tools;
+    char error[256];
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    int status;
+    assert_null(answer(tools, "initialize",
+                       "{\"protocolVersion\":\"2025-03-26\",\"protocolVersion\":\"2024-11-05\"}",
+                       &status));
+    assert_int_equal(status, -2);
+    assert_null(answer(tools, "initialize",
+                       "{\"protocolVersion\":\"2025-03-26\",\"protocol\\u0056ersion\":1}",
+                       &status));
+    assert_int_equal(status, -2);
+    assert_null(answer(tools, "tools/list", "{\"cursor\":\"0\",\"cursor\":\"1\"}", &status));
+    assert_int_equal(status, -2);
+    /* Members rpcd does not read are not its business. */
+    json_t *result = answer(tools, "initialize",
+                            "{\"protocolVersion\":\"2025-03-26\",\"x\":1,\"x\":2}", &status);
+    assert_int_equal(status, 0);
+    json_decref(result);
+    mcp_tools_free(tools);
+    cfg_free(config);
+    reg_free(methods);
+}
+
+/* A method renamed to a short tool name may have a long name, and its plugin too: the
+ * description names both whole. */
+static void test_description_of_long_names(void **state)
+{
+    (void)state;
+    char long_name[150], plugin_name[300], section[512];
+    memset(long_name, 'm', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    memset(plugin_name, 'p', sizeof plugin_name - 1);
+    plugin_name[sizeof plugin_name - 1] = '\0';
+    registry *methods;
+    assert_int_equal(reg_new(&methods), 0);
+    rpcd_method method = rpcd_method_new(long_name, handler);
+    assert_int_equal(reg_add(methods, &method, NULL, plugin_name, NULL), 0);
+    snprintf(section, sizeof section, "[mcp]\ntool.%s = short\n", long_name);
+    rpcd_config *config = make_config(section);
+    mcp_tools *tools;
+    char error[256];
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    int status;
+    json_t *list = answer(tools, "tools/list", NULL, &status);
+    assert_int_equal(status, 0);
+    const char *description = json_string_value(
+        json_object_get(json_array_get(json_object_get(list, "tools"), 0), "description"));
+    char expected[800];
+    snprintf(expected, sizeof expected, "Method %s of the %s plugin.", long_name, plugin_name);
+    assert_string_equal(description, expected);
+    json_decref(list);
+    mcp_tools_free(tools);
+    cfg_free(config);
+    reg_free(methods);
+}
+
 static void test_reserved_names(void **state)
 {
     (void)state;
@@ -277,6 +340,8 @@ int main(void)
         cmocka_unit_test(test_handshake),
         cmocka_unit_test(test_tool_results),
         cmocka_unit_test(test_reserved_names),
+        cmocka_unit_test(test_duplicate_params_members),
+        cmocka_unit_test(test_description_of_long_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
