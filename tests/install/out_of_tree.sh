@@ -96,7 +96,8 @@ printf '[plugin hello]\npath = hello.so\nname = outsider\n[plugin greet_json]\np
 reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' \
         '{"jsonrpc":"2.0","id":2,"method":"greet.json"}' \
         '{"jsonrpc":"2.0","id":3,"method":"hello.cpp"}' |
-        "$rpcd" -q -c "$work/rpcd.conf")
+        "$rpcd" -q -c "$work/rpcd.conf" | LC_ALL=C sort)
+# Calls run concurrently, so responses come in any order: compared sorted (ids 1, 2, 3).
 expected='{"jsonrpc":"2.0","id":1,"result":"hello, outsider"}
 {"jsonrpc":"2.0","id":2,"result":{"greeting":"hello"}}
 {"jsonrpc":"2.0","id":3,"result":"hello, c++ \"quoted\" \\ back"}'
