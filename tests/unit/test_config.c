@@ -483,8 +483,11 @@ static char *text_with_line(size_t length, const char *end, char **value)
     char *text = malloc(sizeof head + length + strlen(end));
     assert_non_null(text);
     char *line = stpcpy(stpcpy(text, head), key);
+    /* A list of host:port pairs, as a plugin's own key might hold: commas and colons split
+     * nothing. */
+    static const char pattern[] = "host7.example:8007,";
     for (size_t i = 0; i < value_length; i++)
-        line[i] = (char)('a' + i % 26);
+        line[i] = pattern[i % (sizeof pattern - 1)];
     strcpy(line + value_length, end);
     *value = strndup(line, value_length);
     assert_non_null(*value);
