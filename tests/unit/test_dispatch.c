@@ -449,24 +449,29 @@ static void test_cancel_sent_as_request_is_method_not_found(void **state)
     kept_call = NULL;
     assert_string_equal(send(f, "{\"jsonrpc\":\"2.0\",\"id\":\"held\",\"method\":\"defer\"}"), "");
     assert_non_null(kept_call);
-    assert_lines(send(f, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"$/cancelRequest\","
-                         "\"params\":{\"id\":\"held\"}}"),
-                 1,
-                 "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"error\":{\"code\":-32601,\"message\":"
-                 "\"Method not found\"}}");
-    assert_lines(send(f,
-                      "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"method\":\"notifications/cancelled\","
-                      "\"params\":{\"requestId\":\"held\"}}"),
-                 1,
-                 "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"error\":{\"code\":-32601,\"message\":"
-                 "\"Method not found\"}}");
-    assert_int_equal(host.call_is_cancelled(kept_call), 0);
-    /* Completed, the held call is answered with its own result, not -32800 nor nothing. */
+    char *lsp = strdup(send(f, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"$/cancelRequest\","
+                               "\"params\":{\"id\":\"held\"}}"));
+    char *mcp = strdup(send(f, "{\"jsonrpc\":\"2.0\",\"id\":\"c2\","
+                               "\"method\":\"notifications/cancelled\","
+                               "\"params\":{\"requestId\":\"held\"}}"));
+    int cancelled = host.call_is_cancelled(kept_call);
+    /* Completed before any check, so that a failure leaves no call in flight behind. */
     free(f->written.data);
     f->written.data = NULL;
     f->written.length = 0;
-    assert_int_equal(host.call_complete(kept_call, RPCD_OK), RPCD_OK);
+    int completed = host.call_complete(kept_call, RPCD_OK);
     out_flush(f->out);
+    assert_lines(lsp, 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"error\":{\"code\":-32601,\"message\":"
+                 "\"Method not found\"}}");
+    assert_lines(mcp, 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"error\":{\"code\":-32601,\"message\":"
+                 "\"Method not found\"}}");
+    free(lsp);
+    free(mcp);
+    assert_int_equal(cancelled, 0);
+    assert_int_equal(completed, RPCD_OK);
+    /* The held call is answered with its own result, not -32800 nor nothing. */
     assert_lines(f->written.data ? f->written.data : "", 1,
                  "{\"jsonrpc\":\"2.0\",\"id\":\"held\",\"result\":null}");
 }
