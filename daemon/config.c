@@ -303,8 +303,10 @@ static char *read_line(char *out, int capacity, void *stream)
         strcpy(out, "\n");
         return out;
     }
-    memcpy(out, start, length);
-    out[length] = '\0';
+    /* The content and "\n", never the "\r": a line at the limit with "\r\n" fits exactly. */
+    memcpy(out, start, content);
+    out[content] = '\n';
+    out[content + 1] = '\0';
     check_section_header(state, start, content);
     return out;
 }

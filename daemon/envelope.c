@@ -176,7 +176,9 @@ static void judge(const envelope_members *seen, env_message *out)
         }
     }
 
-    if (!seen_method && seen_result_or_error && seen_id) {
+    /* Only a valid id makes it a response a client could mean: without one it is answered as
+     * the invalid request it is, so that a client that forgot the id hears of it. */
+    if (!seen_method && seen_result_or_error && out->has_id) {
         out->kind = ENV_RESPONSE;
         return;
     }

@@ -465,6 +465,64 @@ static void test_cancel_of_queued_call_skips_handler(void **state)
     finish(s);
 }
 
+/*
+ * One call cancelled both ways, in the given order: the client asked for -32800 once, so the
+ * call ends with exactly that one response, whichever convention came first. The call is held
+ * by the fixture (its handler has run: the barrier) until released.
+ */
+static void cancel_both_ways(session *s, bool lsp_first)
+{
+    static const char lsp[] =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"both\"}}\n";
+    static const char mcp[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                              "\"params\":{\"requestId\":\"both\"}}\n";
+    start(s, "workers = 2");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"both\",\"method\":\"deferred.hold\"}\n");
+    barrier(s, 2, 2);
+    send_text(s, lsp_first ? lsp : mcp);
+    send_text(s, lsp_first ? mcp : lsp);
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"release\",\"method\":\"deferred.release\"}\n");
+    json_t *responses = collect_responses(s, 2);
+    assert_json(json_object_get(response_for(responses, "release"), "result"), "{\"held\":1}");
+    assert_error(response_for(responses, "both"), -32800, "Request cancelled");
+    json_decref(responses);
+    finish(s);
+}
+
+static void test_cancel_lsp_then_mcp_answers_once(void **state)
+{
+    cancel_both_ways(*state, true);
+}
+
+static void test_cancel_mcp_then_lsp_answers_once(void **state)
+{
+    cancel_both_ways(*state, false);
+}
+
+/*
+ * $/cancelRequest on a running tools/call: the MCP client gets the JSON-RPC error -32800, not a
+ * tool result (isError) saying the call was cancelled.
+ */
+static void test_lsp_cancel_of_tool_call_is_request_cancelled(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\n[mcp]\ntools = all");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"tool\",\"method\":\"tools/call\",\"params\":{"
+                 "\"name\":\"sleep\",\"arguments\":{\"ms\":60000},"
+                 "\"_meta\":{\"progressToken\":\"tool\"}}}\n");
+    json_t *report = next_line(s);
+    assert_true(is_progress(report));
+    json_decref(report);
+    send_text(
+        s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"tool\"}}\n");
+    json_t *response = next_response(s);
+    assert_string_equal(json_string_value(json_object_get(response, "id")), "tool");
+    assert_null(json_object_get(response, "result"));
+    assert_error(response, -32800, "Request cancelled");
+    json_decref(response);
+    finish(s);
+}
+
 /* ---- Ids ------------------------------------------------------------------------------- */
 
 /*
@@ -1128,6 +1186,60 @@ static void stop_signal_cancels_cooperative_call(session *s, int signal_number)
     end(s);
 }
 
+/*
+ * A call cancelled with notifications/cancelled stays unanswered when a stop signal comes before
+ * it ran: the stop answers the calls that never ran with -32800, but not one the client asked to
+ * hear nothing of. One worker, held by a cooperative sleep, keeps the call queued.
+ */
+static void test_silent_cancel_stays_silent_at_sigterm(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 1\nlog_level = debug");
+    start_sleep_and_wait_for_progress(s, "busy", 60000);
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"quiet\",\"method\":\"deferred.hold\"}\n"
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                 "\"params\":{\"requestId\":\"quiet\"}}\n");
+    assert_int_equal(
+        harness_wait_for_stderr(s->rpcd, "for id \"quiet\": cancelled", LINE_TIMEOUT_MS),
+        HARNESS_OK);
+    long long sent = now_ms();
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    /* With one worker responses keep request order: a response for "quiet" would follow. */
+    json_t *response = next_response(s);
+    assert_string_equal(json_string_value(json_object_get(response, "id")), "busy");
+    assert_error(response, -32800, "Request cancelled");
+    json_decref(response);
+    expect_exit_soon(s, sent, 0);
+    expect_no_more_output(s);
+    end(s);
+}
+
+/*
+ * The same for a call that runs: held by the fixture, cancelled with notifications/cancelled,
+ * then a stop signal; it completes on its own within the grace period, and still nothing is
+ * written for it (a stop leaves the handler's own outcome standing only for calls the client did
+ * not cancel itself).
+ */
+static void test_silent_cancel_of_running_call_stays_silent_at_sigterm(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\nlog_level = debug");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"quiet\",\"method\":\"deferred.hold\","
+                 "\"params\":{\"after_ms\":500}}\n");
+    barrier(s, 2, 2);
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                 "\"params\":{\"requestId\":\"quiet\"}}\n");
+    assert_int_equal(
+        harness_wait_for_stderr(s->rpcd, "for id \"quiet\": cancelled", LINE_TIMEOUT_MS),
+        HARNESS_OK);
+    long long sent = now_ms();
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    expect_exit_soon(s, sent, 0);
+    expect_no_more_output(s);
+    assert_null(strstr(harness_stderr(s->rpcd), "left unanswered"));
+    end(s);
+}
+
 static void test_sigterm_cancels_cooperative_call(void **state)
 {
     stop_signal_cancels_cooperative_call(*state, SIGTERM);
@@ -1678,6 +1790,16 @@ int main(void)
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_cancel_of_queued_call_skips_handler, session_setup,
                                         session_teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_lsp_then_mcp_answers_once, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_mcp_then_lsp_answers_once, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_silent_cancel_stays_silent_at_sigterm, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_silent_cancel_of_running_call_stays_silent_at_sigterm,
+                                        session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_lsp_cancel_of_tool_call_is_request_cancelled,
+                                        session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_id_in_flight, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_id_free_again_as_soon_as_answered, session_setup,

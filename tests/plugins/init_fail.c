@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fixture: a plugin whose init fails with a reason. It registers a method with user data first,
- * so that a leak checker can tell whether the daemon frees it, as the ABI promises.
+ * so that a leak checker can tell whether the daemon frees it, as the ABI promises. Its shutdown,
+ * which the daemon must not call after a failed init, creates the file its key shutdown_marker
+ * names; with succeed = true init succeeds, so that a test can see the marker work.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +21,34 @@ static int init_fail_call(rpcd_call *call, const char *params, size_t params_len
     return RPCD_OK;
 }
 
+/* Copied during init: the config's values are borrowed only until init returns. */
+static char shutdown_marker[4096];
+
+static void init_fail_shutdown(void *state)
+{
+    FILE *marker;
+
+    (void)state;
+    if (shutdown_marker[0] == '\0')
+        return;
+    marker = fopen(shutdown_marker, "w");
+    if (marker != NULL) {
+        fputs("shutdown called\n", marker);
+        fclose(marker);
+    }
+}
+
 static int init_fail_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **state, char *error,
                           size_t error_size)
 {
     rpcd_method method = rpcd_method_new("init_fail.never", init_fail_call);
     char *data = (char *)malloc(32);
 
+    const char *marker = host->config_get(plugin, "shutdown_marker");
+    const char *succeed = host->config_get(plugin, "succeed");
+
     (void)state;
+    snprintf(shutdown_marker, sizeof shutdown_marker, "%s", marker ? marker : "");
     if (data != NULL) {
         strcpy(data, "freed by the daemon");
         method.user_data = data;
@@ -34,8 +57,10 @@ static int init_fail_init(rpcd_plugin *plugin, const rpcd_host_api *host, void *
             free(data);
         }
     }
+    if (succeed != NULL && strcmp(succeed, "true") == 0)
+        return RPCD_OK;
     snprintf(error, error_size, "database unreachable");
     return RPCD_ERR_INTERNAL;
 }
 
-RPCD_PLUGIN_DEFINE("init_fail", "1.0.0", init_fail_init, NULL);
+RPCD_PLUGIN_DEFINE("init_fail", "1.0.0", init_fail_init, init_fail_shutdown);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <ini.h>
 
 static const char conf_name[] = "/etc/rpcd/rpcd.conf";
 
@@ -467,50 +468,99 @@ static void test_relative_paths(void **state)
     cfg_free(config);
 }
 
+/* The longest config line, line break not counted: inih's buffer, less the "\n" and the NUL. */
+enum { LINE_LIMIT = INI_MAX_LINE - 2 };
+
+/*
+ * "[plugin p]\npath = p.so\nKEY = VALUE" with the last line exactly length bytes long and
+ * ending with end ("\n", "\r\n", or "" for none). Returns the text (new) and sets *value.
+ */
+static char *text_with_line(size_t length, const char *end, char **value)
+{
+    static const char head[] = "[plugin p]\npath = p.so\n", key[] = "servers = ";
+    assert_true(length > sizeof key);
+    size_t value_length = length - (sizeof key - 1);
+    char *text = malloc(sizeof head + length + strlen(end));
+    assert_non_null(text);
+    char *line = stpcpy(stpcpy(text, head), key);
+    /* A list of host:port pairs, as a plugin's own key might hold: commas and colons split
+     * nothing. */
+    static const char pattern[] = "host7.example:8007,";
+    for (size_t i = 0; i < value_length; i++)
+        line[i] = pattern[i % (sizeof pattern - 1)];
+    strcpy(line + value_length, end);
+    *value = strndup(line, value_length);
+    assert_non_null(*value);
+    return text;
+}
+
 static void test_long_value_not_truncated(void **state)
 {
     (void)state;
-    /* A long but ordinary path: kept whole, or refused; never silently cut short. */
-    char path[301];
-    path[0] = '/';
-    for (size_t i = 1; i < sizeof path - 1; i++)
-        path[i] = i % 20 == 0 ? '/' : (char)('a' + i % 26);
-    path[sizeof path - 1] = '\0';
-    char text[512];
-    snprintf(text, sizeof text, "[plugin long]\npath = %s\n", path);
-    rpcd_config *config = NULL;
-    char error[512] = "";
-    if (cfg_load_string(text, conf_name, &config, error, sizeof error) == 0) {
-        bool whole = config->plugin_count == 1 && strcmp(config->plugins[0].path, path) == 0;
-        cfg_free(config);
-        if (!whole)
-            fail_msg("a %zu-byte plugin path was not kept whole", strlen(path));
-    } else {
-        assert_true(strncmp(error, conf_name, strlen(conf_name)) == 0);
-    }
-
-    /* The same for a plugin's own key holding a long list of host:port pairs. */
-    char servers[301] = "";
-    for (int i = 0; strlen(servers) < 280 && i < 100; i++) {
-        char entry[64];
-        snprintf(entry, sizeof entry, "%shost%d.example:%d", i ? "," : "", i, 8000 + i);
-        strcat(servers, entry);
-    }
-    snprintf(text, sizeof text, "[plugin proxy]\npath = proxy.so\nservers = %s\n", servers);
-    config = NULL;
-    error[0] = '\0';
-    if (cfg_load_string(text, conf_name, &config, error, sizeof error) == 0) {
-        const char *value = cfg_plugin_get(&config->plugins[0], "servers");
-        size_t value_length = value ? strlen(value) : 0;
-        bool whole = value && strcmp(value, servers) == 0;
-        size_t pair_count = config->plugins[0].pair_count;
+    /* A value as long as a line may be comes back whole, one key, whatever ends its line. */
+    static const char *const ends[] = {"\n", "\r\n", ""};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        char *value;
+        char *text = text_with_line(LINE_LIMIT, ends[i], &value);
+        rpcd_config *config = load_ok(text);
+        const char *got = cfg_plugin_get(&config->plugins[0], "servers");
+        bool whole = got && strcmp(got, value) == 0;
+        size_t got_length = got ? strlen(got) : 0, pair_count = config->plugins[0].pair_count;
         cfg_free(config); /* before any failure, so that a failure reports no leak */
+        free(text);
         if (!whole || pair_count != 1)
             fail_msg("a %zu-byte value came back as %zu bytes, with %zu keys in the section",
-                     strlen(servers), value_length, pair_count);
-    } else {
-        assert_true(strncmp(error, conf_name, strlen(conf_name)) == 0);
+                     strlen(value), got_length, pair_count);
+        free(value);
     }
+
+    /* One byte more is refused, naming the line and why: never cut short, never split. */
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        char *value;
+        char *text = text_with_line(LINE_LIMIT + 1, ends[i], &value);
+        char reason[64];
+        snprintf(reason, sizeof reason, "line longer than %d bytes", LINE_LIMIT);
+        expect_error(text, 3, reason);
+        free(text);
+        free(value);
+    }
+}
+
+/*
+ * Debian's inih can take its line buffer from the heap instead of the stack (ini_use_stack, a
+ * run-time setting there): on the heap, AddressSanitizer sees a byte written past it. Weak, so
+ * that an inih without the setting still links.
+ */
+extern bool ini_use_stack __attribute__((weak));
+
+/* The line length limit, one byte under, at and over, with each line ending. */
+static void test_line_length_limit(void **state)
+{
+    (void)state;
+    static const char *const ends[] = {"\n", "\r\n", ""};
+    bool on_stack = &ini_use_stack ? ini_use_stack : true;
+    if (&ini_use_stack)
+        ini_use_stack = false;
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        for (size_t length = LINE_LIMIT - 1; length <= LINE_LIMIT + 1; length++) {
+            char *value;
+            char *text = text_with_line(length, ends[i], &value);
+            rpcd_config *config = NULL;
+            char error[512] = "";
+            int status = cfg_load_string(text, conf_name, &config, error, sizeof error);
+            bool kept =
+                status == 0 && strcmp(cfg_plugin_get(&config->plugins[0], "servers"), value) == 0;
+            cfg_free(config);
+            free(text);
+            free(value);
+            if (length <= LINE_LIMIT && !kept)
+                fail_msg("a %zu-byte line (limit %d) was not kept: %s", length, LINE_LIMIT, error);
+            if (length > LINE_LIMIT && status == 0)
+                fail_msg("a %zu-byte line (limit %d) was accepted", length, LINE_LIMIT);
+        }
+    }
+    if (&ini_use_stack)
+        ini_use_stack = on_stack;
 }
 
 /* A temporary directory with files, removed by the test itself. */
@@ -730,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_privilege_keys),
         cmocka_unit_test(test_relative_paths),
         cmocka_unit_test(test_long_value_not_truncated),
+        cmocka_unit_test(test_line_length_limit),
         cmocka_unit_test_setup_teardown(test_load_file, make_temp_dir, remove_temp_dir),
         cmocka_unit_test_setup_teardown(test_load_file_errors, make_temp_dir, remove_temp_dir),
         cmocka_unit_test(test_small_error_buffer),

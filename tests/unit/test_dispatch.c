@@ -79,6 +79,31 @@ static int handle_fail_code(rpcd_call *call, const char *params, size_t length, 
     return host.call_fail_code(call, code, "own failure", "[1,2]", 5);
 }
 
+/* What call_fail and call_fail_code returned for data that is not JSON, in handle_fail_bad_data. */
+static int bad_data_status[4];
+
+/*
+ * Hands over data that is not JSON (cut short, trailing text, a bare word, two values): each is
+ * refused, and the call then fails with its own status and no data.
+ */
+static int handle_fail_bad_data(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    bad_data_status[0] = host.call_fail(call, RPCD_ERR_INVALID_PARAMS, "m", "{\"x\":", 5);
+    bad_data_status[1] = host.call_fail(call, RPCD_ERR_INTERNAL, "m", "{\"x\":1} tail", 12);
+    bad_data_status[2] = host.call_fail_code(call, 7, "m", "nope", 4);
+    bad_data_status[3] = host.call_fail_code(call, 7, "m", "1 2", 3);
+    return RPCD_ERR_INVALID_PARAMS;
+}
+
+/* Keeps its call open: the test completes it. */
+static int handle_defer(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    kept_call = call;
+    return RPCD_DEFERRED;
+}
+
 static int handle_status(rpcd_call *call, const char *params, size_t length, void *data)
 {
     (void)call, (void)params, (void)length;
@@ -122,14 +147,6 @@ static int handle_keep(rpcd_call *call, const char *params, size_t length, void 
     (void)params, (void)length, (void)data;
     kept_call = call;
     return RPCD_OK;
-}
-
-/* Keeps its call open: the test completes it. */
-static int handle_defer(rpcd_call *call, const char *params, size_t length, void *data)
-{
-    (void)params, (void)length, (void)data;
-    kept_call = call;
-    return RPCD_DEFERRED;
 }
 
 /* A notification from another thread while the handler waits for it. */
@@ -177,6 +194,7 @@ static int setup(void **state)
     add(f->methods, "progress", handle_progress, NULL);
     add(f->methods, "keep", handle_keep, NULL);
     add(f->methods, "threaded", handle_threaded, NULL);
+    add(f->methods, "fail_bad_data", handle_fail_bad_data, NULL);
     add(f->methods, "defer", handle_defer, NULL);
     char error[256];
     assert_int_equal(cfg_load_string("", "/test.conf", &f->config, error, sizeof error), 0);
@@ -391,6 +409,82 @@ static void test_fail_argument_checks(void **state)
     assert_int_equal(host.call_fail(NULL, RPCD_ERR_APPLICATION, NULL, NULL, 0),
                      RPCD_ERR_INVALID_ARGUMENT);
     assert_int_equal(host.call_fail_code(NULL, 1, NULL, NULL, 0), RPCD_ERR_INVALID_ARGUMENT);
+}
+
+/* Data that is not JSON is refused, and what goes out stays one valid JSON line. */
+static void test_fail_data_not_json_refused(void **state)
+{
+    memset(bad_data_status, 0, sizeof bad_data_status);
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"fail_bad_data\"}"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":"
+                 "\"Invalid params\",\"data\":{\"exception\":\"RPCD_ERR_INVALID_PARAMS\","
+                 "\"plugin\":\"testplugin\",\"method\":\"fail_bad_data\"}}}");
+    for (size_t i = 0; i < sizeof bad_data_status / sizeof bad_data_status[0]; i++)
+        if (bad_data_status[i] != RPCD_ERR_INVALID_ARGUMENT)
+            fail_msg("attempt %zu returned %d, not RPCD_ERR_INVALID_ARGUMENT", i,
+                     bad_data_status[i]);
+}
+
+/* Response objects, with any id, get nothing back: rpcd sends no requests. */
+static void test_response_objects_get_no_answer(void **state)
+{
+    static const char *const responses[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1}",
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"x\"}}",
+        "[{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":null}]",
+    };
+    for (size_t i = 0; i < sizeof responses / sizeof responses[0]; i++) {
+        const char *out = send(*state, responses[i]);
+        if (out[0])
+            fail_msg("'%s' was answered: %s", responses[i], out);
+    }
+}
+
+/* A response object without an id is no valid response: -32600 with id null, like any other. */
+static void test_response_without_id_is_invalid(void **state)
+{
+    static const char error[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+                                "\"message\":\"Invalid Request\"}}";
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"result\":1}"), 1, error);
+    assert_lines(send(*state, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"}}"), 1,
+                 error);
+}
+
+/*
+ * The cancellations are notifications: sent as requests they are answered -32601, like any method
+ * rpcd has not (LSP says so of requests starting with "$/"), and cancel nothing.
+ */
+static void test_cancel_sent_as_request_is_method_not_found(void **state)
+{
+    fixture *f = *state;
+    kept_call = NULL;
+    assert_string_equal(send(f, "{\"jsonrpc\":\"2.0\",\"id\":\"held\",\"method\":\"defer\"}"), "");
+    assert_non_null(kept_call);
+    char *lsp = strdup(send(f, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"$/cancelRequest\","
+                               "\"params\":{\"id\":\"held\"}}"));
+    char *mcp = strdup(send(f, "{\"jsonrpc\":\"2.0\",\"id\":\"c2\","
+                               "\"method\":\"notifications/cancelled\","
+                               "\"params\":{\"requestId\":\"held\"}}"));
+    int cancelled = host.call_is_cancelled(kept_call);
+    /* Completed before any check, so that a failure leaves no call in flight behind. */
+    free(f->written.data);
+    f->written.data = NULL;
+    f->written.length = 0;
+    int completed = host.call_complete(kept_call, RPCD_OK);
+    out_flush(f->out);
+    assert_lines(lsp, 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"error\":{\"code\":-32601,\"message\":"
+                 "\"Method not found\"}}");
+    assert_lines(mcp, 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"error\":{\"code\":-32601,\"message\":"
+                 "\"Method not found\"}}");
+    free(lsp);
+    free(mcp);
+    assert_int_equal(cancelled, 0);
+    assert_int_equal(completed, RPCD_OK);
+    /* The held call is answered with its own result, not -32800 nor nothing. */
+    assert_lines(f->written.data ? f->written.data : "", 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"held\",\"result\":null}");
 }
 
 static void test_batches(void **state)
@@ -652,6 +746,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_progress_needs_a_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_handle_is_harmless, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fail_argument_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fail_data_not_json_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_response_objects_get_no_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_response_without_id_is_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_sent_as_request_is_method_not_found, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parse_errors_and_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_escaped_method_name, setup, teardown),

@@ -91,19 +91,31 @@ static void test_id_null_is_request(void **state)
     assert_span(m.id, "null");
 }
 
+/*
+ * A response (result or error, an id, no method) is classified apart, so that the dispatcher can
+ * drop it unanswered (test_dispatch checks that nothing is written): with no problem to report and
+ * no method to call.
+ */
 static void test_response_ignored(void **state)
 {
     (void)state;
-    static const char *const responses[] = {
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":1}}",
-        "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":null}",
-        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}",
-        "{\"error\":{\"code\":1,\"message\":\"m\"},\"id\":7,\"jsonrpc\":\"2.0\"}",
+    static const struct {
+        const char *text, *id;
+    } responses[] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":1}}", "1"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":null}", "\"a\""},
+        {"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse "
+         "error\"}}",
+         "null"},
+        {"{\"error\":{\"code\":1,\"message\":\"m\"},\"id\":7,\"jsonrpc\":\"2.0\"}", "7"},
     };
     for (size_t i = 0; i < sizeof responses / sizeof responses[0]; i++) {
-        env_message m = parse(responses[i]);
+        env_message m = parse(responses[i].text);
         if (m.kind != ENV_RESPONSE)
-            fail_msg("'%s' classified as %d, not a response", responses[i], m.kind);
+            fail_msg("'%s' classified as %d, not a response", responses[i].text, m.kind);
+        assert_true(m.has_id);
+        assert_span(m.id, responses[i].id);
+        assert_false(m.has_params);
     }
     /* With a method it is no response. */
     env_message m = parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"result\":1}");
@@ -119,6 +131,19 @@ static void assert_invalid(const char *text, bool has_id)
         fail_msg("'%s': has_id %d, expected %d", text, m.has_id, has_id);
     assert_non_null(m.problem);
     assert_true(strlen(m.problem) > 0);
+}
+
+/* Without an id it is no response a client could have meant: an invalid request, with no id. */
+static void test_response_without_id_is_invalid(void **state)
+{
+    (void)state;
+    assert_invalid("{\"jsonrpc\":\"2.0\",\"result\":1}", false);
+    assert_invalid("{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"}}", false);
+    assert_invalid("{\"result\":1}", false);
+    /* Nor does an id that is no valid id, or one given twice. */
+    assert_invalid("{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":[1]}", false);
+    assert_invalid("{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":true}", false);
+    assert_invalid("{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":1,\"id\":2}", false);
 }
 
 static void test_invalid_messages(void **state)
@@ -371,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_notification),
         cmocka_unit_test(test_id_null_is_request),
         cmocka_unit_test(test_response_ignored),
+        cmocka_unit_test(test_response_without_id_is_invalid),
         cmocka_unit_test(test_invalid_messages),
         cmocka_unit_test(test_valid_id_kept_on_invalid_message),
         cmocka_unit_test(test_escaped_keys),

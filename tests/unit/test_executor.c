@@ -324,7 +324,10 @@ static void test_no_thread_can_start_so_the_submitter_runs_jobs(void **state)
     atomic_store(&starts_allowed, -1);
 }
 
-/* One thread starts and the next cannot: the pool goes on with the one, which runs every job. */
+/*
+ * One thread starts and the next cannot: the pool goes on with the one, which runs every job, of
+ * this round and of a later one, and the failed start is tried once, not at each later submit.
+ */
 static void test_pool_keeps_the_workers_it_could_start(void **state)
 {
     (void)state;
@@ -334,6 +337,7 @@ static void test_pool_keeps_the_workers_it_could_start(void **state)
     executor *pool = NULL;
     assert_int_equal(exec_new(JOBS, &pool), 0);
     atomic_store(&starts_allowed, 1);
+    atomic_store(&start_attempts, 0);
     for (size_t i = 0; i < JOBS; i++) {
         /* The first holds the worker: each later submit wants another, which cannot start. */
         jobs[i] = (thread_job){{note_thread, NULL}, &g, i == 0, pthread_self()};
@@ -350,8 +354,28 @@ static void test_pool_keeps_the_workers_it_could_start(void **state)
         assert_false(pthread_equal(jobs[i].ran_on, pthread_self()));
         assert_true(pthread_equal(jobs[i].ran_on, jobs[0].ran_on));
     }
-    exec_free(pool);
+    /* The one that started and the one that failed. */
+    assert_int_equal(atomic_load(&start_attempts), 2);
+
+    /* A later round, threads allowed again: still the one worker, and no new attempt. */
     atomic_store(&starts_allowed, -1);
+    pthread_t worker = jobs[0].ran_on;
+    pthread_mutex_lock(&g.lock);
+    g.finished = 0;
+    pthread_mutex_unlock(&g.lock);
+    for (size_t i = 0; i < JOBS; i++) {
+        jobs[i] = (thread_job){{note_thread, NULL}, &g, false, pthread_self()};
+        exec_submit(pool, &jobs[i].job);
+    }
+    pthread_mutex_lock(&g.lock);
+    while (g.finished < JOBS)
+        pthread_cond_wait(&g.changed, &g.lock);
+    pthread_mutex_unlock(&g.lock);
+    for (size_t i = 0; i < JOBS; i++)
+        assert_true(pthread_equal(jobs[i].ran_on, worker));
+    assert_int_equal(exec_workers(pool), 1);
+    assert_int_equal(atomic_load(&start_attempts), 2);
+    exec_free(pool);
 }
 
 /*

@@ -143,6 +143,48 @@ static void test_init_failure_frees_registered_user_data(void **state)
     expect_failure("RPCD_FIXTURE_INIT_FAIL", "init failed: database unreachable", NULL);
 }
 
+/*
+ * The ABI promises that a plugin whose init failed is not shut down: the fixture's shutdown
+ * creates a marker file. The same fixture told to succeed creates it at unload, which shows the
+ * marker would tell.
+ */
+static void test_init_failure_skips_shutdown(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rpcd-marker-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char marker[sizeof dir + 16];
+    snprintf(marker, sizeof marker, "%s/shutdown", dir);
+    char *extra, *text;
+    attempt a;
+
+    assert_true(asprintf(&extra, "shutdown_marker = %s\n", marker) > 0);
+    text = section("x", env_path("RPCD_FIXTURE_INIT_FAIL"), extra);
+    load(&a, text);
+    assert_int_equal(a.status, -1);
+    assert_non_null(strstr(a.error, "init failed: database unreachable"));
+    finish(&a);
+    free(text);
+    free(extra);
+    bool called = access(marker, F_OK) == 0;
+    unlink(marker);
+
+    assert_true(asprintf(&extra, "shutdown_marker = %s\nsucceed = true\n", marker) > 0);
+    text = section("x", env_path("RPCD_FIXTURE_INIT_FAIL"), extra);
+    load(&a, text);
+    assert_int_equal(a.status, 0);
+    finish(&a);
+    free(text);
+    free(extra);
+    bool called_after_success = access(marker, F_OK) == 0;
+    unlink(marker);
+    rmdir(dir);
+
+    if (called)
+        fail_msg("shutdown was called after a failed init");
+    assert_true(called_after_success);
+}
+
 static void test_missing_file_and_not_a_shared_object(void **state)
 {
     (void)state;
@@ -335,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_abi_major_differs),
         cmocka_unit_test(test_no_entry_point),
         cmocka_unit_test(test_init_failure_frees_registered_user_data),
+        cmocka_unit_test(test_init_failure_skips_shutdown),
         cmocka_unit_test(test_missing_file_and_not_a_shared_object),
         cmocka_unit_test(test_duplicate_method_names_both_plugins),
         cmocka_unit_test(test_optional_plugin_is_skipped),
