@@ -167,16 +167,14 @@ void call_name_stalls_after(call_context *context, int after_ms)
 
 /* ---- From a signal handler --------------------------------------------------------------- */
 
+/* How long a signal handler tries each lock before it does without. */
+enum { SIGNAL_LOCK_WAIT_MS = 100 };
+
 /* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */
 static bool try_lock_a_while(pthread_mutex_t *mutex)
 {
-    for (int tries = 0; tries < 100; tries++) {
-        if (lock_try(mutex) == 0)
-            return true;
-        struct timespec pause = {0, 1000 * 1000};
-        nanosleep(&pause, NULL);
-    }
-    return false;
+    int wait_ms = SIGNAL_LOCK_WAIT_MS;
+    return lock_try_for(mutex, &wait_ms) == 0;
 }
 
 /* Writes "rpcd: warning: " and the texts as one line to stderr, when warnings are logged. */

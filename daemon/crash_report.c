@@ -144,7 +144,7 @@ static const char *signal_name(int number)
 static void flush_output(void)
 {
     output *out = atomic_load(&watched_output);
-    if (!out || out_flush_dying(out, FLUSH_WAIT_MS) == 0)
+    if (!out || out_seize_dying(out, FLUSH_WAIT_MS) == 0)
         return;
     static const char busy[] = "rpcd: error: finished responses could not be written: the output "
                                "stayed busy or failed\n";

@@ -26,6 +26,8 @@ enum {
     /* The reading thread keeps the period itself once it waits for the calls; should its last
      * writes be held up (a client that reads nothing), the process ends this much later. */
     SLACK_MS = 1000,
+    /* How long the output may stay busy before the calls that never ran go unanswered. */
+    SEIZE_WAIT_MS = 200,
 };
 
 static _Atomic(const grace_target *) watched;
@@ -82,7 +84,7 @@ static void force_end(const grace_target *target)
         return;
     say("grace period over while a handler holds the reading thread: answering the calls that "
         "never ran, and exiting");
-    bool seized = out_seize_from_signal(target->out) == 0;
+    bool seized = out_seize_dying(target->out, SEIZE_WAIT_MS) == 0;
     call_end_unstarted_from_signal(target->calls, target->out, seized);
     call_log_running_from_signal(target->calls,
                                  "still running at the end of the grace period; left unanswered");
