@@ -177,26 +177,6 @@ static bool try_lock_a_while(pthread_mutex_t *mutex)
     return lock_try_for(mutex, &wait_ms) == 0;
 }
 
-/* Writes "rpcd: warning: " and the texts as one line to stderr, when warnings are logged. */
-static void warn_from_signal(const char *const texts[], const size_t lengths[], int count)
-{
-    if (log_get_level() < LOG_WARNING)
-        return;
-    char line[512];
-    size_t used = 0;
-    static const char head[] = "rpcd: warning: ";
-    memcpy(line, head, sizeof head - 1);
-    used = sizeof head - 1;
-    for (int i = 0; i < count; i++) {
-        size_t length = lengths[i] < sizeof line - 1 - used ? lengths[i] : sizeof line - 1 - used;
-        memcpy(line + used, texts[i], length);
-        used += length;
-    }
-    line[used++] = '\n';
-    ssize_t ignored = write(STDERR_FILENO, line, used);
-    (void)ignored;
-}
-
 size_t call_end_unstarted_from_signal(call_context *context, output *out, bool out_seized)
 {
     /* On the reading thread (see call_in_handler), whose group of held calls is its own. */
@@ -248,11 +228,11 @@ size_t call_end_unstarted_from_signal(call_context *context, output *out, bool o
         lock_release(&slot->lock);
     }
     if (unanswered > 0) {
-        static const char text[] = "calls that never ran left unanswered (in a batch, in "
-                                   "ordered output, or the output was not free)";
-        const char *texts[] = {text};
-        size_t lengths[] = {sizeof text - 1};
-        warn_from_signal(texts, lengths, 1);
+        log_line line;
+        log_line_start(&line, LOG_WARNING);
+        log_line_add(&line, "calls that never ran left unanswered (in a batch, in ordered output, "
+                            "or the output was not free)");
+        log_line_end(&line);
     }
     return answered;
 }
@@ -271,15 +251,17 @@ size_t call_log_running_from_signal(call_context *context, const char *situation
         if (!named)
             continue;
         count++;
-        const char *texts[] = {situation,   ": plugin ",
-                               name.plugin, ", method ",
-                               name.method, name.id_length > 0 ? ", id " : ", a notification",
-                               name.id,     name.deferred ? " (deferred, not completed)" : ""};
-        size_t lengths[] = {strlen(situation),   9,
-                            strlen(name.plugin), 9,
-                            strlen(name.method), strlen(texts[5]),
-                            name.id_length,      strlen(texts[7])};
-        warn_from_signal(texts, lengths, 8);
+        log_line line;
+        log_line_start(&line, LOG_WARNING);
+        log_line_add(&line, situation);
+        log_line_add(&line, ": plugin ");
+        log_line_add(&line, name.plugin);
+        log_line_add(&line, ", method ");
+        log_line_add(&line, name.method);
+        log_line_add(&line, name.id_length > 0 ? ", id " : ", a notification");
+        log_line_addn(&line, name.id, name.id_length);
+        log_line_add(&line, name.deferred ? " (deferred, not completed)" : "");
+        log_line_end(&line);
     }
     return count;
 }

@@ -60,18 +60,10 @@ static void fire_in(long long ms)
 /* One warning line on stderr, async-signal-safe. */
 static void say(const char *text)
 {
-    if (log_get_level() < LOG_WARNING)
-        return;
-    static const char head[] = "rpcd: warning: ";
-    char line[256];
-    size_t length = strlen(text);
-    if (length > sizeof line - sizeof head)
-        length = sizeof line - sizeof head;
-    memcpy(line, head, sizeof head - 1);
-    memcpy(line + sizeof head - 1, text, length);
-    line[sizeof head - 1 + length] = '\n';
-    ssize_t ignored = write(STDERR_FILENO, line, sizeof head + length);
-    (void)ignored;
+    log_line line;
+    log_line_start(&line, LOG_WARNING);
+    log_line_add(&line, text);
+    log_line_end(&line);
 }
 
 /*
