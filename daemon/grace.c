@@ -6,6 +6,7 @@
 #include "grace.h"
 
 #include "log.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,9 +16,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* A real-time signal: plugins are far less likely to use one than SIGALRM. */
-#define GRACE_SIGNAL (SIGRTMIN + 1)
 
 enum {
     /* While rpcd's own code runs on the reading thread, it is on its way to the end: look again
@@ -110,25 +108,25 @@ static void on_grace_signal(int number)
     errno = saved_errno;
 }
 
+int grace_install(void)
+{
+    return sig_grace_install(on_grace_signal);
+}
+
 int grace_watch(const grace_target *target)
 {
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_grace_signal;
-    action.sa_flags = SA_RESTART;
-    sigemptyset(&action.sa_mask);
     struct sigevent event;
     memset(&event, 0, sizeof event);
     event.sigev_notify = SIGEV_SIGNAL;
-    event.sigev_signo = GRACE_SIGNAL;
-    if (sigaction(GRACE_SIGNAL, &action, NULL) != 0 ||
-        timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) {
+    if (grace_install() == 0)
+        event.sigev_signo = sig_grace_number();
+    if (event.sigev_signo == 0 || timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) {
         log_message(LOG_WARNING, "cannot make the grace period's timer: %s", strerror(errno));
         return -1;
     }
     sigset_t set;
     sigemptyset(&set);
-    sigaddset(&set, GRACE_SIGNAL);
+    sigaddset(&set, event.sigev_signo);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     reader = pthread_self();
     atomic_store(&started, false);
