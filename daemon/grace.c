@@ -5,6 +5,7 @@
  */
 #include "grace.h"
 
+#include "clock.h"
 #include "log.h"
 #include "signals.h"
 
@@ -35,13 +36,6 @@ static atomic_bool started;
 static atomic_bool forcing;
 static _Atomic long long deadline_ms;
 static atomic_int phase;
-
-static long long monotonic_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
 
 /* Fires the timer once, ms from now (at least 1 ms: a zero value would disarm it). */
 static void fire_in(long long ms)
@@ -94,7 +88,7 @@ static void on_grace_signal(int number)
         errno = saved_errno;
         return;
     }
-    long long overdue = monotonic_ms() - atomic_load(&deadline_ms);
+    long long overdue = clock_now_ms() - atomic_load(&deadline_ms);
     if (overdue >= SLACK_MS) {
         say("grace period over and the last writes held up: exiting");
         _exit(target->exit_stopped);
@@ -141,7 +135,7 @@ void grace_start(void)
     const grace_target *target = atomic_load(&watched);
     if (!target || atomic_exchange(&started, true))
         return;
-    atomic_store(&deadline_ms, monotonic_ms() + target->grace_ms);
+    atomic_store(&deadline_ms, clock_now_ms() + target->grace_ms);
     fire_in(target->grace_ms);
 }
 
@@ -152,7 +146,7 @@ int grace_left_ms(void)
         return 0;
     if (!atomic_load(&started))
         return target->grace_ms;
-    long long left = atomic_load(&deadline_ms) - monotonic_ms();
+    long long left = atomic_load(&deadline_ms) - clock_now_ms();
     return left > 0 ? (int)left : 0;
 }
 
