@@ -111,28 +111,62 @@ static bool name_of(call_slot *slot, const call_context *context, call_name *nam
     return true;
 }
 
-size_t call_log_running(call_context *context, int level, const char *situation)
+/* How long a signal handler tries each lock before it does without. */
+enum { SIGNAL_LOCK_WAIT_MS = 100 };
+
+/* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */
+static bool try_lock_a_while(pthread_mutex_t *mutex)
+{
+    int wait_ms = SIGNAL_LOCK_WAIT_MS;
+    return lock_try_for(mutex, &wait_ms) == 0;
+}
+
+/*
+ * Logs one line for each call of context that has started and not ended. From a signal handler,
+ * the line is built without printf and the slot locks are only tried (a slot whose lock stays
+ * taken goes unnamed).
+ */
+static size_t log_running(call_context *context, int level, const char *situation, bool from_signal)
 {
     size_t count = 0;
     uint32_t total = slot_count();
     for (uint32_t index = 0; index < total; index++) {
         call_slot *slot = slot_at(index);
         call_name name;
-        lock_take(&slot->lock);
+        if (!from_signal)
+            lock_take(&slot->lock);
+        else if (!try_lock_a_while(&slot->lock))
+            continue;
         bool named = name_of(slot, context, &name);
         lock_release(&slot->lock);
         if (!named)
             continue;
         count++;
-        if (name.id_length > 0)
-            log_message(level, "%s: plugin %s, method %s, id %.*s%s", situation, name.plugin,
-                        name.method, (int)name.id_length, name.id,
-                        name.deferred ? " (deferred, not completed)" : "");
-        else
-            log_message(level, "%s: plugin %s, method %s, a notification%s", situation, name.plugin,
-                        name.method, name.deferred ? " (deferred, not completed)" : "");
+        const char *id_head = name.id_length > 0 ? ", id " : ", a notification";
+        const char *deferred = name.deferred ? " (deferred, not completed)" : "";
+        if (!from_signal) {
+            log_message(level, "%s: plugin %s, method %s%s%.*s%s", situation, name.plugin,
+                        name.method, id_head, (int)name.id_length, name.id, deferred);
+            continue;
+        }
+        log_line line;
+        log_line_start(&line, level);
+        log_line_add(&line, situation);
+        log_line_add(&line, ": plugin ");
+        log_line_add(&line, name.plugin);
+        log_line_add(&line, ", method ");
+        log_line_add(&line, name.method);
+        log_line_add(&line, id_head);
+        log_line_addn(&line, name.id, name.id_length);
+        log_line_add(&line, deferred);
+        log_line_end(&line);
     }
     return count;
+}
+
+size_t call_log_running(call_context *context, int level, const char *situation)
+{
+    return log_running(context, level, situation, false);
 }
 
 void call_drop_running_tickets(call_context *context)
@@ -166,16 +200,6 @@ void call_name_stalls_after(call_context *context, int after_ms)
 }
 
 /* ---- From a signal handler --------------------------------------------------------------- */
-
-/* How long a signal handler tries each lock before it does without. */
-enum { SIGNAL_LOCK_WAIT_MS = 100 };
-
-/* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */
-static bool try_lock_a_while(pthread_mutex_t *mutex)
-{
-    int wait_ms = SIGNAL_LOCK_WAIT_MS;
-    return lock_try_for(mutex, &wait_ms) == 0;
-}
 
 size_t call_end_unstarted_from_signal(call_context *context, output *out, bool out_seized)
 {
@@ -239,31 +263,7 @@ size_t call_end_unstarted_from_signal(call_context *context, output *out, bool o
 
 size_t call_log_running_from_signal(call_context *context, const char *situation)
 {
-    size_t count = 0;
-    uint32_t total = slot_count();
-    for (uint32_t index = 0; index < total; index++) {
-        call_slot *slot = slot_at(index);
-        call_name name;
-        if (!try_lock_a_while(&slot->lock))
-            continue;
-        bool named = name_of(slot, context, &name);
-        lock_release(&slot->lock);
-        if (!named)
-            continue;
-        count++;
-        log_line line;
-        log_line_start(&line, LOG_WARNING);
-        log_line_add(&line, situation);
-        log_line_add(&line, ": plugin ");
-        log_line_add(&line, name.plugin);
-        log_line_add(&line, ", method ");
-        log_line_add(&line, name.method);
-        log_line_add(&line, name.id_length > 0 ? ", id " : ", a notification");
-        log_line_addn(&line, name.id, name.id_length);
-        log_line_add(&line, name.deferred ? " (deferred, not completed)" : "");
-        log_line_end(&line);
-    }
-    return count;
+    return log_running(context, LOG_WARNING, situation, true);
 }
 
 /* ---- Which thread runs a handler ---------------------------------------------------------- */
