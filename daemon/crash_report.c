@@ -113,6 +113,15 @@ static void flush_output(void)
     log_line_end(&line);
 }
 
+/* Ends the report begun in line with the call this thread runs, writes it, then the output. */
+static void report_and_flush(log_line *line)
+{
+    add_call(line, current_call);
+    log_line_add(line, ": writing out the finished responses and ending");
+    log_line_end(line);
+    flush_output();
+}
+
 /*
  * The kernel's own default action, through the system calls themselves: a runtime that
  * intercepts sigaction and raise (ThreadSanitizer's) would otherwise emulate it with
@@ -153,10 +162,7 @@ static void on_fatal_signal(int number, siginfo_t *info, void *context)
     log_line_add(&line, " (");
     log_line_add(&line, signal_name(number));
     log_line_add(&line, ") ");
-    add_call(&line, current_call);
-    log_line_add(&line, ": writing out the finished responses and ending");
-    log_line_end(&line);
-    flush_output();
+    report_and_flush(&line);
 
     /* What came before us gets the signal next: a sanitizer's report, or the default death.
      * Raised again rather than left to come back as the faulting instruction runs again: a trap
@@ -186,10 +192,7 @@ static void on_process_exit(int status, void *unused)
     log_line_add(&line, "exit(");
     log_line_add_int(&line, status);
     log_line_add(&line, ") called ");
-    add_call(&line, current_call);
-    log_line_add(&line, ": writing out the finished responses and ending");
-    log_line_end(&line);
-    flush_output();
+    report_and_flush(&line);
 }
 
 static pthread_key_t stack_key;
