@@ -43,12 +43,12 @@ typedef struct realtime_use {
 /* Without SA_RESTART, so that the read it lands in returns EINTR. */
 static realtime_use wake_use = {"wake its reader", "a stop may now wait for the next line of input",
                                 on_wake_signal, SA_ONSTACK, 0};
-/* Its handler is grace.c's (sig_grace_install); SA_ONSTACK as every handler of rpcd's, for a
- * timer signal that lands on a thread of a language runtime. */
+/* Its handler is grace.c's (sig_grace_install). Not SA_ONSTACK: with it, valgrind reports
+ * invalid writes to the stack of the thread whose wait the handler interrupts. */
 static realtime_use grace_use = {"end a stop's grace period",
                                  "a handler that holds the reading thread may now keep a stop "
                                  "from ending after its grace period",
-                                 NULL, SA_RESTART | SA_ONSTACK, 0};
+                                 NULL, SA_RESTART, 0};
 
 static int install_use(const realtime_use *use, int number)
 {

@@ -26,9 +26,9 @@ int sig_wake_install(void);
 int sig_grace_number(void);
 
 /*
- * Installs handler (with SA_RESTART and SA_ONSTACK) for the grace period's signal, SIGRTMIN + 1,
- * whatever it had, and watches it; once, later calls do nothing. A plugin's init that takes it
- * moves it to another free one, as for the wake-up signal. Returns 0, or -1 with errno.
+ * Installs handler (with SA_RESTART) for the grace period's signal, SIGRTMIN + 1, whatever it
+ * had, and watches it; once, later calls do nothing. A plugin's init that takes it moves it to
+ * another free one, as for the wake-up signal. Returns 0, or -1 with errno.
  */
 int sig_grace_install(void (*handler)(int));
 
