@@ -175,7 +175,7 @@ void call_drop_running_tickets(call_context *context);
 /*
  * The same two for a signal handler on the reading thread that ends the process: no allocation,
  * locks only tried. call_end_unstarted_from_signal writes its answers with out_write_seized when
- * out_seized (see out_seize_from_signal), except those of batches and ordered output, which wait
+ * out_seized (see out_seize_dying), except those of batches and ordered output, which wait
  * for others; it warns about calls left unanswered. Each returns how many calls it answered or
  * named.
  */

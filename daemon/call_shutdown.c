@@ -109,29 +109,62 @@ static bool name_of(call_slot *slot, const call_context *context, call_name *nam
     return true;
 }
 
-size_t call_log_running(call_context *context, int level, const char *situation)
+/* How long a signal handler tries each lock before it does without. */
+enum { SIGNAL_LOCK_WAIT_MS = 100 };
+
+/* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */
+static bool try_lock_a_while(pthread_mutex_t *mutex)
+{
+    int wait_ms = SIGNAL_LOCK_WAIT_MS;
+    return lock_try_for(mutex, &wait_ms) == 0;
+}
+
+/*
+ * Logs one line for each call of context that has started and not ended. From a signal handler,
+ * the line is built without printf and the slot locks are only tried (a slot whose lock stays
+ * taken goes unnamed).
+ */
+static size_t log_running(call_context *context, int level, const char *situation, bool from_signal)
 {
     size_t count = 0;
     uint32_t total = slot_count();
     for (uint32_t index = 0; index < total; index++) {
         call_slot *slot = slot_at(index);
         call_name name;
-        lock_take(&slot->lock);
+        if (!from_signal)
+            lock_take(&slot->lock);
+        else if (!try_lock_a_while(&slot->lock))
+            continue;
         bool named = name_of(slot, context, &name);
         lock_release(&slot->lock);
         if (!named)
             continue;
         count++;
-        if (name.id_length > 0)
-            log_message(level, "%s: plugin %s, method %s, id %.*s%s", situation, name.names.plugin,
-                        name.names.method, (int)name.id_length, name.id,
-                        name.deferred ? " (deferred, not completed)" : "");
-        else
-            log_message(level, "%s: plugin %s, method %s, a notification%s", situation,
-                        name.names.plugin, name.names.method,
-                        name.deferred ? " (deferred, not completed)" : "");
+        const char *id_head = name.id_length > 0 ? ", id " : ", a notification";
+        const char *deferred = name.deferred ? " (deferred, not completed)" : "";
+        if (!from_signal) {
+            log_message(level, "%s: plugin %s, method %s%s%.*s%s", situation, name.names.plugin,
+                        name.names.method, id_head, (int)name.id_length, name.id, deferred);
+            continue;
+        }
+        log_line line;
+        log_line_start(&line, level);
+        log_line_add(&line, situation);
+        log_line_add(&line, ": plugin ");
+        log_line_add(&line, name.names.plugin);
+        log_line_add(&line, ", method ");
+        log_line_add(&line, name.names.method);
+        log_line_add(&line, id_head);
+        log_line_addn(&line, name.id, name.id_length);
+        log_line_add(&line, deferred);
+        log_line_end(&line);
     }
     return count;
+}
+
+size_t call_log_running(call_context *context, int level, const char *situation)
+{
+    return log_running(context, level, situation, false);
 }
 
 void call_drop_running_tickets(call_context *context)
@@ -165,38 +198,6 @@ void call_name_stalls_after(call_context *context, int after_ms)
 }
 
 /* ---- From a signal handler --------------------------------------------------------------- */
-
-/* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */
-static bool try_lock_a_while(pthread_mutex_t *mutex)
-{
-    for (int tries = 0; tries < 100; tries++) {
-        if (lock_try(mutex) == 0)
-            return true;
-        struct timespec pause = {0, 1000 * 1000};
-        nanosleep(&pause, NULL);
-    }
-    return false;
-}
-
-/* Writes "rpcd: warning: " and the texts as one line to stderr, when warnings are logged. */
-static void warn_from_signal(const char *const texts[], const size_t lengths[], int count)
-{
-    if (log_get_level() < LOG_WARNING)
-        return;
-    char line[512];
-    size_t used = 0;
-    static const char head[] = "rpcd: warning: ";
-    memcpy(line, head, sizeof head - 1);
-    used = sizeof head - 1;
-    for (int i = 0; i < count; i++) {
-        size_t length = lengths[i] < sizeof line - 1 - used ? lengths[i] : sizeof line - 1 - used;
-        memcpy(line + used, texts[i], length);
-        used += length;
-    }
-    line[used++] = '\n';
-    ssize_t ignored = write(STDERR_FILENO, line, used);
-    (void)ignored;
-}
 
 size_t call_end_unstarted_from_signal(call_context *context, output *out, bool out_seized)
 {
@@ -249,45 +250,18 @@ size_t call_end_unstarted_from_signal(call_context *context, output *out, bool o
         lock_release(&slot->lock);
     }
     if (unanswered > 0) {
-        static const char text[] = "calls that never ran left unanswered (in a batch, in "
-                                   "ordered output, or the output was not free)";
-        const char *texts[] = {text};
-        size_t lengths[] = {sizeof text - 1};
-        warn_from_signal(texts, lengths, 1);
+        log_line line;
+        log_line_start(&line, LOG_WARNING);
+        log_line_add(&line, "calls that never ran left unanswered (in a batch, in ordered output, "
+                            "or the output was not free)");
+        log_line_end(&line);
     }
     return answered;
 }
 
 size_t call_log_running_from_signal(call_context *context, const char *situation)
 {
-    size_t count = 0;
-    uint32_t total = slot_count();
-    for (uint32_t index = 0; index < total; index++) {
-        call_slot *slot = slot_at(index);
-        call_name name;
-        if (!try_lock_a_while(&slot->lock))
-            continue;
-        bool named = name_of(slot, context, &name);
-        lock_release(&slot->lock);
-        if (!named)
-            continue;
-        count++;
-        const char *texts[] = {
-            situation,         ": plugin ",
-            name.names.plugin, ", method ",
-            name.names.method, name.id_length > 0 ? ", id " : ", a notification",
-            name.id,           name.deferred ? " (deferred, not completed)" : ""};
-        size_t lengths[] = {strlen(situation),
-                            9,
-                            strlen(name.names.plugin),
-                            9,
-                            strlen(name.names.method),
-                            strlen(texts[5]),
-                            name.id_length,
-                            strlen(texts[7])};
-        warn_from_signal(texts, lengths, 8);
-    }
-    return count;
+    return log_running(context, LOG_WARNING, situation, true);
 }
 
 /* ---- Which thread runs a handler ---------------------------------------------------------- */

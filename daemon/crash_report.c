@@ -53,77 +53,37 @@ void crash_report_watch(output *out)
     atomic_store(&watched_output, out);
 }
 
-/* A line built without printf or malloc, which a signal handler may not call. */
-typedef struct report_line {
-    char text[512];
-    size_t used;
-} report_line;
-
-static void add_bytes(report_line *line, const char *bytes, size_t length)
-{
-    size_t room = sizeof line->text - 1 - line->used; /* one byte kept for the newline */
-    if (length > room)
-        length = room;
-    memcpy(line->text + line->used, bytes, length);
-    line->used += length;
-}
-
-static void add_text(report_line *line, const char *text)
-{
-    add_bytes(line, text, strlen(text));
-}
-
-static void add_number(report_line *line, int number)
-{
-    char digits[12];
-    size_t count = 0;
-    unsigned value = number < 0 ? (unsigned)-(long long)number : (unsigned)number;
-    do {
-        digits[sizeof digits - 1 - count++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value && count < sizeof digits - 1);
-    if (number < 0)
-        digits[sizeof digits - 1 - count++] = '-';
-    add_bytes(line, digits + sizeof digits - count, count);
-}
-
 /* The id as the client wrote it, cut at a character boundary when long. */
-static void add_id(report_line *line, const char *id, size_t length)
+static void add_id(log_line *line, const char *id, size_t length)
 {
     if (length > ID_QUOTED_MOST) {
         length = ID_QUOTED_MOST;
         while (length > 0 && ((unsigned char)id[length] & 0xC0) == 0x80)
             length--;
-        add_bytes(line, id, length);
-        add_text(line, "...");
+        log_line_addn(line, id, length);
+        log_line_add(line, "...");
         return;
     }
-    add_bytes(line, id, length);
+    log_line_addn(line, id, length);
 }
 
 /* "plugin P, method M, request id I" or what stands for it. */
-static void add_call(report_line *line, const crash_call *call)
+static void add_call(log_line *line, const crash_call *call)
 {
     if (!call) {
-        add_text(line, "on a thread running no call");
+        log_line_add(line, "on a thread running no call");
         return;
     }
-    add_text(line, "in plugin ");
-    add_text(line, call->plugin ? call->plugin : "?");
-    add_text(line, ", method ");
-    add_text(line, call->method ? call->method : "?");
+    log_line_add(line, "in plugin ");
+    log_line_add(line, call->plugin ? call->plugin : "?");
+    log_line_add(line, ", method ");
+    log_line_add(line, call->method ? call->method : "?");
     if (call->id && call->id_length > 0) {
-        add_text(line, ", request id ");
+        log_line_add(line, ", request id ");
         add_id(line, call->id, call->id_length);
     } else {
-        add_text(line, " (a notification)");
+        log_line_add(line, " (a notification)");
     }
-}
-
-static void write_line(report_line *line)
-{
-    line->text[line->used++] = '\n';
-    log_write_raw(line->text, line->used);
 }
 
 static const char *signal_name(int number)
@@ -144,11 +104,22 @@ static const char *signal_name(int number)
 static void flush_output(void)
 {
     output *out = atomic_load(&watched_output);
-    if (!out || out_flush_dying(out, FLUSH_WAIT_MS) == 0)
+    if (!out || out_seize_dying(out, FLUSH_WAIT_MS) == 0)
         return;
-    static const char busy[] = "rpcd: error: finished responses could not be written: the output "
-                               "stayed busy or failed\n";
-    log_write_raw(busy, sizeof busy - 1);
+    log_line line;
+    log_line_start(&line, LOG_ERROR);
+    log_line_add(&line, "finished responses could not be written: the output stayed busy or "
+                        "failed");
+    log_line_end(&line);
+}
+
+/* Ends the report begun in line with the call this thread runs, writes it, then the output. */
+static void report_and_flush(log_line *line)
+{
+    add_call(line, current_call);
+    log_line_add(line, ": writing out the finished responses and ending");
+    log_line_end(line);
+    flush_output();
 }
 
 /*
@@ -184,16 +155,14 @@ static void on_fatal_signal(int number, siginfo_t *info, void *context)
             pause();
     }
     reporting_here = true;
-    report_line line = {.used = 0};
-    add_text(&line, "rpcd: error: signal ");
-    add_number(&line, number);
-    add_text(&line, " (");
-    add_text(&line, signal_name(number));
-    add_text(&line, ") ");
-    add_call(&line, current_call);
-    add_text(&line, ": writing out the finished responses and ending");
-    write_line(&line);
-    flush_output();
+    log_line line;
+    log_line_start(&line, LOG_ERROR);
+    log_line_add(&line, "signal ");
+    log_line_add_int(&line, number);
+    log_line_add(&line, " (");
+    log_line_add(&line, signal_name(number));
+    log_line_add(&line, ") ");
+    report_and_flush(&line);
 
     /* What came before us gets the signal next: a sanitizer's report, or the default death.
      * Raised again rather than left to come back as the faulting instruction runs again: a trap
@@ -218,14 +187,12 @@ static void on_process_exit(int status, void *unused)
     (void)unused;
     if (!atomic_load(&watched_output) || atomic_exchange(&reporting, true))
         return;
-    report_line line = {.used = 0};
-    add_text(&line, "rpcd: error: exit(");
-    add_number(&line, status);
-    add_text(&line, ") called ");
-    add_call(&line, current_call);
-    add_text(&line, ": writing out the finished responses and ending");
-    write_line(&line);
-    flush_output();
+    log_line line;
+    log_line_start(&line, LOG_ERROR);
+    log_line_add(&line, "exit(");
+    log_line_add_int(&line, status);
+    log_line_add(&line, ") called ");
+    report_and_flush(&line);
 }
 
 static pthread_key_t stack_key;

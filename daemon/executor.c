@@ -7,6 +7,7 @@
  */
 #include "executor.h"
 
+#include "clock.h"
 #include "crash_report.h"
 #include "log.h"
 
@@ -218,13 +219,6 @@ int exec_new(size_t workers, executor **out)
     return 0;
 }
 
-static long long monotonic_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 /*
  * Whether a submit finds jobs waiting behind workers that are all held, no job having ended for
  * stall_after_ms: then the hook is to be called, once a stall. The clock is read only while the
@@ -238,7 +232,7 @@ static bool stall_to_tell(executor *pool)
         pool->stall_since_ms = 0;
         return false;
     }
-    long long now = monotonic_ms();
+    long long now = clock_now_ms();
     if (pool->stall_since_ms == 0 || pool->stall_done != pool->done) {
         pool->stall_since_ms = now;
         pool->stall_done = pool->done;

@@ -5,7 +5,9 @@
  */
 #include "grace.h"
 
+#include "clock.h"
 #include "log.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,9 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A real-time signal: plugins are far less likely to use one than SIGALRM. */
-#define GRACE_SIGNAL (SIGRTMIN + 1)
-
 enum {
     /* While rpcd's own code runs on the reading thread, it is on its way to the end: look again
      * this much later. */
@@ -26,6 +25,8 @@ enum {
     /* The reading thread keeps the period itself once it waits for the calls; should its last
      * writes be held up (a client that reads nothing), the process ends this much later. */
     SLACK_MS = 1000,
+    /* How long the output may stay busy before the calls that never ran go unanswered. */
+    SEIZE_WAIT_MS = 200,
 };
 
 static _Atomic(const grace_target *) watched;
@@ -35,13 +36,6 @@ static atomic_bool started;
 static atomic_bool forcing;
 static _Atomic long long deadline_ms;
 static atomic_int phase;
-
-static long long monotonic_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
 
 /* Fires the timer once, ms from now (at least 1 ms: a zero value would disarm it). */
 static void fire_in(long long ms)
@@ -58,18 +52,10 @@ static void fire_in(long long ms)
 /* One warning line on stderr, async-signal-safe. */
 static void say(const char *text)
 {
-    if (log_get_level() < LOG_WARNING)
-        return;
-    static const char head[] = "rpcd: warning: ";
-    char line[256];
-    size_t length = strlen(text);
-    if (length > sizeof line - sizeof head)
-        length = sizeof line - sizeof head;
-    memcpy(line, head, sizeof head - 1);
-    memcpy(line + sizeof head - 1, text, length);
-    line[sizeof head - 1 + length] = '\n';
-    ssize_t ignored = write(STDERR_FILENO, line, sizeof head + length);
-    (void)ignored;
+    log_line line;
+    log_line_start(&line, LOG_WARNING);
+    log_line_add(&line, text);
+    log_line_end(&line);
 }
 
 /*
@@ -82,7 +68,7 @@ static void force_end(const grace_target *target)
         return;
     say("grace period over while a handler holds the reading thread: answering the calls that "
         "never ran, and exiting");
-    bool seized = out_seize_from_signal(target->out) == 0;
+    bool seized = out_seize_dying(target->out, SEIZE_WAIT_MS) == 0;
     call_end_unstarted_from_signal(target->calls, target->out, seized);
     call_log_running_from_signal(target->calls,
                                  "still running at the end of the grace period; left unanswered");
@@ -102,7 +88,7 @@ static void on_grace_signal(int number)
         errno = saved_errno;
         return;
     }
-    long long overdue = monotonic_ms() - atomic_load(&deadline_ms);
+    long long overdue = clock_now_ms() - atomic_load(&deadline_ms);
     if (overdue >= SLACK_MS) {
         say("grace period over and the last writes held up: exiting");
         _exit(target->exit_stopped);
@@ -116,25 +102,25 @@ static void on_grace_signal(int number)
     errno = saved_errno;
 }
 
+int grace_install(void)
+{
+    return sig_grace_install(on_grace_signal);
+}
+
 int grace_watch(const grace_target *target)
 {
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_grace_signal;
-    action.sa_flags = SA_RESTART;
-    sigemptyset(&action.sa_mask);
     struct sigevent event;
     memset(&event, 0, sizeof event);
     event.sigev_notify = SIGEV_SIGNAL;
-    event.sigev_signo = GRACE_SIGNAL;
-    if (sigaction(GRACE_SIGNAL, &action, NULL) != 0 ||
-        timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) {
+    if (grace_install() == 0)
+        event.sigev_signo = sig_grace_number();
+    if (event.sigev_signo == 0 || timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) {
         log_message(LOG_WARNING, "cannot make the grace period's timer: %s", strerror(errno));
         return -1;
     }
     sigset_t set;
     sigemptyset(&set);
-    sigaddset(&set, GRACE_SIGNAL);
+    sigaddset(&set, event.sigev_signo);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     reader = pthread_self();
     atomic_store(&started, false);
@@ -149,7 +135,7 @@ void grace_start(void)
     const grace_target *target = atomic_load(&watched);
     if (!target || atomic_exchange(&started, true))
         return;
-    atomic_store(&deadline_ms, monotonic_ms() + target->grace_ms);
+    atomic_store(&deadline_ms, clock_now_ms() + target->grace_ms);
     fire_in(target->grace_ms);
 }
 
@@ -160,7 +146,7 @@ int grace_left_ms(void)
         return 0;
     if (!atomic_load(&started))
         return target->grace_ms;
-    long long left = atomic_load(&deadline_ms) - monotonic_ms();
+    long long left = atomic_load(&deadline_ms) - clock_now_ms();
     return left > 0 ? (int)left : 0;
 }
 

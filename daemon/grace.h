@@ -27,8 +27,15 @@ enum grace_phase {
 };
 
 /*
+ * Installs the handler of the timer's signal (see sig_grace_install), once; later calls do
+ * nothing. At start-up, before the first plugin loads, so that a plugin's init that takes the
+ * signal is noticed. Returns 0, or -1 with errno.
+ */
+int grace_install(void);
+
+/*
  * Watches target (borrowed until grace_unwatch) for the calling thread, the reading one: makes
- * the timer and takes its signal (GRACE_SIGNAL). One at a time per process. Returns 0, or -1 when
+ * the timer, on the signal grace_install took. One at a time per process. Returns 0, or -1 when
  * the timer cannot be made (the reading thread then keeps the period alone, as it can).
  */
 int grace_watch(const grace_target *target);

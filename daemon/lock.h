@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #if defined(__has_include)
 #if __has_include(<sys/single_threaded.h>)
@@ -59,6 +60,24 @@ static inline void lock_release(pthread_mutex_t *mutex)
 {
     if (!lock_single_threaded())
         pthread_mutex_unlock(mutex);
+}
+
+/*
+ * lock_try, again every millisecond until *left_ms runs out (what is left stays there for the
+ * next lock). For a signal handler: a lock whose holder may be stuck is never waited on.
+ * Returns 0 with the lock taken, or -1.
+ */
+static inline int lock_try_for(pthread_mutex_t *mutex, int *left_ms)
+{
+    for (;;) {
+        if (lock_try(mutex) == 0)
+            return 0;
+        if (*left_ms <= 0)
+            return -1;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+        --*left_ms;
+    }
 }
 
 #endif

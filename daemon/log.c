@@ -81,48 +81,64 @@ void log_message(int level, const char *format, ...)
     va_end(args);
 }
 
-/* Appends text to line (which has room for capacity bytes in all) from *used on. */
-static void append_text(char *line, size_t capacity, size_t *used, const char *text)
+void log_line_start(log_line *line, int level)
 {
-    size_t length = strlen(text);
-    if (length > capacity - *used)
-        length = capacity - *used;
-    memcpy(line + *used, text, length);
-    *used += length;
+    line->used = 0;
+    line->enabled =
+        level >= LOG_ERROR && level <= LOG_DEBUG && level <= atomic_load(&current_level);
+    if (!line->enabled)
+        return;
+    log_line_add(line, "rpcd: ");
+    log_line_add(line, level_names[level]);
+    log_line_add(line, ": ");
+}
+
+void log_line_addn(log_line *line, const char *bytes, size_t length)
+{
+    size_t room = sizeof line->text - 1 - line->used; /* one byte kept for the newline */
+    if (length > room)
+        length = room;
+    memcpy(line->text + line->used, bytes, length);
+    line->used += length;
+}
+
+void log_line_add(log_line *line, const char *text)
+{
+    log_line_addn(line, text, strlen(text));
+}
+
+void log_line_add_int(log_line *line, long long number)
+{
+    /* The digits come out last first, from the end of the buffer. */
+    char digits[21];
+    size_t count = 0;
+    unsigned long long value =
+        number < 0 ? 0ull - (unsigned long long)number : (unsigned long long)number;
+    do {
+        digits[sizeof digits - 1 - count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    if (number < 0)
+        digits[sizeof digits - 1 - count++] = '-';
+    log_line_addn(line, digits + sizeof digits - count, count);
+}
+
+void log_line_end(log_line *line)
+{
+    if (!line->enabled)
+        return;
+    line->text[line->used++] = '\n';
+    ssize_t ignored = write(atomic_load(&log_fd), line->text, line->used);
+    (void)ignored;
 }
 
 void log_signal(int level, int number, const char *text)
 {
-    if (level > atomic_load(&current_level) || level < LOG_ERROR || level > LOG_DEBUG)
-        return;
-    /* A signal number has at most 10 digits; they come out last first. */
-    char reversed[10], number_text[11];
-    size_t digit_count = 0;
-    unsigned value = number < 0 ? 0u : (unsigned)number;
-    do {
-        reversed[digit_count++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value);
-    for (size_t i = 0; i < digit_count; i++)
-        number_text[i] = reversed[digit_count - 1 - i];
-    number_text[digit_count] = '\0';
-
-    char line[256];
-    size_t capacity = sizeof line - 1; /* room for the newline */
-    size_t used = 0;
-    append_text(line, capacity, &used, "rpcd: ");
-    append_text(line, capacity, &used, level_names[level]);
-    append_text(line, capacity, &used, ": signal ");
-    append_text(line, capacity, &used, number_text);
-    append_text(line, capacity, &used, ": ");
-    append_text(line, capacity, &used, text);
-    line[used++] = '\n';
-    ssize_t ignored = write(atomic_load(&log_fd), line, used);
-    (void)ignored;
-}
-
-void log_write_raw(const char *text, size_t length)
-{
-    ssize_t ignored = write(atomic_load(&log_fd), text, length);
-    (void)ignored;
+    log_line line;
+    log_line_start(&line, level);
+    log_line_add(&line, "signal ");
+    log_line_add_int(&line, number < 0 ? 0 : number);
+    log_line_add(&line, ": ");
+    log_line_add(&line, text);
+    log_line_end(&line);
 }

@@ -7,6 +7,7 @@
 #define RPCD_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum log_level { LOG_ERROR = 0, LOG_WARNING = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
@@ -29,9 +30,20 @@ void log_message_prefixed(int level, const char *prefix, const char *format, va_
  */
 void log_signal(int level, int number, const char *text);
 /*
- * Writes length bytes of text to the log as they are (the caller ends them with a newline),
- * whatever the level: the last words of a dying process. Async-signal-safe.
+ * A line built for a signal handler or a dying process: no printf, no allocation, one write() at
+ * the end, async-signal-safe. log_line_start writes "rpcd: LEVEL: " and decides whether the line
+ * is logged at all (LOG_ERROR always is); the adders cut what does not fit; log_line_end adds the
+ * newline and writes the line.
  */
-void log_write_raw(const char *text, size_t length);
+typedef struct log_line {
+    char text[512];
+    size_t used;
+    bool enabled;
+} log_line;
+void log_line_start(log_line *line, int level);
+void log_line_add(log_line *line, const char *text);
+void log_line_addn(log_line *line, const char *bytes, size_t length);
+void log_line_add_int(log_line *line, long long number);
+void log_line_end(log_line *line);
 
 #endif

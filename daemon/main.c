@@ -4,6 +4,7 @@
  * core library, which the tests link directly.
  */
 #include "crash_report.h"
+#include "grace.h"
 #include "log.h"
 #include "protocol_fds.h"
 #include "runtime.h"
@@ -160,7 +161,8 @@ int main(int argc, char **argv)
 
     /* Every handler before the first plugin loads: what a plugin's init changes is then seen
      * (sig_check_after_init), and a runtime that chains (Go) keeps ours for what is not its. */
-    if (take_stop_signals() != 0 || sig_take_others() != 0 || crash_report_install() != 0) {
+    if (take_stop_signals() != 0 || sig_take_others() != 0 || crash_report_install() != 0 ||
+        grace_install() != 0) {
         log_message(LOG_ERROR, "cannot set up signal handling: %s", strerror(errno));
         return EXIT_SOFTWARE;
     }

@@ -16,7 +16,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /*
@@ -97,7 +96,7 @@ int out_write_fd(void *sink, const struct iovec *parts, int part_count)
     return 0;
 }
 
-/* Parts to the sink, marked busy meanwhile for out_seize_from_signal. */
+/* Parts to the sink, marked busy meanwhile for out_seize_dying. */
 static int write_parts(output *out, const struct iovec *parts, int part_count)
 {
     atomic_store_explicit(&out->write_busy, true, memory_order_relaxed);
@@ -454,78 +453,41 @@ bool out_failed(const output *out)
     return atomic_load(&((output *)out)->failed);
 }
 
-/* lock_try, again every millisecond until *left_ms runs out. */
-static int try_for(pthread_mutex_t *mutex, int *left_ms)
-{
-    for (;;) {
-        if (lock_try(mutex) == 0)
-            return 0;
-        if (*left_ms <= 0)
-            return -1;
-        struct timespec pause = {0, 1000 * 1000};
-        nanosleep(&pause, NULL);
-        --*left_ms;
-    }
-}
-
-int out_flush_dying(output *out, int wait_ms)
-{
-    /* Both locks, or nothing: the other threads go on meanwhile and let go of them soon, unless
-     * one is stuck writing to a client that does not read. They stay taken: nothing may be
-     * written after these lines, not even half a line. */
-    if (try_for(&out->write_lock, &wait_ms) != 0)
-        return -1;
-    if (try_for(&out->lock, &wait_ms) != 0)
-        return -1;
-    if (atomic_load(&out->failed))
-        return -1;
-    /* Pending holds whole lines only; parked ones are whole too, out of order or not. */
-    if (out->pending.length > 0 && write_bytes(out, out->pending.data, out->pending.length) != 0)
-        return -1;
-    for (uint64_t t = out->next_to_write; t < out->next_ticket; t++) {
-        parked_line *slot = parked_at(out, t);
-        if (slot->state == TICKET_READY && slot->line.length > 0 &&
-            write_bytes(out, slot->line.data, slot->line.length) != 0)
-            return -1;
-    }
-    return 0;
-}
-
 int out_error(const output *out)
 {
     return atomic_load(&((output *)out)->write_errno);
 }
 
-/* A lock for a signal handler: tried for a while, never waited on (its holder may be stuck). */
-static bool try_lock_for_signal(pthread_mutex_t *mutex)
+int out_seize_dying(output *out, int wait_ms)
 {
-    for (int tries = 0; tries < 100; tries++) {
-        if (lock_try(mutex) == 0)
-            return true;
-        struct timespec pause = {0, 1000 * 1000};
-        nanosleep(&pause, NULL);
-    }
-    return false;
-}
-
-int out_seize_from_signal(output *out)
-{
-    if (atomic_load(&out->failed) || atomic_load(&out->write_busy))
+    if (atomic_load(&out->failed))
         return -1;
-    /* Both locks are kept: no other thread writes from here to the end of the process. */
-    if (!try_lock_for_signal(&out->write_lock))
+    /* Both locks, or nothing: the other threads go on meanwhile and let go of them soon, unless
+     * one is stuck writing to a client that does not read. They stay taken: nothing may be
+     * written after these lines, not even half a line. */
+    if (lock_try_for(&out->write_lock, &wait_ms) != 0 || lock_try_for(&out->lock, &wait_ms) != 0)
         return -1;
-    if (!try_lock_for_signal(&out->lock) || atomic_load(&out->write_busy))
+    /* With both locks held, a write under way is this thread's own, interrupted (or the process
+     * has one thread and took no lock): its bytes are half out, nothing may follow them. */
+    if (atomic_load(&out->write_busy) || atomic_load(&out->failed))
         return -1;
     /* Up to the last newline: the signal may have come while this thread added a line. */
     const char *end =
         out->pending.length > 0 ? memrchr(out->pending.data, '\n', out->pending.length) : NULL;
-    if (end && write_bytes(out, out->pending.data, (size_t)(end - out->pending.data) + 1) != 0) {
-        atomic_store(&out->failed, true);
-        return -1;
-    }
+    if (end && write_bytes(out, out->pending.data, (size_t)(end - out->pending.data) + 1) != 0)
+        goto failed;
     out->pending.length = 0;
+    /* Parked lines are whole, out of order or not. */
+    for (uint64_t t = out->next_to_write; t < out->next_ticket; t++) {
+        parked_line *slot = parked_at(out, t);
+        if (slot->state == TICKET_READY && slot->line.length > 0 &&
+            write_bytes(out, slot->line.data, slot->line.length) != 0)
+            goto failed;
+    }
     return 0;
+failed:
+    atomic_store(&out->failed, true);
+    return -1;
 }
 
 int out_write_seized(output *out, const struct iovec *parts, int part_count)

@@ -73,22 +73,16 @@ bool out_failed(const output *out);
 int out_error(const output *out);
 
 /*
- * For a process about to die (a fatal signal, exit() from a plugin): writes the complete lines
- * waiting to go out, parked ones included, waiting at most wait_ms in all for other threads to
- * let go of the output, and keeps it locked for good. Async-signal-safe as far as the write
+ * For a process about to die (a fatal signal, exit() from a plugin, the end of a stop's grace
+ * period while a handler holds the reading thread): takes the output for good, its locks never
+ * given back, waiting at most wait_ms in all for other threads to let go of it, and writes the
+ * complete lines waiting to go out, parked ones included. Async-signal-safe as far as the write
  * function is (out_write_fd is): no allocation, only trylock and nanosleep. Returns 0, or -1 when
- * the output stayed busy or a write failed.
+ * nothing may be written (the output stayed busy, a write was under way on this thread, or the
+ * output failed, here or before).
  */
-int out_flush_dying(output *out, int wait_ms);
-
-/*
- * For a signal handler that ends the process (async-signal-safe: no allocation, locks only tried):
- * takes the output for good, its locks never given back, and writes what is pending, whole lines
- * only. Returns 0, or -1 when it could not (a write under way or stuck, a lock held, the output
- * failed): nothing may be written then.
- */
-int out_seize_from_signal(output *out);
-/* After out_seize_from_signal: writes one line of parts (fewer than OUT_PARTS_MOST) and "\n". */
+int out_seize_dying(output *out, int wait_ms);
+/* After out_seize_dying: writes one line of parts (fewer than OUT_PARTS_MOST) and "\n". */
 int out_write_seized(output *out, const struct iovec *parts, int part_count);
 
 /*

@@ -6,6 +6,7 @@
 #include "server.h"
 
 #include "call.h"
+#include "clock.h"
 #include "crash_report.h"
 #include "dispatch.h"
 #include "grace.h"
@@ -208,13 +209,6 @@ ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
     return n;
 }
 
-static long long monotonic_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 /*
  * Waits until no call is in flight, timeout_ms at most (negative: no limit). A stop cannot wake
  * this wait (srv_stop may run in a signal handler), so it waits STOP_CHECK_MS at a time and
@@ -223,7 +217,7 @@ static long long monotonic_ms(void)
  */
 static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
 {
-    long long started = monotonic_ms();
+    long long started = clock_now_ms();
     long long deadline = started + timeout_ms;
     bool logged = false, named = false;
     int status = 0;
@@ -231,7 +225,7 @@ static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
     for (;;) {
         int step = STOP_CHECK_MS;
         if (timeout_ms >= 0) {
-            long long left = deadline - monotonic_ms();
+            long long left = deadline - clock_now_ms();
             if (left < step)
                 step = left > 0 ? (int)left : 0;
         }
@@ -242,13 +236,13 @@ static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
             logged = true;
         }
         /* A pool held by calls that never end keeps rpcd here until a stop: say which. */
-        if (until_stopped && !named && monotonic_ms() - started >= srv->options.shutdown_grace_ms) {
+        if (until_stopped && !named && clock_now_ms() - started >= srv->options.shutdown_grace_ms) {
             call_log_running(srv->calls, LOG_WARNING, "end of input: still waiting for");
             named = true;
         }
         stop_signals_deliver_pending();
         if ((until_stopped && (atomic_load(&srv->stopping) || out_failed(srv->out))) ||
-            (timeout_ms >= 0 && monotonic_ms() >= deadline)) {
+            (timeout_ms >= 0 && clock_now_ms() >= deadline)) {
             status = -1;
             break;
         }

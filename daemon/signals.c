@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The wake-up signal, the signals rpcd ignores, and the check that a plugin's init left the
- * dispositions rpcd relies on as they were.
+ * The real-time signals rpcd uses (the wake-up signal, the grace period's timer), the signals it
+ * ignores, and the check that a plugin's init left the dispositions rpcd relies on as they were.
  */
 #include "signals.h"
 
@@ -23,32 +23,51 @@
  * avoids the libraries that count up from SIGRTMIN; a plugin that takes the one chosen anyway
  * is noticed after its init and rpcd moves to another.
  */
-static atomic_int wake_signal;
-
 static void on_wake_signal(int number)
 {
     (void)number;
 }
 
+/*
+ * A real-time signal rpcd uses for a job of its own, chosen at start-up, watched, and moved to
+ * another free one when a plugin's init takes it.
+ */
+typedef struct realtime_use {
+    const char *job;     /* what rpcd uses it for, in the warnings */
+    const char *if_lost; /* what a plugin that takes it costs when no other is free */
+    void (*handler)(int);
+    int flags;
+    atomic_int number; /* 0 before it is installed */
+} realtime_use;
+
 /* Without SA_RESTART, so that the read it lands in returns EINTR. */
-static int install_wake(int number)
+static realtime_use wake_use = {"wake its reader", "a stop may now wait for the next line of input",
+                                on_wake_signal, SA_ONSTACK, 0};
+/* Its handler is grace.c's (sig_grace_install). Not SA_ONSTACK: with it, valgrind reports
+ * invalid writes to the stack of the thread whose wait the handler interrupts. */
+static realtime_use grace_use = {"end a stop's grace period",
+                                 "a handler that holds the reading thread may now keep a stop "
+                                 "from ending after its grace period",
+                                 NULL, SA_RESTART, 0};
+
+static int install_use(const realtime_use *use, int number)
 {
     struct sigaction action;
     memset(&action, 0, sizeof action);
-    action.sa_handler = on_wake_signal;
-    action.sa_flags = SA_ONSTACK;
+    action.sa_handler = use->handler;
+    action.sa_flags = use->flags;
     sigemptyset(&action.sa_mask);
     return sigaction(number, &action, NULL);
 }
 
 /* The first free real-time signal below before (from the top), installed; 0 when none is. */
-static int choose_wake(int before)
+static int choose_free(const realtime_use *use, int before)
 {
     for (int number = before - 1; number >= SIGRTMIN + 2; number--) {
         struct sigaction current;
         if (sigaction(number, NULL, &current) != 0 || current.sa_handler != SIG_DFL)
             continue;
-        if (install_wake(number) == 0)
+        if (install_use(use, number) == 0)
             return number;
     }
     return 0;
@@ -56,19 +75,38 @@ static int choose_wake(int before)
 
 int sig_wake_number(void)
 {
-    return atomic_load(&wake_signal);
+    return atomic_load(&wake_use.number);
 }
 
 int sig_wake_install(void)
 {
-    if (atomic_load(&wake_signal) != 0)
+    if (atomic_load(&wake_use.number) != 0)
         return 0;
-    int number = choose_wake(SIGRTMAX);
+    int number = choose_free(&wake_use, SIGRTMAX);
     if (number == 0)
         return -1;
-    atomic_store(&wake_signal, number);
+    atomic_store(&wake_use.number, number);
     sig_watch(number);
     log_message(LOG_DEBUG, "signal %d wakes the reader", number);
+    return 0;
+}
+
+int sig_grace_number(void)
+{
+    return atomic_load(&grace_use.number);
+}
+
+int sig_grace_install(void (*handler)(int))
+{
+    if (atomic_load(&grace_use.number) != 0)
+        return 0;
+    /* SIGRTMIN + 1 is kept out of the wake-up signal's range for it; Go leaves it alone. */
+    grace_use.handler = handler;
+    int number = SIGRTMIN + 1;
+    if (install_use(&grace_use, number) != 0)
+        return -1;
+    atomic_store(&grace_use.number, number);
+    sig_watch(number);
     return 0;
 }
 
@@ -140,29 +178,28 @@ static const char *signal_name(int number)
     }
 }
 
-/* The wake-up signal was taken: moves to another free one. */
-static void move_wake(const char *plugin_name, watched *entry)
+/* A signal rpcd uses for a job of its own was taken: moves to another free one. */
+static void move_use(realtime_use *use, const char *plugin_name, watched *entry)
 {
     int old = entry->number;
-    int number = choose_wake(old);
+    int number = choose_free(use, old);
     if (number == 0)
-        number = choose_wake(SIGRTMAX);
+        number = choose_free(use, SIGRTMAX);
     if (number == 0) {
         log_message(LOG_WARNING,
-                    "plugin %s took signal %d, which rpcd uses to wake its reader, and no other "
-                    "real-time signal is free: a stop may now wait for the next line of input",
-                    plugin_name, old);
+                    "plugin %s took signal %d, which rpcd uses to %s, and no other real-time "
+                    "signal is free: %s",
+                    plugin_name, old, use->job, use->if_lost);
         entry->handler = NULL; /* warned once */
         return;
     }
     log_message(LOG_WARNING,
-                "plugin %s took signal %d, which rpcd used to wake its reader; rpcd uses "
-                "signal %d instead",
-                plugin_name, old, number);
+                "plugin %s took signal %d, which rpcd used to %s; rpcd uses signal %d instead",
+                plugin_name, old, use->job, number);
     entry->number = number;
     struct sigaction current;
     entry->handler = sigaction(number, NULL, &current) == 0 ? current.sa_handler : NULL;
-    atomic_store(&wake_signal, number);
+    atomic_store(&use->number, number);
 }
 
 void sig_check_after_init(const char *plugin_name)
@@ -174,8 +211,10 @@ void sig_check_after_init(const char *plugin_name)
             current.sa_handler == entry->handler)
             continue;
         int number = entry->number;
-        if (number == atomic_load(&wake_signal)) {
-            move_wake(plugin_name, entry);
+        if (number == atomic_load(&wake_use.number)) {
+            move_use(&wake_use, plugin_name, entry);
+        } else if (number == atomic_load(&grace_use.number)) {
+            move_use(&grace_use, plugin_name, entry);
         } else if (number == SIGPIPE && current.sa_handler == SIG_DFL) {
             log_message(LOG_WARNING,
                         "plugin %s put SIGPIPE back to its default, which ends rpcd when the "

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The signal dispositions rpcd relies on besides the stop signals: the wake-up signal that
- * interrupts the reader, the signals it ignores or only logs, and the check after each plugin's
- * init that none of them was taken over.
+ * The signal dispositions rpcd relies on besides the stop signals: its real-time signals (the
+ * wake-up signal that interrupts the reader, the grace period's timer), the signals it ignores or
+ * only logs, and the check after each plugin's init that none of them was taken over.
  */
 #ifndef RPCD_SIGNALS_H
 #define RPCD_SIGNALS_H
@@ -20,6 +20,19 @@ int sig_wake_number(void);
 int sig_wake_install(void);
 
 /*
+ * The real-time signal of the grace period's timer (see grace.c), or 0 before sig_grace_install.
+ * Async-signal-safe.
+ */
+int sig_grace_number(void);
+
+/*
+ * Installs handler (with SA_RESTART) for the grace period's signal, SIGRTMIN + 1, whatever it
+ * had, and watches it; once, later calls do nothing. A plugin's init that takes it moves it to
+ * another free one, as for the wake-up signal. Returns 0, or -1 with errno.
+ */
+int sig_grace_install(void (*handler)(int));
+
+/*
  * Ignores SIGPIPE (a closed output is an EPIPE to handle, not a death), logs and ignores SIGHUP
  * (nothing can be reloaded), ignores SIGUSR1 and SIGUSR2: none of them may kill rpcd with calls in
  * flight. Returns 0, or -1 with errno.
@@ -34,9 +47,9 @@ void sig_watch(int number);
 
 /*
  * After a plugin's init (plugin_name borrowed): logs a warning naming the plugin for every
- * watched disposition it changed. A wake-up signal taken over is replaced by another free one,
- * and a SIGPIPE put back to its default (which would end rpcd on a closed output) is ignored
- * again. Main thread only.
+ * watched disposition it changed. A real-time signal of rpcd's taken over (the wake-up signal, the
+ * grace period's) is replaced by another free one, and a SIGPIPE put back to its default (which
+ * would end rpcd on a closed output) is ignored again. Main thread only.
  */
 void sig_check_after_init(const char *plugin_name);
 

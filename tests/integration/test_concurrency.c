@@ -1697,6 +1697,37 @@ static void test_grace_period_ends_while_the_only_call_blocks_the_reader(void **
     end(s);
 }
 
+/*
+ * A plugin whose init takes the grace period's signal is named, and the period moves to another
+ * signal: a quick handler that holds the reading thread still cannot keep the stop from ending.
+ */
+static void test_grace_signal_taken_by_a_plugin_is_moved_from(void **state)
+{
+    session *s = *state;
+    const char *taker = harness_env("RPCD_FIXTURE_SIGNAL_TAKER");
+    assert_non_null(taker);
+    char *settings;
+    assert_true(asprintf(&settings,
+                         "workers = 2\nshutdown_grace_ms = 300\nlog_level = info\n"
+                         "[plugin signal_taker]\npath = %s\ntake = grace\n",
+                         taker) >= 0);
+    start_with_stuck(s, settings);
+    free(settings);
+    wait_for_blocked(s, 0); /* serving */
+    const char *err = harness_stderr(s->rpcd);
+    if (!strstr(err, "which rpcd used to end a stop's grace period; rpcd uses signal"))
+        print_error("no warning about the grace period's signal in stderr:\n%s\n", err);
+    assert_non_null(strstr(err, "which rpcd used to end a stop's grace period; rpcd uses signal"));
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"quick\",\"method\":\"stuck.quick\"}\n");
+    pause_for_the_reader();
+    long long sent = now_ms();
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    expect_exit_soon(s, sent, 0);
+    assert_true(now_ms() - sent >= 250);
+    assert_named_as_stuck(s, "stuck.quick", "quick");
+    end(s);
+}
+
 /* ---- No worker can start ------------------------------------------------------------- */
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -1863,6 +1894,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_grace_period_ends_while_the_only_call_blocks_the_reader, session_setup,
             session_teardown),
+        cmocka_unit_test_setup_teardown(test_grace_signal_taken_by_a_plugin_is_moved_from,
+                                        session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_closed_stdout_after_end_of_input, session_setup,
                                         session_teardown),
     };

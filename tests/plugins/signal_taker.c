@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fixture that does in its init what language runtimes and careless libraries do: takes over
- * SIGTERM, puts SIGPIPE back to its default, or takes the real-time signal rpcd wakes its reader
- * with (the highest one with a handler), as its config key take lists.
+ * SIGTERM, puts SIGPIPE back to its default, takes the real-time signal rpcd wakes its reader
+ * with (the highest one with a handler) or the one of its grace period's timer (SIGRTMIN + 1), as
+ * its config key take lists.
  */
 #include <rpcd/plugin.h>
 
@@ -46,6 +47,8 @@ static int taker_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **sta
             }
         }
     }
+    if (strstr(what, "grace"))
+        take(SIGRTMIN + 1);
     return RPCD_OK;
 }
 

@@ -55,11 +55,26 @@ static void test_locks_are_real_once_a_thread_has_started(void **state)
     lock_release(&mutex);
 }
 
+/* A held lock is tried until the budget runs out, which the next lock then starts from. */
+static void test_try_for_spends_one_budget(void **state)
+{
+    (void)state;
+    assert_false(lock_single_threaded());
+    lock_take(&mutex);
+    int left_ms = 3;
+    assert_int_equal(lock_try_for(&mutex, &left_ms), -1);
+    assert_int_equal(left_ms, 0);
+    lock_release(&mutex);
+    assert_int_equal(lock_try_for(&mutex, &left_ms), 0);
+    lock_release(&mutex);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_thread_leaves_the_mutex_alone),
         cmocka_unit_test(test_locks_are_real_once_a_thread_has_started),
+        cmocka_unit_test(test_try_for_spends_one_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -343,12 +343,11 @@ static void test_line_for_a_ticket_given_up_is_dropped(void **state)
 }
 
 /*
- * The end from a signal handler, in a child process (the output is kept locked for good): what
- * is pending goes out, whole lines only, then the lines written after the seizure.
+ * Runs body in a child process (a seized output is kept locked for good) with an output on a
+ * pipe, and checks that it returned 0 and that the pipe received expected.
  */
-static void test_seize_from_signal(void **state)
+static void seize_in_child(int (*body)(output *out), const char *expected)
 {
-    (void)state;
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     pid_t child = fork();
@@ -356,18 +355,11 @@ static void test_seize_from_signal(void **state)
     if (child == 0) {
         output *out = NULL;
         if (out_new(out_write_fd, &fds[1], &out) != 0)
-            _exit(1);
-        struct iovec pending[] = {PART("{\"pending\":"), PART("1}")};
-        out_write_line(out, pending, 2); /* the reader is not idle: it stays pending */
-        if (out_seize_from_signal(out) != 0)
-            _exit(2);
-        struct iovec last[] = {PART("{\"last\":"), PART("2}")};
-        if (out_write_seized(out, last, 2) != 0)
-            _exit(3);
-        _exit(0);
+            _exit(100);
+        _exit(body(out));
     }
     close(fds[1]);
-    char received[64];
+    char received[128];
     size_t length = 0;
     ssize_t n;
     while ((n = read(fds[0], received + length, sizeof received - length)) > 0)
@@ -377,9 +369,45 @@ static void test_seize_from_signal(void **state)
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    static const char expected[] = "{\"pending\":1}\n{\"last\":2}\n";
-    assert_int_equal(length, sizeof expected - 1);
-    assert_memory_equal(received, expected, sizeof expected - 1);
+    assert_int_equal(length, strlen(expected));
+    assert_memory_equal(received, expected, length);
+}
+
+static int seize_pending_then_one_more(output *out)
+{
+    struct iovec pending[] = {PART("{\"pending\":"), PART("1}")};
+    out_write_line(out, pending, 2); /* the reader is not idle: it stays pending */
+    if (out_seize_dying(out, 100) != 0)
+        return 2;
+    struct iovec last[] = {PART("{\"last\":"), PART("2}")};
+    if (out_write_seized(out, last, 2) != 0)
+        return 3;
+    return 0;
+}
+
+/* The end from a signal handler: what is pending goes out, whole lines only, then the lines
+ * written after the seizure. */
+static void test_seize_from_signal(void **state)
+{
+    (void)state;
+    seize_in_child(seize_pending_then_one_more, "{\"pending\":1}\n{\"last\":2}\n");
+}
+
+static int seize_with_parked(output *out)
+{
+    out_set_ordered(out, true);
+    uint64_t first = out_ticket_take(out), second = out_ticket_take(out);
+    struct iovec parked[] = {PART("{\"parked\":2}")};
+    if (first == 0 || second == 0 || out_write_ticket(out, second, parked, 1) != 0)
+        return 1;
+    return out_seize_dying(out, 100) == 0 ? 0 : 2;
+}
+
+/* In ordered output, a finished line still waiting for an earlier one goes out at the end. */
+static void test_seize_writes_parked_lines(void **state)
+{
+    (void)state;
+    seize_in_child(seize_with_parked, "{\"parked\":2}\n");
 }
 
 /* A failed output is not seized: nothing may be written. */
@@ -391,7 +419,7 @@ static void test_seize_failed_output(void **state)
     struct iovec parts[] = {PART("line")};
     out_write_line(out, parts, 1);
     assert_int_equal(out_flush(out), -1);
-    assert_int_equal(out_seize_from_signal(out), -1);
+    assert_int_equal(out_seize_dying(out, 100), -1);
     out_free(out);
     buf_free(&s.written);
 }
@@ -592,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_write_fd_nonblocking),
         cmocka_unit_test(test_line_for_a_ticket_given_up_is_dropped),
         cmocka_unit_test(test_seize_from_signal),
+        cmocka_unit_test(test_seize_writes_parked_lines),
         cmocka_unit_test(test_seize_failed_output),
         cmocka_unit_test(test_threads_lines_whole),
         cmocka_unit_test(test_backed_up_output_blocks_writers),

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one clock rpcd measures waits with: monotonic milliseconds, which a change of the system
+ * time does not move.
+ */
+#ifndef RPCD_CLOCK_H
+#define RPCD_CLOCK_H
+
+#include <time.h>
+
+/* Milliseconds on CLOCK_MONOTONIC. Async-signal-safe (clock_gettime is). */
+static inline long long clock_now_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+#endif
