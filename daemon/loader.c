@@ -225,6 +225,7 @@ int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *erro
         snprintf(error, error_size, "out of memory");
         return -1;
     }
+    fsafe_session_begin(); /* the plugins mostly share a directory */
     for (size_t i = 0; i < config->plugin_count; i++) {
         cfg_plugin *plugin_config = &config->plugins[i];
         struct rpcd_plugin *plugin;
@@ -237,9 +238,11 @@ int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *erro
             error[0] = '\0';
             continue;
         }
+        fsafe_session_end();
         ld_unload_all(plugins, methods);
         return -1;
     }
+    fsafe_session_end();
     *out = plugins;
     return 0;
 }
