@@ -462,39 +462,26 @@ done:
 }
 
 /*
- * Names under which fsafe_dlopen loaded something. The dynamic loader hands back an object
- * already loaded under the same name without opening anything, and descriptor numbers come
- * back: a second plugin opened as fd 5 must not be loaded as "/proc/self/fd/5" once the first
- * was. Kept for the life of the process, since an object may stay loaded after dlclose.
+ * How many objects fsafe_dlopen has loaded. The dynamic loader hands back an object already
+ * loaded under the same name without opening anything, and descriptor numbers come back: a
+ * second plugin opened as fd 5 must not be taken for the first. So the n-th name has n extra
+ * slashes, which change the name and not what the kernel resolves it to: unique by
+ * construction, for the life of the process (an object may stay loaded after dlclose), with
+ * nothing to search.
  */
-static char **used_names;
-static size_t used_count;
-
-static bool name_used(const char *name)
-{
-    for (size_t i = 0; i < used_count; i++)
-        if (strcmp(used_names[i], name) == 0)
-            return true;
-    return false;
-}
+static size_t loaded_count;
 
 void *fsafe_dlopen(int fd, int mode, char *reason, size_t reason_size)
 {
-    /* Extra slashes change the name and not what the kernel resolves it to. */
     char name[PATH_MAX];
-    char slashes[PATH_MAX / 2] = "";
-    size_t extra = 0;
-    for (;;) {
-        snprintf(name, sizeof name, "/proc/self/fd/%s%d", slashes, fd);
-        if (!name_used(name))
-            break;
-        if (extra + 1 >= sizeof slashes) {
-            snprintf(reason, reason_size, "too many plugins loaded");
-            return NULL;
-        }
-        slashes[extra++] = '/';
-        slashes[extra] = '\0';
+    int prefix = snprintf(name, sizeof name, "/proc/self/fd/");
+    if (loaded_count + (size_t)prefix + 24 > sizeof name) {
+        snprintf(reason, reason_size, "too many plugins loaded");
+        return NULL;
     }
+    memset(name + prefix, '/', loaded_count);
+    snprintf(name + (size_t)prefix + loaded_count, sizeof name - (size_t)prefix - loaded_count,
+             "%d", fd);
     struct stat by_fd, by_name;
     if (fstat(fd, &by_fd) != 0) {
         snprintf(reason, reason_size, "%s", strerror(errno));
@@ -508,23 +495,14 @@ void *fsafe_dlopen(int fd, int mode, char *reason, size_t reason_size)
                  name);
         return NULL;
     }
-    char *copy = strdup(name);
-    char **grown = copy ? realloc(used_names, (used_count + 1) * sizeof *grown) : NULL;
-    if (!grown) {
-        free(copy);
-        snprintf(reason, reason_size, "%s", strerror(ENOMEM));
-        return NULL;
-    }
-    used_names = grown;
     dlerror();
     void *handle = dlopen(name, mode);
     if (!handle) {
         const char *error = dlerror();
         snprintf(reason, reason_size, "not a loadable shared object: %s",
                  error ? error : "unknown error");
-        free(copy);
         return NULL;
     }
-    used_names[used_count++] = copy;
+    loaded_count++;
     return handle;
 }
