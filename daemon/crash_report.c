@@ -6,6 +6,7 @@
 #include "crash_report.h"
 
 #include "log.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -32,7 +33,9 @@ static struct sigaction previous_actions[FATAL_COUNT];
 /* Room for the handler and the write of the output; a fault deep in a recursion gets it whole. */
 enum { ALT_STACK_BYTES = 64 * 1024 };
 /* How long the report waits for another thread to let go of the output. */
-enum { FLUSH_WAIT_MS = 2000 };
+/* The flush waits at most FLUSH_WAIT_MS for the output's locks; whatever else holds the report
+ * up (a client that reads nothing), the process ends BACKSTOP_S seconds after it began. */
+enum { FLUSH_WAIT_MS = 2000, BACKSTOP_S = 5 };
 /* The most bytes of a request id quoted in the line. */
 enum { ID_QUOTED_MOST = 128 };
 
@@ -150,11 +153,12 @@ static void on_fatal_signal(int number, siginfo_t *info, void *context)
     if (reporting_here) /* the report itself failed: no second try */
         die_by_default(number);
     if (atomic_exchange(&reporting, true)) {
-        /* Another thread is reporting its own crash and ends the process when done. */
+        /* Another thread is reporting and ends the process when done, or its backstop does. */
         for (;;)
             pause();
     }
     reporting_here = true;
+    sig_arm_backstop(BACKSTOP_S);
     log_line line;
     log_line_start(&line, LOG_ERROR);
     log_line_add(&line, "signal ");
@@ -187,6 +191,9 @@ static void on_process_exit(int status, void *unused)
     (void)unused;
     if (!atomic_load(&watched_output) || atomic_exchange(&reporting, true))
         return;
+    /* A fault in what exit() runs next (a destructor) ends the process at once. */
+    reporting_here = true;
+    sig_arm_backstop(BACKSTOP_S);
     log_line line;
     log_line_start(&line, LOG_ERROR);
     log_line_add(&line, "exit(");

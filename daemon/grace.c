@@ -27,6 +27,8 @@ enum {
     SLACK_MS = 1000,
     /* How long the output may stay busy before the calls that never ran go unanswered. */
     SEIZE_WAIT_MS = 200,
+    /* Whatever holds up the forced end (a client that reads nothing), the process ends then. */
+    BACKSTOP_S = 3,
 };
 
 static _Atomic(const grace_target *) watched;
@@ -68,6 +70,7 @@ static void force_end(const grace_target *target)
         return;
     say("grace period over while a handler holds the reading thread: answering the calls that "
         "never ran, and exiting");
+    sig_arm_backstop(BACKSTOP_S);
     bool seized = out_seize_dying(target->out, SEIZE_WAIT_MS) == 0;
     call_end_unstarted_from_signal(target->calls, target->out, seized);
     call_log_running_from_signal(target->calls,

@@ -7,10 +7,12 @@
 
 #include "log.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * Why a real-time signal, chosen at start-up, rather than a fixed one such as SIGURG: language
@@ -240,4 +242,17 @@ void sig_check_after_init(const char *plugin_name)
             entry->handler = current.sa_handler; /* warned once */
         }
     }
+}
+
+void sig_arm_backstop(unsigned seconds)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_DFL;
+    sigaction(SIGALRM, &action, NULL);
+    sigset_t alarm_only;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
+    pthread_sigmask(SIG_UNBLOCK, &alarm_only, NULL);
+    alarm(seconds);
 }

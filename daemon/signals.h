@@ -53,4 +53,11 @@ void sig_watch(int number);
  */
 void sig_check_after_init(const char *plugin_name);
 
+/*
+ * For a process on its way out that must not be kept alive by what it still does (writing to a
+ * client that reads nothing, a lock that is never let go): SIGALRM, set to its default action and
+ * unblocked on this thread, ends the process seconds from now. Async-signal-safe.
+ */
+void sig_arm_backstop(unsigned seconds);
+
 #endif

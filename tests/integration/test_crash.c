@@ -160,6 +160,16 @@ static void test_exit_from_a_plugin(void **state)
 }
 
 /*
+ * A fault in what exit() runs after rpcd's report (here the plugin's destructor) ends the
+ * process with that signal, on the thread that reported: it used to wait there for ever.
+ */
+static void test_fault_after_exit_from_a_plugin(void **state)
+{
+    (void)state;
+    crash_after_finished_responses("crash.exit_then_fault", SIGSEGV, 0);
+}
+
+/*
  * With a Go plugin loaded first, whose runtime installs its own SIGSEGV handler over rpcd's: a
  * fault outside Go code is passed on to rpcd's, and reported the same way.
  */
@@ -225,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_stack_overflow_on_a_worker),
         cmocka_unit_test(test_exit_from_a_plugin),
+        cmocka_unit_test(test_fault_after_exit_from_a_plugin),
         cmocka_unit_test(test_flush_to_a_closed_stdout),
         cmocka_unit_test(test_fault_with_a_go_plugin_loaded),
     };

@@ -45,6 +45,24 @@ static int call_exit(rpcd_call *call, const char *params, size_t params_length, 
     exit(3);
 }
 
+/* Set by crash.exit_then_fault: the object's destructor, which exit() runs after its handlers,
+ * then faults, as a plugin's own clean-up may. */
+static volatile int fault_when_unloaded;
+
+NO_SANITIZE __attribute__((destructor)) static void at_unload(void)
+{
+    if (fault_when_unloaded)
+        *nowhere = 1;
+}
+
+static int exit_then_fault(rpcd_call *call, const char *params, size_t params_length,
+                           void *user_data)
+{
+    (void)call, (void)params, (void)params_length, (void)user_data;
+    fault_when_unloaded = 1;
+    exit(3);
+}
+
 /* Never reached: the recursion below ends in the stack's guard page. */
 static volatile int bottom = -1;
 
@@ -78,6 +96,7 @@ static int crash_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **stat
         {"crash.null", dereference_null, RPCD_METHOD_QUICK},
         {"crash.abort", call_abort, RPCD_METHOD_QUICK},
         {"crash.exit", call_exit, RPCD_METHOD_QUICK},
+        {"crash.exit_then_fault", exit_then_fault, RPCD_METHOD_QUICK},
         {"crash.null_on_worker", dereference_null, 0},
         {"crash.overflow", overflow, 0},
     };
