@@ -178,6 +178,13 @@ int main(int argc, char **argv)
                     closed);
         return EXIT_IO_ERROR;
     }
+    /* A closed stderr is /dev/null from now on: otherwise the next file opened (a plugin's
+     * database, say) would become fd 2 and receive every log line. */
+    if (fcntl(STDERR_FILENO, F_GETFD) < 0 && errno == EBADF &&
+        open("/dev/null", O_WRONLY | O_NOCTTY) != STDERR_FILENO) {
+        log_message(LOG_ERROR, "stderr is closed and /dev/null cannot take its place");
+        return EXIT_IO_ERROR;
+    }
     char error[1024];
     int input_fd, output_fd;
     if (pfd_take(&input_fd, &output_fd, error, sizeof error) != 0) {

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -726,6 +727,53 @@ static void test_stdout_closed_at_start_exits_74(void **state)
     redirected_exits_74(">&-", "rpcd: error: stdout is closed");
 }
 
+/*
+ * stderr closed before rpcd starts ("2>&-"): the file a plugin opens in its init must not become
+ * fd 2 and receive rpcd's log lines; rpcd serves as usual.
+ */
+static void test_stderr_closed_at_start_keeps_logs_out_of_plugin_files(void **state)
+{
+    (void)state;
+    char *dir = harness_temp_dir();
+    assert_non_null(dir);
+    char *kept = NULL, *text = NULL;
+    assert_true(asprintf(&kept, "%s/plugin.db", dir) > 0);
+    assert_true(asprintf(&text,
+                         "[rpcd]\nlog_level = debug\n[plugin keeps_file]\npath = %s\nfile = %s\n",
+                         harness_env("RPCD_FIXTURE_KEEPS_FILE"), kept) > 0);
+    char *config = harness_write_file(dir, "rpcd.conf", text);
+    assert_non_null(config);
+    harness_argv rpcd = harness_rpcd_argv(config);
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, "/bin/sh");
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, "exec \"$@\" 2>&-");
+    harness_argv_push(&args, "sh");
+    for (int i = 0; i < rpcd.count; i++)
+        harness_argv_push(&args, rpcd.argv[i]);
+    static const char request[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"keeps_file.ping\"}\n";
+    harness_run_result result;
+    assert_int_equal(harness_run(args.argv, request, strlen(request), HARNESS_TIMEOUT_MS, &result),
+                     HARNESS_OK);
+    static const char expected[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}\n";
+    assert_true(result.status.exited);
+    assert_int_equal(result.status.code, 0);
+    assert_int_equal(result.out_length, strlen(expected));
+    assert_memory_equal(result.out, expected, strlen(expected));
+    struct stat info;
+    assert_int_equal(stat(kept, &info), 0);
+    if (info.st_size != 0)
+        print_error("%s received %lld bytes of rpcd's output\n", kept, (long long)info.st_size);
+    assert_int_equal(info.st_size, 0);
+    harness_run_result_free(&result);
+    harness_remove_dir(dir);
+    free(dir);
+    free(kept);
+    free(text);
+    free(config);
+}
+
 /* ---- Non-blocking stdin and stdout --------------------------------------------------------- */
 
 enum { NONBLOCKING_REQUESTS = 64, NONBLOCKING_PAYLOAD = 8000 };
@@ -890,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_stdout_write_error_is_named),
         cmocka_unit_test(test_stdin_closed_at_start_exits_74),
         cmocka_unit_test(test_stdout_closed_at_start_exits_74),
+        cmocka_unit_test(test_stderr_closed_at_start_keeps_logs_out_of_plugin_files),
     };
     return cmocka_run_group_tests(tests, make_ordered_config, remove_ordered_config);
 }
