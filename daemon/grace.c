@@ -87,7 +87,7 @@ static void on_grace_signal(int number)
         return;
     }
     if (!pthread_equal(pthread_self(), reader)) {
-        pthread_kill(reader, number); /* the timer's signal may land on any thread */
+        pthread_kill(reader, number); /* sent by someone else than the timer */
         errno = saved_errno;
         return;
     }
@@ -114,7 +114,10 @@ int grace_watch(const grace_target *target)
 {
     struct sigevent event;
     memset(&event, 0, sizeof event);
-    event.sigev_notify = SIGEV_SIGNAL;
+    /* To the reading thread alone: never to a thread of a plugin's language runtime, whose
+     * small stacks a handler without SA_ONSTACK could overrun. */
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event._sigev_un._tid = gettid();
     if (grace_install() == 0)
         event.sigev_signo = sig_grace_number();
     if (event.sigev_signo == 0 || timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) {

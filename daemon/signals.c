@@ -45,8 +45,9 @@ typedef struct realtime_use {
 /* Without SA_RESTART, so that the read it lands in returns EINTR. */
 static realtime_use wake_use = {"wake its reader", "a stop may now wait for the next line of input",
                                 on_wake_signal, SA_ONSTACK, 0};
-/* Its handler is grace.c's (sig_grace_install). Not SA_ONSTACK: with it, valgrind reports
- * invalid writes to the stack of the thread whose wait the handler interrupts. */
+/* Its handler is grace.c's (sig_grace_install), and its timer signals the reading thread alone
+ * (SIGEV_THREAD_ID), which runs rpcd's code or a quick handler: so no SA_ONSTACK, with which
+ * valgrind reports invalid writes to the stack of the thread whose wait the handler interrupts. */
 static realtime_use grace_use = {"end a stop's grace period",
                                  "a handler that holds the reading thread may now keep a stop "
                                  "from ending after its grace period",
