@@ -49,7 +49,12 @@ int call_context_new(const call_settings *settings, call_context **out)
     /* One worker promises one call at a time: a quick call beside it would break that. */
     context->quick_on_reader = settings->workers != 1;
     pthread_mutex_init(&context->lock, NULL);
-    pthread_cond_init(&context->changed, NULL);
+    /* Its waits are timed by the monotonic clock: a change of the date stretches none of them. */
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&context->changed, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     context->id_bucket_count = 64;
     context->id_buckets = malloc(context->id_bucket_count * sizeof *context->id_buckets);
     context->serial_count = settings->methods ? reg_count(settings->methods) : 0;
@@ -158,7 +163,7 @@ enum { INTERRUPT_CHECK_MS = 10 };
 
 static void deadline_in(int timeout_ms, struct timespec *deadline)
 {
-    clock_gettime(CLOCK_REALTIME, deadline);
+    clock_gettime(CLOCK_MONOTONIC, deadline);
     deadline->tv_sec += timeout_ms / 1000;
     deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
     if (deadline->tv_nsec >= 1000000000L) {
