@@ -734,6 +734,9 @@ static void test_stdout_closed_at_start_exits_74(void **state)
 static void test_stderr_closed_at_start_keeps_logs_out_of_plugin_files(void **state)
 {
     (void)state;
+    /* valgrind reports on the stderr this test closes, and fails without it. */
+    if (harness_wrapped())
+        skip();
     char *dir = harness_temp_dir();
     assert_non_null(dir);
     char *kept = NULL, *text = NULL;
