@@ -42,6 +42,8 @@ struct output {
     atomic_bool failed;
     /* A write to the sink is under way (a signal may have interrupted it on its own thread). */
     atomic_bool write_busy;
+    /* The state lock guards is being changed (see take_state). */
+    atomic_bool changing;
     atomic_int write_errno; /* why the first failed write failed */
 
     /* Held by the one thread writing; taken before lock, or tried while holding it. */
@@ -55,6 +57,26 @@ struct output {
     parked_line *parked;    /* ring indexed by ticket % parked_capacity */
     size_t parked_capacity;
 };
+
+/*
+ * The state lock, and a mark that the state it guards is being changed. A dying thread that
+ * seizes the output (out_seize_dying) and finds the mark set has interrupted its own thread in
+ * the middle of a change (a buffer being reallocated, say): with one thread the lock is not even
+ * taken, so the mark is all that tells. It then writes nothing.
+ */
+static void take_state(output *out)
+{
+    lock_take(&out->lock);
+    atomic_store_explicit(&out->changing, true, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void release_state(output *out)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&out->changing, false, memory_order_relaxed);
+    lock_release(&out->lock);
+}
 
 int out_write_fd(void *sink, const struct iovec *parts, int part_count)
 {
@@ -155,13 +177,13 @@ static int write_out_locked(output *out)
         buffer swap = out->writing;
         out->writing = out->pending;
         out->pending = swap;
-        lock_release(&out->lock);
+        release_state(out);
         int written = write_bytes(out, out->writing.data, out->writing.length);
         buf_clear(&out->writing);
         /* A burst of large lines must not pin its peak memory for the rest of the run. */
         if (out->writing.capacity > 4 * FLUSH_THRESHOLD)
             buf_free(&out->writing);
-        lock_take(&out->lock);
+        take_state(out);
         if (written != 0) {
             atomic_store(&out->failed, true);
             buf_clear(&out->pending);
@@ -195,9 +217,9 @@ static int flush_locked(output *out)
             out->flush_wanted = true;
             return 0;
         }
-        lock_release(&out->lock); /* the lock order is write_lock, then lock */
+        release_state(out); /* the lock order is write_lock, then lock */
         lock_take(&out->write_lock);
-        lock_take(&out->lock);
+        take_state(out);
     }
     return write_out_locked(out);
 }
@@ -252,17 +274,17 @@ static int write_long_line(output *out, const struct iovec *parts, int part_coun
             small_total += parts[i].iov_len;
     }
     lock_take(&out->write_lock);
-    lock_take(&out->lock);
+    take_state(out);
     /* Room made first: the pieces below point into the buffer, which must not move. */
     if (atomic_load(&out->failed) || buf_reserve(&out->pending, small_total) != 0) {
-        lock_release(&out->lock);
+        release_state(out);
         lock_release(&out->write_lock);
         return -1;
     }
     buffer swap = out->writing;
     out->writing = out->pending;
     out->pending = swap;
-    lock_release(&out->lock);
+    release_state(out);
 
     /* At most two pieces per part: the copied bytes before it, and the part itself. */
     struct iovec pieces[2 * (OUT_LINE_PARTS_MOST + 1)];
@@ -290,7 +312,7 @@ static int write_long_line(output *out, const struct iovec *parts, int part_coun
     if (writing->capacity > 4 * FLUSH_THRESHOLD)
         buf_free(writing);
 
-    lock_take(&out->lock);
+    take_state(out);
     if (status != 0) {
         atomic_store(&out->failed, true);
         buf_clear(&out->pending);
@@ -300,7 +322,7 @@ static int write_long_line(output *out, const struct iovec *parts, int part_coun
         status = write_out_locked(out);
     else
         lock_release(&out->write_lock);
-    lock_release(&out->lock);
+    release_state(out);
     return status;
 }
 
@@ -313,21 +335,21 @@ int out_write_line(output *out, const struct iovec *parts, int part_count)
         total += parts[i].iov_len;
     if (total >= FLUSH_THRESHOLD && part_count <= OUT_LINE_PARTS_MOST)
         return write_long_line(out, parts, part_count);
-    lock_take(&out->lock);
+    take_state(out);
     int status = append_line(&out->pending, parts, part_count);
     if (status == 0)
         status = maybe_flush_locked(out);
-    lock_release(&out->lock);
+    release_state(out);
     return status;
 }
 
 void out_set_ordered(output *out, bool ordered)
 {
-    lock_take(&out->lock);
+    take_state(out);
     out->ordered = ordered;
     if (ordered && out->next_ticket == 0)
         out->next_ticket = out->next_to_write = 1;
-    lock_release(&out->lock);
+    release_state(out);
 }
 
 static parked_line *parked_at(output *out, uint64_t ticket)
@@ -355,7 +377,7 @@ uint64_t out_ticket_take(output *out)
     /* Set before serving starts: unordered output, the common case, needs no lock here. */
     if (!atomic_load(&out->ordered))
         return 0;
-    lock_take(&out->lock);
+    take_state(out);
     uint64_t ticket = 0;
     if (out->ordered &&
         (out->next_ticket - out->next_to_write < out->parked_capacity || grow_parked(out) == 0)) {
@@ -364,7 +386,7 @@ uint64_t out_ticket_take(output *out)
         slot->state = TICKET_WAITING;
         buf_clear(&slot->line);
     }
-    lock_release(&out->lock);
+    release_state(out);
     return ticket;
 }
 
@@ -389,10 +411,10 @@ int out_write_ticket(output *out, uint64_t ticket, const struct iovec *parts, in
 {
     if (ticket == 0)
         return out_write_line(out, parts, part_count);
-    lock_take(&out->lock);
+    take_state(out);
     if (ticket < out->next_to_write) {
         /* Given up already (out_ticket_drop): its place in the order is gone. */
-        lock_release(&out->lock);
+        release_state(out);
         return 0;
     }
     parked_line *slot = parked_at(out, ticket);
@@ -410,7 +432,7 @@ int out_write_ticket(output *out, uint64_t ticket, const struct iovec *parts, in
         status = maybe_flush_locked(out);
     if (atomic_load(&out->failed))
         status = -1;
-    lock_release(&out->lock);
+    release_state(out);
     return status;
 }
 
@@ -418,34 +440,34 @@ void out_ticket_drop(output *out, uint64_t ticket)
 {
     if (ticket == 0)
         return;
-    lock_take(&out->lock);
+    take_state(out);
     if (ticket < out->next_to_write) {
-        lock_release(&out->lock); /* given up already */
+        release_state(out); /* given up already */
         return;
     }
     parked_at(out, ticket)->state = TICKET_DROPPED;
     release_tickets_locked(out);
     maybe_flush_locked(out);
-    lock_release(&out->lock);
+    release_state(out);
 }
 
 int out_flush(output *out)
 {
     /* Waits for a writer at work: when this returns, everything written before is out. */
     lock_take(&out->write_lock);
-    lock_take(&out->lock);
+    take_state(out);
     int status = write_out_locked(out);
-    lock_release(&out->lock);
+    release_state(out);
     return status;
 }
 
 void out_set_reader_idle(output *out, bool idle)
 {
-    lock_take(&out->lock);
+    take_state(out);
     out->reader_idle = idle;
     if (idle)
         flush_locked(out);
-    lock_release(&out->lock);
+    release_state(out);
 }
 
 bool out_failed(const output *out)
@@ -469,7 +491,7 @@ int out_seize_dying(output *out, int wait_ms)
         return -1;
     /* With both locks held, a write under way is this thread's own, interrupted (or the process
      * has one thread and took no lock): its bytes are half out, nothing may follow them. */
-    if (atomic_load(&out->write_busy) || atomic_load(&out->failed))
+    if (atomic_load(&out->write_busy) || atomic_load(&out->changing) || atomic_load(&out->failed))
         return -1;
     /* Up to the last newline: the signal may have come while this thread added a line. */
     const char *end =

@@ -410,6 +410,48 @@ static void test_seize_writes_parked_lines(void **state)
     seize_in_child(seize_with_parked, "{\"parked\":2}\n");
 }
 
+/* The test program alone links buffer.c's realloc to this: the next one seizes the output first,
+ * as a signal landing in the middle of a change of the output's state would. */
+void *__real_realloc(void *data, size_t size);
+void *__wrap_realloc(void *data, size_t size);
+static output *seize_during_realloc;
+static int seized_during_realloc = 1;
+
+void *__wrap_realloc(void *data, size_t size)
+{
+    output *out = seize_during_realloc;
+    if (out) {
+        seize_during_realloc = NULL;
+        seized_during_realloc = out_seize_dying(out, 0);
+    }
+    return __real_realloc(data, size);
+}
+
+/*
+ * A dying thread that has interrupted its own change of the output (the pending buffer being
+ * reallocated as a line is added) writes nothing: with one thread no lock is taken, and the
+ * buffer it would write from is on its way to another address. Runs first, while the process
+ * has never had a second thread.
+ */
+static void test_seize_refused_in_the_middle_of_a_change(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    struct iovec first[] = {PART("{\"first\":1}")};
+    assert_int_equal(out_write_line(out, first, 1), 0);
+    static char big[8192]; /* more than the pending buffer holds, less than a flush */
+    memset(big, 'x', sizeof big);
+    struct iovec second[] = {{big, sizeof big}};
+    seize_during_realloc = out;
+    assert_int_equal(out_write_line(out, second, 1), 0);
+    assert_null(seize_during_realloc);
+    assert_int_equal(seized_during_realloc, -1);
+    assert_int_equal(s.written.length, 0);
+    out_free(out);
+    buf_free(&s.written);
+}
+
 /* A failed output is not seized: nothing may be written. */
 static void test_seize_failed_output(void **state)
 {
@@ -610,6 +652,7 @@ static void test_backed_up_output_blocks_writers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seize_refused_in_the_middle_of_a_change),
         cmocka_unit_test(test_line_from_parts),
         cmocka_unit_test(test_reader_idle),
         cmocka_unit_test(test_free_flushes),
