@@ -282,6 +282,16 @@ static const char *detail_of(const json_t *response)
     return json_string_value(detail);
 }
 
+/* Reads the next response: the request id (a string) cancelled, -32800 and no result. */
+static void expect_cancelled(session *s, const char *id)
+{
+    json_t *response = next_response(s);
+    assert_string_equal(json_string_value(json_object_get(response, "id")), id);
+    assert_null(json_object_get(response, "result"));
+    assert_error(response, -32800, "Request cancelled");
+    json_decref(response);
+}
+
 /* Waits for the exit, within timeout_ms, and asserts the exit status. */
 static void expect_exit(session *s, int timeout_ms, int code)
 {
@@ -365,10 +375,7 @@ static void test_lsp_cancel_answers_request_cancelled(void **state)
     long long sent = now_ms();
     send_text(
         s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"long\"}}\n");
-    json_t *response = next_response(s);
-    assert_string_equal(json_string_value(json_object_get(response, "id")), "long");
-    assert_error(response, -32800, "Request cancelled");
-    json_decref(response);
+    expect_cancelled(s, "long");
     assert_true(now_ms() - sent < 10000);
     finish(s);
 }
@@ -453,14 +460,8 @@ static void test_cancel_of_queued_call_skips_handler(void **state)
            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
            "\"params\":{\"requestId\":\"queued-mcp\"}}\n"
            "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"busy\"}}\n");
-    json_t *response = next_response(s);
-    assert_string_equal(json_string_value(json_object_get(response, "id")), "busy");
-    assert_error(response, -32800, "Request cancelled");
-    json_decref(response);
-    response = next_response(s);
-    assert_string_equal(json_string_value(json_object_get(response, "id")), "queued-lsp");
-    assert_error(response, -32800, "Request cancelled");
-    json_decref(response);
+    expect_cancelled(s, "busy");
+    expect_cancelled(s, "queued-lsp");
     expect_response(s, "{\"jsonrpc\":\"2.0\",\"id\":\"release\",\"result\":{\"held\":0}}");
     finish(s);
 }
@@ -515,11 +516,7 @@ static void test_lsp_cancel_of_tool_call_is_request_cancelled(void **state)
     json_decref(report);
     send_text(
         s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"tool\"}}\n");
-    json_t *response = next_response(s);
-    assert_string_equal(json_string_value(json_object_get(response, "id")), "tool");
-    assert_null(json_object_get(response, "result"));
-    assert_error(response, -32800, "Request cancelled");
-    json_decref(response);
+    expect_cancelled(s, "tool");
     finish(s);
 }
 
@@ -1174,10 +1171,7 @@ static void stop_signal_cancels_cooperative_call(session *s, int signal_number)
     start_sleep_and_wait_for_progress(s, "long", 60000);
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, signal_number), 0);
-    json_t *response = next_response(s);
-    assert_string_equal(json_string_value(json_object_get(response, "id")), "long");
-    assert_error(response, -32800, "Request cancelled");
-    json_decref(response);
+    expect_cancelled(s, "long");
     expect_exit_soon(s, sent, 0);
     expect_no_more_output(s);
     char expected[32];
@@ -1205,10 +1199,7 @@ static void test_silent_cancel_stays_silent_at_sigterm(void **state)
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     /* With one worker responses keep request order: a response for "quiet" would follow. */
-    json_t *response = next_response(s);
-    assert_string_equal(json_string_value(json_object_get(response, "id")), "busy");
-    assert_error(response, -32800, "Request cancelled");
-    json_decref(response);
+    expect_cancelled(s, "busy");
     expect_exit_soon(s, sent, 0);
     expect_no_more_output(s);
     end(s);
@@ -1261,10 +1252,7 @@ static void test_sigterm_after_end_of_input(void **state)
     long_call_after_end_of_input(s);
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
-    json_t *response = next_response(s);
-    assert_string_equal(json_string_value(json_object_get(response, "id")), "long");
-    assert_error(response, -32800, "Request cancelled");
-    json_decref(response);
+    expect_cancelled(s, "long");
     expect_exit_soon(s, sent, 0);
     expect_no_more_output(s);
     end(s);
@@ -1331,10 +1319,7 @@ static void test_sigterm_while_reading_is_paused(void **state)
     assert_int_equal(harness_wait_for_stderr(s->rpcd, "reading paused", LINE_TIMEOUT_MS),
                      HARNESS_OK);
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
-    json_t *response = next_response(s);
-    assert_string_equal(json_string_value(json_object_get(response, "id")), "waiting");
-    assert_error(response, -32800, "Request cancelled");
-    json_decref(response);
+    expect_cancelled(s, "waiting");
     expect_exit(s, HARNESS_TIMEOUT_MS, 0);
     /* The held call either runs (and, stuck past the grace period, gets no answer) or was still
      * queued when the stop came (and never starts: -32800). Nothing else may come. */
