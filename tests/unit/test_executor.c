@@ -281,6 +281,17 @@ typedef struct gate {
     size_t finished;
 } gate;
 
+/* Opens the gate, then waits until at least finished jobs have gone through it. */
+static void open_gate(gate *g, size_t finished)
+{
+    pthread_mutex_lock(&g->lock);
+    g->open = true;
+    pthread_cond_broadcast(&g->changed);
+    while (g->finished < finished)
+        pthread_cond_wait(&g->changed, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+}
+
 typedef struct thread_job {
     exec_job job;
     gate *gate;
@@ -343,12 +354,7 @@ static void test_pool_keeps_the_workers_it_could_start(void **state)
         jobs[i] = (thread_job){{note_thread, NULL}, &g, i == 0, pthread_self()};
         exec_submit(pool, &jobs[i].job);
     }
-    pthread_mutex_lock(&g.lock);
-    g.open = true;
-    pthread_cond_broadcast(&g.changed);
-    while (g.finished < JOBS)
-        pthread_cond_wait(&g.changed, &g.lock);
-    pthread_mutex_unlock(&g.lock);
+    open_gate(&g, JOBS);
     assert_int_equal(exec_workers(pool), 1);
     for (size_t i = 0; i < JOBS; i++) {
         assert_false(pthread_equal(jobs[i].ran_on, pthread_self()));
@@ -438,12 +444,7 @@ static void test_failed_start_is_not_retried(void **state)
         jobs[i] = (thread_job){{note_thread, NULL}, &g, i == 0, 0};
         exec_submit(pool, &jobs[i].job);
     }
-    pthread_mutex_lock(&g.lock);
-    g.open = true;
-    pthread_cond_broadcast(&g.changed);
-    while (g.finished < JOBS)
-        pthread_cond_wait(&g.changed, &g.lock);
-    pthread_mutex_unlock(&g.lock);
+    open_gate(&g, JOBS);
     assert_int_equal(atomic_load(&start_attempts), 2);
     assert_int_equal(exec_workers(pool), 1);
     exec_free(pool);
@@ -485,10 +486,7 @@ static void test_take_queued(void **state)
     assert_null(taken);
     assert_int_equal(exec_take_queued(pool, true, &taken), 0); /* nothing left */
     assert_null(taken);
-    pthread_mutex_lock(&g.lock);
-    g.open = true;
-    pthread_cond_broadcast(&g.changed);
-    pthread_mutex_unlock(&g.lock);
+    open_gate(&g, 0);
     exec_free(pool);
     assert_int_equal(g.finished, 1); /* only the one that was running */
 }
@@ -545,12 +543,7 @@ static void test_stall_hook(void **state)
     assert_int_equal(report.waiting, 3);
     exec_submit(pool, &jobs[4].job);
     assert_int_equal(atomic_load(&report.calls), 1); /* once a stall */
-    pthread_mutex_lock(&g.lock);
-    g.open = true;
-    pthread_cond_broadcast(&g.changed);
-    while (g.finished < JOBS - 1)
-        pthread_cond_wait(&g.changed, &g.lock);
-    pthread_mutex_unlock(&g.lock);
+    open_gate(&g, JOBS - 1);
     exec_submit(pool, &jobs[5].job); /* jobs ended: no stall */
     exec_free(pool);
     assert_int_equal(atomic_load(&report.calls), 1);
