@@ -94,105 +94,22 @@ static int hex_value(char c)
     return -1;
 }
 
-/* 1 for the bytes a string may hold as they are: printable ASCII but the quote and backslash. */
+/*
+ * 1 for the bytes a string may hold as they are: printable ASCII but the quote (0x22) and the
+ * backslash (0x5C). Control bytes (0x00-0x1F) must be escaped and bytes from 0x80 start UTF-8
+ * sequences, checked on their own: both stay 0.
+ */
+/* clang-format off */
 static const unsigned char plain_byte[256] = {
-    ['\x20'] = 1,
-    1,
-    0 /* " */,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x20 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x30 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x40 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    0 /* \ */,
-    1,
-    1,
-    1, /* 0x50 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x60 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x70 */
+    /*       0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F */
+    [0x20] = 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    [0x30] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    [0x40] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    [0x50] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    [0x60] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    [0x70] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
+/* clang-format on */
 
 /*
  * The high bit of each byte of word that is not plain (see plain_byte). A subtraction's borrow
