@@ -1,23 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Strict JSON validation without a tree: an explicit stack of container kinds instead of
- * recursion, so hostile nesting costs memory in bits, never stack frames.
+ * Strict JSON validation without a tree: the token scanners (strings with their UTF-8, numbers,
+ * literals) and the validator, with an explicit stack of container kinds instead of recursion,
+ * so hostile nesting costs memory in bits, never stack frames.
  */
 #include "json_scan.h"
+
+#include "json_scan_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *skip_whitespace(const char *p, const char *end)
-{
-    /* Every whitespace byte is at most a space; compact JSON has none, and leaves at the first
-     * test. */
-    while (p < end && (unsigned char)*p <= ' ' &&
-           (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-        p++;
-    return p;
-}
 
 static bool is_continuation(unsigned char c)
 {
@@ -81,17 +74,6 @@ bool js_utf8_valid(const char *bytes, size_t length)
         p += n;
     }
     return true;
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /*
@@ -179,7 +161,7 @@ static const char *scan_string(const char *p, const char *end)
                 if (end - p < 6)
                     return NULL;
                 for (int i = 2; i < 6; i++)
-                    if (hex_value(p[i]) < 0)
+                    if (js_hex_value(p[i]) < 0)
                         return NULL;
                 p += 6;
             } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
@@ -200,6 +182,11 @@ static const char *scan_string(const char *p, const char *end)
         }
     }
     return NULL;
+}
+
+const char *js_string_end(const char *p, const char *end)
+{
+    return scan_string(p, end);
 }
 
 static bool is_digit(char c)
@@ -296,7 +283,7 @@ int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_sp
         index->count = 0;
     kind_stack stack = {small, 0};
     const char *end = text + length;
-    const char *p = skip_whitespace(text, end);
+    const char *p = js_skip_whitespace(text, end);
     const char *value_start = p;
     int status = JS_ERR_SYNTAX;
 
@@ -323,7 +310,7 @@ int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_sp
                 goto done;
             }
             stack_push(&stack, *p == '{');
-            p = skip_whitespace(p + 1, end);
+            p = js_skip_whitespace(p + 1, end);
             if (p < end && (*p == '}' || *p == ']')) {
                 if ((*p == '}') != stack_top_is_object(&stack))
                     goto done;
@@ -359,7 +346,7 @@ int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_sp
                 index_child(index, child_key, child_start, p);
                 child_start = NULL;
             }
-            p = skip_whitespace(p, end);
+            p = js_skip_whitespace(p, end);
             if (stack.depth == 0) {
                 if (p != end)
                     goto done;
@@ -385,7 +372,7 @@ int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_sp
             }
             if (*p != ',')
                 goto done;
-            p = skip_whitespace(p + 1, end);
+            p = js_skip_whitespace(p + 1, end);
             if (in_object)
                 goto expect_key;
             break;
@@ -405,10 +392,10 @@ int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_sp
             child_key.start = key;
             child_key.length = (size_t)(p - key);
         }
-        p = skip_whitespace(p, end);
+        p = js_skip_whitespace(p, end);
         if (p >= end || *p != ':')
             goto done;
-        p = skip_whitespace(p + 1, end);
+        p = js_skip_whitespace(p + 1, end);
     }
 
 done:
@@ -417,206 +404,4 @@ done:
     if (status != 0 && error_offset)
         *error_offset = (size_t)((p ? p : end) - text);
     return status;
-}
-
-/* End of the validated value starting at p. */
-static const char *value_end(const char *p, const char *end)
-{
-    if (*p == '"')
-        return scan_string(p, end);
-    if (*p == '{' || *p == '[') {
-        size_t depth = 0;
-        while (p < end) {
-            char c = *p;
-            if (c == '"') {
-                p = scan_string(p, end);
-                continue;
-            }
-            if (c == '{' || c == '[') {
-                depth++;
-            } else if (c == '}' || c == ']') {
-                if (--depth == 0)
-                    return p + 1;
-            }
-            p++;
-        }
-        return end;
-    }
-    while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
-           *p != '\n' && *p != '\r')
-        p++;
-    return p;
-}
-
-void js_iter_init(js_iter *iter, js_span container)
-{
-    iter->is_object = container.length > 0 && container.start[0] == '{';
-    iter->position = container.start + 1;
-    iter->end = container.start + container.length - 1; /* the closing bracket */
-}
-
-int js_iter_next(js_iter *iter, js_span *key, js_span *value)
-{
-    const char *p = skip_whitespace(iter->position, iter->end);
-    if (p < iter->end && *p == ',')
-        p = skip_whitespace(p + 1, iter->end);
-    if (p >= iter->end)
-        return 0;
-    if (iter->is_object) {
-        const char *key_end = scan_string(p, iter->end);
-        if (key) {
-            key->start = p;
-            key->length = (size_t)(key_end - p);
-        }
-        p = skip_whitespace(key_end, iter->end);
-        p = skip_whitespace(p + 1, iter->end); /* the colon */
-    }
-    const char *after = value_end(p, iter->end);
-    value->start = p;
-    value->length = (size_t)(after - p);
-    iter->position = after;
-    return 1;
-}
-
-static size_t put_utf8(uint32_t code_point, char *out)
-{
-    if (code_point < 0x80) {
-        out[0] = (char)code_point;
-        return 1;
-    }
-    if (code_point < 0x800) {
-        out[0] = (char)(0xC0 | (code_point >> 6));
-        out[1] = (char)(0x80 | (code_point & 0x3F));
-        return 2;
-    }
-    if (code_point < 0x10000) {
-        out[0] = (char)(0xE0 | (code_point >> 12));
-        out[1] = (char)(0x80 | ((code_point >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (code_point & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (code_point >> 18));
-    out[1] = (char)(0x80 | ((code_point >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((code_point >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (code_point & 0x3F));
-    return 4;
-}
-
-static uint32_t read_hex4(const char *p)
-{
-    return (uint32_t)(hex_value(p[0]) << 12 | hex_value(p[1]) << 8 | hex_value(p[2]) << 4 |
-                      hex_value(p[3]));
-}
-
-/*
- * Decodes string into out while it fits (out may be NULL when capacity is 0) and returns the
- * decoded length, also when it did not fit.
- */
-static size_t decode_string(js_span string, char *out, size_t capacity)
-{
-    const char *p = string.start + 1;
-    const char *end = string.start + string.length - 1; /* the closing quote */
-    size_t used = 0;
-    char scratch[4];
-
-    while (p < end) {
-        size_t n;
-        const char *bytes;
-        if (*p != '\\') {
-            /* Copy a run of plain bytes at once. */
-            const char *run = p;
-            while (p < end && *p != '\\')
-                p++;
-            n = (size_t)(p - run);
-            bytes = run;
-        } else {
-            char e = p[1];
-            p += 2;
-            bytes = scratch;
-            n = 1;
-            switch (e) {
-            case 'b': scratch[0] = '\b'; break;
-            case 'f': scratch[0] = '\f'; break;
-            case 'n': scratch[0] = '\n'; break;
-            case 'r': scratch[0] = '\r'; break;
-            case 't': scratch[0] = '\t'; break;
-            case 'u': {
-                uint32_t unit = read_hex4(p);
-                p += 4;
-                if (unit >= 0xD800 && unit <= 0xDBFF && end - p >= 6 && p[0] == '\\' &&
-                    p[1] == 'u') {
-                    uint32_t low = read_hex4(p + 2);
-                    if (low >= 0xDC00 && low <= 0xDFFF) {
-                        unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                        p += 6;
-                    }
-                }
-                if (unit >= 0xD800 && unit <= 0xDFFF)
-                    unit = 0xFFFD; /* a lone surrogate has no UTF-8 form */
-                n = put_utf8(unit, scratch);
-                break;
-            }
-            default:
-                scratch[0] = e;
-                break; /* the quote, backslash and slash stand for themselves */
-            }
-        }
-        if (used + n <= capacity)
-            memcpy(out + used, bytes, n);
-        used += n;
-    }
-    return used;
-}
-
-int js_string_decode(js_span string, char *out, size_t capacity, size_t *out_length)
-{
-    size_t used = decode_string(string, out, capacity);
-    /* A length that did not fit is never handed out here: a caller that ignores the status
-     * then uses no byte it was not given. */
-    *out_length = used <= capacity ? used : 0;
-    return used <= capacity ? 0 : JS_ERR_NO_MEMORY;
-}
-
-size_t js_string_decoded_length(js_span string)
-{
-    return decode_string(string, NULL, 0);
-}
-
-bool js_string_equals(js_span string, const char *bytes, size_t length)
-{
-    /* Without escapes, the span holds the bytes themselves: the common case costs a memcmp. */
-    if (memchr(string.start + 1, '\\', string.length - 2) == NULL)
-        return string.length == length + 2 && memcmp(string.start + 1, bytes, length) == 0;
-    char buffer[64];
-    size_t decoded;
-    if (length > sizeof buffer || js_string_decode(string, buffer, sizeof buffer, &decoded) != 0)
-        return false;
-    return decoded == length && memcmp(buffer, bytes, length) == 0;
-}
-
-js_kind js_kind_of(js_span value)
-{
-    switch (value.start[0]) {
-    case '{': return JS_OBJECT;
-    case '[': return JS_ARRAY;
-    case '"': return JS_STRING;
-    case 't': return JS_TRUE;
-    case 'f': return JS_FALSE;
-    case 'n': return JS_NULL;
-    default: return JS_NUMBER;
-    }
-}
-
-size_t js_drop_line_breaks(char *text, size_t length)
-{
-    /* Most texts have none: two memchr passes find that faster than a loop over the bytes. */
-    char *lf = memchr(text, '\n', length), *cr = memchr(text, '\r', length);
-    if (!lf && !cr)
-        return length;
-    char *first = !lf ? cr : !cr ? lf : lf < cr ? lf : cr;
-    size_t kept = (size_t)(first - text);
-    for (size_t i = kept; i < length; i++)
-        if (text[i] != '\n' && text[i] != '\r')
-            text[kept++] = text[i];
-    return kept;
 }

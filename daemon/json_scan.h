@@ -4,6 +4,7 @@
  * tree, so that the daemon can echo ids and pass params to plugins as the exact bytes the client
  * sent. jansson cannot do this: it has no source positions, and it rejects valid numbers such as
  * 1e400 or 18446744073709551617, which a transport must pass through untouched.
+ * json_scan.c validates, json_string.c decodes strings, json_walk.c walks validated text.
  */
 #ifndef RPCD_JSON_SCAN_H
 #define RPCD_JSON_SCAN_H
