@@ -273,135 +273,180 @@ static void index_child(js_index *index, js_span key, const char *start, const c
     index->count++;
 }
 
+/*
+ * What the text must hold next. The steps below return one of these, or a JS_ERR_* status with
+ * the position left at the problem.
+ */
+enum next {
+    NEXT_VALUE,       /* a value: at the start, after '[', after a colon or an array's comma */
+    NEXT_KEY,         /* a member's key: after '{' or an object's comma */
+    NEXT_AFTER_VALUE, /* a comma, a closing bracket, or the end of the text */
+    NEXT_END,         /* nothing: the text was one valid value */
+};
+
+/* The state the steps of one validation share. */
+typedef struct validator {
+    const char *end;
+    size_t max_depth;
+    kind_stack stack;
+    js_index *index;         /* NULL when no children are noted */
+    js_span child_key;       /* the key of the top-level member being read */
+    const char *child_start; /* a child of the top-level container is being read from here */
+} validator;
+
+/*
+ * The steps are inlined into js_validate_indexed, the daemon's hottest loop: as calls, they
+ * would pass the position through memory at every token.
+ */
+
+/* A '{' or '[' at *position: opens it, and closes it again at once when it is empty. */
+static inline int open_container(validator *v, const char **position)
+{
+    const char *p = *position;
+    if (v->stack.depth >= v->max_depth)
+        return JS_ERR_DEPTH;
+    stack_push(&v->stack, *p == '{');
+    p = js_skip_whitespace(p + 1, v->end);
+    *position = p;
+    if (p < v->end && (*p == '}' || *p == ']')) {
+        if ((*p == '}') != stack_top_is_object(&v->stack))
+            return JS_ERR_SYNTAX;
+        v->stack.depth--;
+        *position = p + 1;
+        return NEXT_AFTER_VALUE;
+    }
+    return stack_top_is_object(&v->stack) ? NEXT_KEY : NEXT_VALUE;
+}
+
+/* A string, number or literal at p: returns the byte after it, or NULL when there is none. */
+static inline const char *scan_scalar(const char *p, const char *end)
+{
+    switch (*p) {
+    case '"': return scan_string(p, end);
+    case 't': return scan_literal(p, end, "true", 4);
+    case 'f': return scan_literal(p, end, "false", 5);
+    case 'n': return scan_literal(p, end, "null", 4);
+    default: return *p == '-' || is_digit(*p) ? scan_number(p, end) : NULL;
+    }
+}
+
+/*
+ * After a value ending at *position: notes a finished child of the top-level container, closes
+ * the containers that end here, and steps over the comma to the next member or element.
+ */
+static inline int after_value(validator *v, const char **position)
+{
+    const char *p = *position;
+    for (;;) {
+        if (v->child_start && v->stack.depth == 1) {
+            index_child(v->index, v->child_key, v->child_start, p);
+            v->child_start = NULL;
+        }
+        p = js_skip_whitespace(p, v->end);
+        *position = p;
+        if (v->stack.depth == 0)
+            return p == v->end ? NEXT_END : JS_ERR_SYNTAX;
+        if (p >= v->end)
+            return JS_ERR_SYNTAX;
+        bool in_object = stack_top_is_object(&v->stack);
+        if (*p == (in_object ? '}' : ']')) {
+            v->stack.depth--;
+            p++;
+            continue;
+        }
+        if (*p != ',')
+            return JS_ERR_SYNTAX;
+        *position = js_skip_whitespace(p + 1, v->end);
+        return in_object ? NEXT_KEY : NEXT_VALUE;
+    }
+}
+
+/* A member's key at *position and its colon: steps to the member's value. */
+static inline int read_key(validator *v, const char **position)
+{
+    const char *key = *position;
+    if (key >= v->end || *key != '"')
+        return JS_ERR_SYNTAX;
+    const char *p = scan_string(key, v->end);
+    if (!p)
+        return JS_ERR_SYNTAX; /* reported at the start of the key */
+    if (v->index && v->stack.depth == 1) {
+        v->child_key.start = key;
+        v->child_key.length = (size_t)(p - key);
+    }
+    p = js_skip_whitespace(p, v->end);
+    *position = p;
+    if (p >= v->end || *p != ':')
+        return JS_ERR_SYNTAX;
+    *position = js_skip_whitespace(p + 1, v->end);
+    return NEXT_VALUE;
+}
+
+/* The span of the value from start to the end of the text, without whitespace after it. */
+static js_span trimmed_value(const char *start, const char *end)
+{
+    while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+        end--;
+    return (js_span){start, (size_t)(end - start)};
+}
+
 int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_span *value,
                         size_t *error_offset, js_index *index)
 {
     unsigned char small[64]; /* enough for 512 levels without touching the heap */
-    js_span child_key = {NULL, 0};
-    const char *child_start = NULL; /* a child of the top-level container is being read */
+    validator v = {
+        .end = text + length, .max_depth = max_depth, .stack = {small, 0}, .index = index};
     if (index)
         index->count = 0;
-    kind_stack stack = {small, 0};
-    const char *end = text + length;
-    const char *p = js_skip_whitespace(text, end);
+    const char *p = js_skip_whitespace(text, v.end);
     const char *value_start = p;
-    int status = JS_ERR_SYNTAX;
+    int next = NEXT_VALUE;
 
     if (max_depth > sizeof small * 8) {
-        stack.bits = malloc(max_depth / 8 + 1);
-        if (!stack.bits) {
-            status = JS_ERR_NO_MEMORY;
-            goto done;
-        }
+        v.stack.bits = malloc(max_depth / 8 + 1);
+        if (!v.stack.bits)
+            next = JS_ERR_NO_MEMORY;
     }
 
-    for (;;) {
-        /* Expecting a value at p. */
-        if (p >= end)
-            goto done;
-        const char *token = p; /* where a bad token is reported */
-        if (index && stack.depth == 1)
-            child_start = p;
-        switch (*p) {
-        case '{':
-        case '[':
-            if (stack.depth >= max_depth) {
-                status = JS_ERR_DEPTH;
-                goto done;
-            }
-            stack_push(&stack, *p == '{');
-            p = js_skip_whitespace(p + 1, end);
-            if (p < end && (*p == '}' || *p == ']')) {
-                if ((*p == '}') != stack_top_is_object(&stack))
-                    goto done;
-                stack.depth--;
-                p++;
-                break;
-            }
-            if (stack_top_is_object(&stack))
-                goto expect_key;
-            continue;
-        case '"': p = scan_string(p, end); break;
-        case 't': p = scan_literal(p, end, "true", 4); break;
-        case 'f': p = scan_literal(p, end, "false", 5); break;
-        case 'n': p = scan_literal(p, end, "null", 4); break;
-        default:
-            if (*p == '-' || is_digit(*p)) {
-                const char *after = scan_number(p, end);
-                if (!after)
-                    goto done;
-                p = after;
-                break;
-            }
-            goto done;
-        }
-        if (!p) {
-            p = token;
-            goto done;
-        }
-
-        /* After a value: close containers, or move to the next member. */
-        for (;;) {
-            if (child_start && stack.depth == 1) {
-                index_child(index, child_key, child_start, p);
-                child_start = NULL;
-            }
-            p = js_skip_whitespace(p, end);
-            if (stack.depth == 0) {
-                if (p != end)
-                    goto done;
-                if (value) {
-                    const char *value_end = end;
-                    while (value_end > value_start &&
-                           (value_end[-1] == ' ' || value_end[-1] == '\t' ||
-                            value_end[-1] == '\n' || value_end[-1] == '\r'))
-                        value_end--;
-                    value->start = value_start;
-                    value->length = (size_t)(value_end - value_start);
-                }
-                status = 0;
-                goto done;
-            }
-            if (p >= end)
-                goto done;
-            bool in_object = stack_top_is_object(&stack);
-            if (*p == (in_object ? '}' : ']')) {
-                stack.depth--;
-                p++;
-                continue;
-            }
-            if (*p != ',')
-                goto done;
-            p = js_skip_whitespace(p + 1, end);
-            if (in_object)
-                goto expect_key;
+    /* One value a turn, then what follows it up to the next value. */
+    while (next == NEXT_VALUE) {
+        if (p >= v.end) {
+            next = JS_ERR_SYNTAX;
             break;
         }
-        continue;
-
-    expect_key:
-        if (p >= end || *p != '"')
-            goto done;
-        const char *key = p;
-        p = scan_string(p, end);
-        if (!p) {
-            p = key;
-            goto done;
+        if (index && v.stack.depth == 1)
+            v.child_start = p;
+        if (*p == '{' || *p == '[') {
+            next = open_container(&v, &p);
+            if (next == NEXT_VALUE)
+                continue;
+            if (next == NEXT_KEY)
+                goto key;
+            if (next < 0)
+                break;
+        } else {
+            const char *after = scan_scalar(p, v.end);
+            if (!after) {
+                next = JS_ERR_SYNTAX; /* reported at the start of the token */
+                break;
+            }
+            p = after;
         }
-        if (index && stack.depth == 1) {
-            child_key.start = key;
-            child_key.length = (size_t)(p - key);
-        }
-        p = js_skip_whitespace(p, end);
-        if (p >= end || *p != ':')
-            goto done;
-        p = js_skip_whitespace(p + 1, end);
+        next = after_value(&v, &p);
+        if (next != NEXT_KEY)
+            continue;
+    key:
+        next = read_key(&v, &p);
     }
 
-done:
-    if (stack.bits != small)
-        free(stack.bits);
-    if (status != 0 && error_offset)
-        *error_offset = (size_t)((p ? p : end) - text);
-    return status;
+    if (v.stack.bits != small)
+        free(v.stack.bits);
+    if (next == NEXT_END) {
+        if (value)
+            *value = trimmed_value(value_start, v.end);
+        return 0;
+    }
+    if (error_offset)
+        *error_offset = (size_t)(p - text);
+    return next;
 }
