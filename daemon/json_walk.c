@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Walking text the validator accepted: iteration over a container's children, the kind of a
- * value, line-break removal. Each relies on the text being valid and checks nothing again.
+ * Walking text the validator accepted: iteration over a container's children, looking up an
+ * object's member, the kind of a value, line-break removal. Each relies on the text being
+ * valid and checks nothing again.
  */
 #include "json_scan.h"
 
@@ -66,6 +67,23 @@ int js_iter_next(js_iter *iter, js_span *key, js_span *value)
     value->length = (size_t)(after - p);
     iter->position = after;
     return 1;
+}
+
+size_t js_object_get(js_span object, const char *key, size_t key_length, js_span *value)
+{
+    if (object.length == 0 || object.start[0] != '{')
+        return 0;
+    js_iter members;
+    js_span name, member;
+    size_t count = 0;
+    js_iter_init(&members, object);
+    while (js_iter_next(&members, &name, &member)) {
+        if (js_string_equals(name, key, key_length)) {
+            *value = member;
+            count++;
+        }
+    }
+    return count;
 }
 
 js_kind js_kind_of(js_span value)

@@ -169,12 +169,91 @@ static void test_drop_line_breaks(void **state)
     ASSERT_DROPPED("\t \v\f\0\n\x85", "\t \v\f\0\x85");
 }
 
+/* Looks key up in literal (validated first) and returns the count; the value in *value. */
+static size_t object_get(const char *literal, const char *key, js_span *value)
+{
+    js_span object;
+    assert_int_equal(js_validate(literal, strlen(literal), 512, &object, NULL), 0);
+    return js_object_get(object, key, strlen(key), value);
+}
+
+static void assert_span(js_span span, const char *expected)
+{
+    assert_int_equal(span.length, strlen(expected));
+    assert_memory_equal(span.start, expected, span.length);
+}
+
+static void test_object_get(void **state)
+{
+    (void)state;
+    js_span value;
+    assert_int_equal(object_get(" { \"a\" : 1 , \"b\" : [2, {\"a\":3}] } ", "b", &value), 1);
+    assert_span(value, "[2, {\"a\":3}]");
+    assert_int_equal(object_get("{\"a\":1,\"b\":\"x\"}", "a", &value), 1);
+    assert_span(value, "1");
+    /* Keys are compared decoded: escapes and all. */
+    assert_int_equal(object_get("{\"m\\u0065thod\":\"x\"}", "method", &value), 1);
+    assert_span(value, "\"x\"");
+    assert_int_equal(js_object_get(SPAN("{\"a\\u0000b\":true}"), "a\0b", 3, &value), 1);
+    assert_span(value, "true");
+}
+
+static void test_object_get_absent(void **state)
+{
+    (void)state;
+    js_span value = {"untouched", 9};
+    /* Members of nested objects, values that look like the key and prefixes are not members. */
+    assert_int_equal(object_get("{\"b\":{\"a\":1},\"c\":\"a\",\"ab\":2,\"A\":3}", "a", &value), 0);
+    assert_int_equal(object_get("{}", "a", &value), 0);
+    assert_int_equal(object_get("{\"a\":1}", "", &value), 0);
+    assert_span(value, "untouched");
+    assert_int_equal(object_get("{\"\":1}", "", &value), 1);
+    assert_span(value, "1");
+    /* Not an object: no members at all. */
+    value = (js_span){"untouched", 9};
+    assert_int_equal(js_object_get(SPAN("[\"a\",1]"), "a", 1, &value), 0);
+    assert_int_equal(js_object_get(SPAN("\"a\""), "a", 1, &value), 0);
+    assert_int_equal(js_object_get((js_span){"", 0}, "a", 1, &value), 0);
+    assert_span(value, "untouched");
+}
+
+/* A key given more than once is counted each time, however it is spelled; the last one is kept. */
+static void test_object_get_duplicates(void **state)
+{
+    (void)state;
+    js_span value;
+    assert_int_equal(object_get("{\"a\":1,\"b\":2,\"a\":3}", "a", &value), 2);
+    assert_span(value, "3");
+    assert_int_equal(object_get("{\"a\":1,\"\\u0061\":{},\"\\u0061\":[4]}", "a", &value), 3);
+    assert_span(value, "[4]");
+    assert_int_equal(object_get("{\"a\":1,\"b\":2,\"a\":3}", "b", &value), 1);
+    assert_span(value, "2");
+}
+
+/* Past the 64 bytes js_string_equals decodes, a key matches only as it is written. */
+static void test_object_get_long_keys(void **state)
+{
+    (void)state;
+    char key[71];
+    memset(key, 'k', 70);
+    key[70] = '\0';
+    char text[256];
+    js_span value;
+    snprintf(text, sizeof text, "{\"x\":0,\"%s\":1}", key);
+    assert_int_equal(object_get(text, key, &value), 1);
+    assert_span(value, "1");
+    snprintf(text, sizeof text, "{\"\\u006b%s\":1}", key + 1);
+    assert_int_equal(object_get(text, key, &value), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_iter_object),           cmocka_unit_test(test_iter_array),
         cmocka_unit_test(test_iter_empty_and_nested), cmocka_unit_test(test_kind_of),
-        cmocka_unit_test(test_drop_line_breaks),
+        cmocka_unit_test(test_drop_line_breaks),      cmocka_unit_test(test_object_get),
+        cmocka_unit_test(test_object_get_absent),     cmocka_unit_test(test_object_get_duplicates),
+        cmocka_unit_test(test_object_get_long_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
