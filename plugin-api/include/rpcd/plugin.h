@@ -45,17 +45,20 @@ extern "C" {
 #define RPCD_PRINTF(format_index, first_arg)
 #endif
 
+/* clang-format off */
 /*
  * Status codes, returned by handlers and by the host functions below. The set is closed and
  * append-only: a value, once given, keeps its meaning forever. 0 is success, errors are
  * negative, RPCD_DEFERRED (a handler's "not finished yet") is the only positive one. The daemon
- * turns a handler's status into a JSON-RPC error: RPCD_ERR_INVALID_PARAMS     -32602 Invalid params
+ * turns a handler's status into a JSON-RPC error:
+ *   RPCD_ERR_INVALID_PARAMS     -32602 Invalid params
  *   RPCD_ERR_METHOD_NOT_FOUND   -32601 Method not found
  *   RPCD_ERR_CANCELLED          -32800 Request cancelled
  *   RPCD_ERR_APPLICATION        the code given to call_fail_code()
  *   anything else, including a value outside this enum: -32603 Internal error, with the status
  *   name in error.data.exception (and the raw value in error.data.status when it is unknown).
  */
+/* clang-format on */
 typedef enum rpcd_status {
     RPCD_OK = 0,
     RPCD_DEFERRED = 1,              /* (1.1) the handler finishes later with call_complete;
