@@ -6,11 +6,11 @@
 #include "crash_report.h"
 #include "grace.h"
 #include "log.h"
-#include "protocol_fds.h"
 #include "runtime.h"
 #include "server.h"
 #include "signals.h"
 #include "stop_signals.h"
+#include "transport_stdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,19 +93,6 @@ static int take_stop_signals(void)
     return pthread_sigmask(SIG_UNBLOCK, &action.sa_mask, NULL) == 0 ? 0 : -1;
 }
 
-/*
- * The name of a protocol descriptor the caller closed before starting rpcd ("<&-", ">&-"), or
- * NULL when both are open: an I/O condition of the caller's making, not a failure of rpcd.
- */
-static const char *closed_protocol_fd(void)
-{
-    if (fcntl(STDIN_FILENO, F_GETFD) < 0 && errno == EBADF)
-        return "stdin";
-    if (fcntl(STDOUT_FILENO, F_GETFD) < 0 && errno == EBADF)
-        return "stdout";
-    return NULL;
-}
-
 static void usage(FILE *stream)
 {
     fprintf(stream,
@@ -166,30 +153,12 @@ int main(int argc, char **argv)
         log_message(LOG_ERROR, "cannot set up signal handling: %s", strerror(errno));
         return EXIT_SOFTWARE;
     }
-    if (sig_wake_install() != 0) {
-        log_message(LOG_ERROR, "no real-time signal is free to wake the reader with (all of "
-                               "SIGRTMIN + 2 to SIGRTMAX - 1 are ignored or handled already)");
-        return EXIT_SOFTWARE;
-    }
-
-    const char *closed = closed_protocol_fd();
-    if (closed) {
-        log_message(LOG_ERROR, "%s is closed: rpcd speaks its protocol over stdin and stdout",
-                    closed);
-        return EXIT_IO_ERROR;
-    }
-    /* A closed stderr is /dev/null from now on: otherwise the next file opened (a plugin's
-     * database, say) would become fd 2 and receive every log line. */
-    if (fcntl(STDERR_FILENO, F_GETFD) < 0 && errno == EBADF &&
-        open("/dev/null", O_WRONLY | O_NOCTTY) != STDERR_FILENO) {
-        log_message(LOG_ERROR, "stderr is closed and /dev/null cannot take its place");
-        return EXIT_IO_ERROR;
-    }
     char error[1024];
     int input_fd, output_fd;
-    if (pfd_take(&input_fd, &output_fd, error, sizeof error) != 0) {
+    int taken = stdio_take_over(&input_fd, &output_fd, error, sizeof error);
+    if (taken != STDIO_OK) {
         log_message(LOG_ERROR, "%s", error);
-        return EXIT_SOFTWARE;
+        return taken == STDIO_CLOSED ? EXIT_IO_ERROR : EXIT_SOFTWARE;
     }
 
     rpcd_runtime runtime;
@@ -209,15 +178,20 @@ int main(int argc, char **argv)
     serve_options.keep_grace_period = true;
     serve_options.exit_stopped = 0;
     serve_options.exit_output_failed = EXIT_IO_ERROR;
-    server *srv;
-    if (srv_new(runtime.methods, &serve_options, out_write_fd, &output_fd, &srv) != 0) {
+    stdio_transport *transport = NULL;
+    server *srv = NULL;
+    if (stdio_new(input_fd, output_fd, &transport) == 0) {
+        serve_options.stop_reading = stdio_stop_reading;
+        serve_options.stop_reading_context = transport;
+    }
+    if (!transport || srv_new(runtime.methods, &serve_options, stdio_write, transport, &srv) != 0) {
         log_message(LOG_ERROR, "cannot start serving: out of memory or file descriptors");
+        stdio_free(transport);
         rt_stop(&runtime);
         return EXIT_SOFTWARE;
     }
     atomic_store(&running_server, srv);
-    srv_fd_source input = {input_fd, srv};
-    int result = srv_run(srv, srv_read_fd, &input);
+    int result = srv_run(srv, stdio_read, transport);
 
     int status;
     switch (result) {
@@ -237,6 +211,7 @@ int main(int argc, char **argv)
     while (atomic_load(&handlers_inside) > 0)
         sched_yield();
     srv_free(srv);
+    stdio_free(transport);
     rt_stop(&runtime);
     return status;
 }
