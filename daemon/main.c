@@ -13,7 +13,6 @@
 #include "transport_stdio.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -114,7 +113,19 @@ static void usage(FILE *stream)
             RPCD_DEFAULT_CONFIG);
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct command_line {
+    const char *config_path;
+    int log_level; /* -1: the config's */
+    bool check_only;
+    bool insecure;
+} command_line;
+
+/*
+ * Reads the options into *out. Returns 0 to go on, or -1 when rpcd is to exit with *exit_status
+ * at once (--help, --version, bad usage).
+ */
+static int parse_command_line(int argc, char **argv, command_line *out, int *exit_status)
 {
     static const struct option options[] = {
         {"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
@@ -122,34 +133,105 @@ int main(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
     };
-    const char *config_path = RPCD_DEFAULT_CONFIG;
-    int log_level = -1;
-    int check_only = 0;
-    bool insecure = false;
+    *out = (command_line){RPCD_DEFAULT_CONFIG, -1, false, false};
+    *exit_status = 0;
     int option;
     while ((option = getopt_long(argc, argv, "c:vqhV", options, NULL)) != -1) {
         switch (option) {
-        case 'c': config_path = optarg; break;
-        case 'C': check_only = 1; break;
-        case 'I': insecure = true; break;
-        case 'v': log_level = LOG_DEBUG; break;
-        case 'q': log_level = LOG_ERROR; break;
-        case 'h': usage(stdout); return 0;
+        case 'c': out->config_path = optarg; break;
+        case 'C': out->check_only = true; break;
+        case 'I': out->insecure = true; break;
+        case 'v': out->log_level = LOG_DEBUG; break;
+        case 'q': out->log_level = LOG_ERROR; break;
+        case 'h': usage(stdout); return -1;
         case 'V':
             printf("rpcd %s (plugin ABI %d.%d)\n", RPCD_VERSION, RPCD_ABI_MAJOR, RPCD_ABI_MINOR);
-            return 0;
-        default: usage(stderr); return EXIT_USAGE;
+            return -1;
+        default:
+            usage(stderr);
+            *exit_status = EXIT_USAGE;
+            return -1;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "rpcd: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return EXIT_USAGE;
+        *exit_status = EXIT_USAGE;
+        return -1;
     }
+    return 0;
+}
 
-    /* Every handler before the first plugin loads: what a plugin's init changes is then seen
-     * (sig_check_after_init), and a runtime that chains (Go) keeps ours for what is not its. */
-    if (take_stop_signals() != 0 || sig_take_others() != 0 || crash_report_install() != 0 ||
-        grace_install() != 0) {
+/*
+ * Every handler before the first plugin loads: what a plugin's init changes is then seen
+ * (sig_check_after_init), and a runtime that chains (Go) keeps ours for what is not its. Returns
+ * 0, or -1 with errno.
+ */
+static int take_signals(void)
+{
+    if (take_stop_signals() != 0 || sig_take_others() != 0 || crash_report_install() != 0)
+        return -1;
+    return grace_install();
+}
+
+/* The exit status for how serving ended (enum srv_result). */
+static int exit_status_of(int result)
+{
+    switch (result) {
+    case SRV_DONE:
+    case SRV_STOPPED:
+    case SRV_STOPPED_EARLY: return 0;
+    case SRV_OUTPUT_FAILED:
+    case SRV_INPUT_FAILED: return EXIT_IO_ERROR;
+    default: return EXIT_SOFTWARE;
+    }
+}
+
+/*
+ * Serves the methods of runtime over input_fd and output_fd until the end of input or a stop,
+ * the server reachable from the stop signals meanwhile. Returns the exit status, or ends the
+ * process with it when calls still run in plugin code.
+ */
+static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
+{
+    srv_options serve_options = rt_serve_options(runtime);
+    /* A stop's grace period ends on time even while a handler holds the reading thread. */
+    serve_options.keep_grace_period = true;
+    serve_options.exit_stopped = 0;
+    serve_options.exit_output_failed = EXIT_IO_ERROR;
+    stdio_transport *transport = NULL;
+    server *srv = NULL;
+    if (stdio_new(input_fd, output_fd, &transport) == 0) {
+        serve_options.stop_reading = stdio_stop_reading;
+        serve_options.stop_reading_context = transport;
+    }
+    if (!transport ||
+        srv_new(runtime->methods, &serve_options, stdio_write, transport, &srv) != 0) {
+        log_message(LOG_ERROR, "cannot start serving: out of memory or file descriptors");
+        stdio_free(transport);
+        return EXIT_SOFTWARE;
+    }
+    atomic_store(&running_server, srv);
+    int status = exit_status_of(srv_run(srv, stdio_read, transport));
+    if (!srv_finished(srv)) {
+        /* Calls still run inside plugin code: unloading it now would pull the code from under
+         * them. What finished has been written; leave without tearing anything down. */
+        _exit(status);
+    }
+    atomic_store(&running_server, NULL);
+    while (atomic_load(&handlers_inside) > 0)
+        sched_yield();
+    srv_free(srv);
+    stdio_free(transport);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    command_line asked;
+    int status;
+    if (parse_command_line(argc, argv, &asked, &status) != 0)
+        return status;
+    if (take_signals() != 0) {
         log_message(LOG_ERROR, "cannot set up signal handling: %s", strerror(errno));
         return EXIT_SOFTWARE;
     }
@@ -162,56 +244,15 @@ int main(int argc, char **argv)
     }
 
     rpcd_runtime runtime;
-    rt_flags flags = {log_level, insecure};
-    if (rt_start(config_path, &flags, &runtime, error, sizeof error) != 0) {
+    rt_flags flags = {asked.log_level, asked.insecure};
+    if (rt_start(asked.config_path, &flags, &runtime, error, sizeof error) != 0) {
         log_message(LOG_ERROR, "%s", error);
         return EXIT_CONFIG;
     }
-    if (check_only) {
-        log_message(LOG_INFO, "config %s is valid", config_path);
-        rt_stop(&runtime);
-        return 0;
-    }
-
-    srv_options serve_options = rt_serve_options(&runtime);
-    /* A stop's grace period ends on time even while a handler holds the reading thread. */
-    serve_options.keep_grace_period = true;
-    serve_options.exit_stopped = 0;
-    serve_options.exit_output_failed = EXIT_IO_ERROR;
-    stdio_transport *transport = NULL;
-    server *srv = NULL;
-    if (stdio_new(input_fd, output_fd, &transport) == 0) {
-        serve_options.stop_reading = stdio_stop_reading;
-        serve_options.stop_reading_context = transport;
-    }
-    if (!transport || srv_new(runtime.methods, &serve_options, stdio_write, transport, &srv) != 0) {
-        log_message(LOG_ERROR, "cannot start serving: out of memory or file descriptors");
-        stdio_free(transport);
-        rt_stop(&runtime);
-        return EXIT_SOFTWARE;
-    }
-    atomic_store(&running_server, srv);
-    int result = srv_run(srv, stdio_read, transport);
-
-    int status;
-    switch (result) {
-    case SRV_DONE:
-    case SRV_STOPPED:
-    case SRV_STOPPED_EARLY: status = 0; break;
-    case SRV_OUTPUT_FAILED:
-    case SRV_INPUT_FAILED: status = EXIT_IO_ERROR; break;
-    default: status = EXIT_SOFTWARE; break;
-    }
-    if (!srv_finished(srv)) {
-        /* Calls still run inside plugin code: unloading it now would pull the code from under
-         * them. What finished has been written; leave without tearing anything down. */
-        _exit(status);
-    }
-    atomic_store(&running_server, NULL);
-    while (atomic_load(&handlers_inside) > 0)
-        sched_yield();
-    srv_free(srv);
-    stdio_free(transport);
+    if (asked.check_only)
+        log_message(LOG_INFO, "config %s is valid", asked.config_path);
+    else
+        status = serve(&runtime, input_fd, output_fd);
     rt_stop(&runtime);
     return status;
 }
