@@ -29,9 +29,11 @@ extern "C" {
  *        against 1.0, a handler's 1 stays an unknown status (-32603, error.data.status 1).
  *   1.2  RPCD_METHOD_QUICK. From a plugin built against 1.0 or 1.1, the bit 0x2 in
  *        rpcd_method.flags is ignored, as every bit a minor does not define is.
+ *   1.3  host->log_text, a log function without a format, for languages that cannot call a
+ *        variadic function. Nothing an older plugin hands over changes meaning.
  */
 #define RPCD_ABI_MAJOR 1
-#define RPCD_ABI_MINOR 2
+#define RPCD_ABI_MINOR 3
 
 /* The one symbol the daemon looks up in a plugin, and its type. */
 #define RPCD_PLUGIN_ENTRY_SYMBOL "rpcd_plugin_entry"
@@ -277,6 +279,23 @@ typedef struct rpcd_host_api {
      * RPCD_ERR_STALE (after the call had ended), and does nothing.
      */
     int (*call_complete)(rpcd_call *call, int status);
+
+    /* ---- 1.3 ---- */
+
+    /*
+     * Writes text to the daemon's log (stderr) as one line, prefixed with the level and the
+     * plugin's name, as log does, but with no format: for languages that cannot call a variadic
+     * function (Go, Rust, and most other foreign function interfaces).
+     *   level  an rpcd_log_level; a line above the daemon's log level is not written.
+     *   text   UTF-8, NUL-terminated, borrowed (not kept after the call returns). Written as
+     *          given, except that its control bytes are escaped (a line feed as \n, a carriage
+     *          return as \r, a tab as \t, any other as \xHH), so that one call is one line
+     *          whatever the text holds; a text longer than about 2 KiB is cut and ends in "...".
+     *          NULL writes nothing.
+     * Any thread, any time until shutdown returns. As for every member after 1.0, test for it
+     * with RPCD_HOST_HAS(host, log_text) before the first call.
+     */
+    void (*log_text)(rpcd_plugin *plugin, int level, const char *text);
 } rpcd_host_api;
 
 /* True when the daemon's table has the member and it is set. */
