@@ -54,7 +54,8 @@ rust)
     prefix_name=rust name=rust_example
     ;;
 go)
-    cache=$build_dir/tests/bindings/go-cache
+    # The Go fixture's build cache (tests/plugins): the runtime is compiled once for both.
+    cache=$build_dir/tests/plugins/go-cache
     cp -R "$bindings/go" "$work/go"
     (cd "$work/go/example" &&
         env GOCACHE="$cache" GOPATH="$cache/path" GOFLAGS=-mod=mod GO111MODULE=on \
