@@ -429,11 +429,12 @@ pub unsafe fn run_init(
 
 /// For plugin!: joins every thread spawn() started, then runs the plugin's own shutdown.
 pub fn run_shutdown(shutdown: Option<fn()>) {
-    let threads: Vec<_> = THREADS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .drain(..)
-        .collect();
+    // Taken whole, buffer included: the static that holds it is unmapped with the plugin.
+    let threads = std::mem::take(
+        &mut *THREADS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+    );
     for thread in threads {
         let _ = thread.join();
     }
