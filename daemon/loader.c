@@ -95,6 +95,11 @@ static void host_log_v(rpcd_plugin *plugin, int level, const char *format, va_li
                          args);
 }
 
+static void host_log_text(rpcd_plugin *plugin, int level, const char *text)
+{
+    log_text_prefixed(level, plugin && plugin->info ? plugin->info->name : "plugin", text);
+}
+
 static const rpcd_host_api *host_api(void)
 {
     static rpcd_host_api api;
@@ -108,6 +113,7 @@ static const rpcd_host_api *host_api(void)
         api.log = host_log;
         api.log_v = host_log_v;
         call_fill_host_api(&api);
+        api.log_text = host_log_text;
         filled = true;
     }
     return &api;
