@@ -49,8 +49,8 @@ static atomic_bool stop_taken;
 
 /*
  * SIGTERM and SIGINT are taken by a handler, not by a thread of their own that waits for them:
- * a process with a second thread pays for it in the kernel and in the C library (one-CPU
- * ping-pong: 3.1-3.4 us a round trip without it, 3.6 us with it). srv_stop is async-signal-safe for
+ * a process with a second thread pays for it on every round trip, in the kernel and in the C
+ * library (bench/README.md, "Figures behind design choices"). srv_stop is async-signal-safe for
  * this. The first signal asks for a graceful stop; the second (or the first during start-up) ends
  * the process at once.
  */

@@ -22,7 +22,8 @@
 
 /*
  * The reader waits in a plain read() of the input, not in poll() on it and a wake-up pipe: that
- * is one system call less a line, 0.25 us of a 3.85 us ping-pong on one core. What must make it
+ * is one system call less a line, a visible part of a one-core ping-pong (bench/README.md,
+ * "Figures behind design choices"). What must make it
  * return (a stop, a failed write) interrupts it with the wake-up signal instead, a real-time signal
  * whose handler does nothing (see signals.c for which one, and why). The signal may come just
  * before the reader enters read(), too early to interrupt it: so the input is first replaced by the
