@@ -23,12 +23,12 @@
 /*
  * The reader waits in a plain read() of the input, not in poll() on it and a wake-up pipe: that
  * is one system call less a line, a visible part of a one-core ping-pong (bench/README.md,
- * "Figures behind design choices"). What must make it
- * return (a stop, a failed write) interrupts it with the wake-up signal instead, a real-time signal
- * whose handler does nothing (see signals.c for which one, and why). The signal may come just
- * before the reader enters read(), too early to interrupt it: so the input is first replaced by the
- * read end of a pipe whose write end is closed, which that read() then finds at its end. A read
- * already waiting holds the old input and needs the signal.
+ * "Figures behind design choices"). What must make it return (a stop, a failed write) interrupts
+ * it with the wake-up signal instead, a real-time signal whose handler does nothing (see
+ * signals.c for which one, and why). The signal may come just before the reader enters read(),
+ * too early to interrupt it: so the input is first replaced by the read end of a pipe whose write
+ * end is closed, which that read() then finds at its end. A read already waiting holds the old
+ * input and needs the signal.
  */
 struct stdio_transport {
     int input;
