@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Large blocks as mappings of their own, with a small store of freed ones. From malloc, 1 MB
- * buffers freed in another order than they were taken fragmented the heap, and peak memory crept
+ * Large blocks as mappings of their own, with a small store of freed ones. From malloc, large
+ * buffers freed in another order than they were taken fragment the heap, and peak memory creeps
  * up with the number of messages; fresh mappings for every message cost their page faults each
- * time. Kept blocks are reused as they are, and a block the store has no room for goes back to
- * the kernel at once. A guard page after each block turns an overrun into a crash, in every build.
+ * time (bench/README.md, "Figures behind design choices"). Kept blocks are reused as they are,
+ * and a block the store has no room for goes back to the kernel at once. A guard page after each
+ * block turns an overrun into a crash, in every build.
  */
 #include "block_store.h"
 

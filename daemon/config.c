@@ -17,23 +17,57 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The keys of [rpcd], each of which may be given once. */
-static const char *const daemon_keys[] = {
-    "log_level",     "max_line_bytes",      "max_depth",         "max_batch",  "workers",
-    "max_in_flight", "max_in_flight_bytes", "shutdown_grace_ms", "plugin_dir", "user",
-    "group",         "no_new_privs",
+#define TIB ((size_t)1 << 40)
+#define DAEMON_KEY(name, type, minimum, maximum, default_value)                                    \
+    {                                                                                              \
+        "rpcd", #name, type, minimum, maximum, default_value, offsetof(rpcd_config, name)          \
+    }
+
+/*
+ * Every key, in the order the man page lists them. [rpcd] keys are read from this table alone,
+ * and each may be given once; a default of 0 for a size means it is derived at load.
+ */
+/* clang-format off */
+static const cfg_key keys[] = {
+    DAEMON_KEY(log_level,           CFG_KEY_LOG_LEVEL, 0,  0,        LOG_INFO),
+    DAEMON_KEY(max_line_bytes,      CFG_KEY_SIZE,      64, TIB,      CFG_DEFAULT_MAX_LINE_BYTES),
+    DAEMON_KEY(max_depth,           CFG_KEY_SIZE,      2,  1000000,  CFG_DEFAULT_MAX_DEPTH),
+    DAEMON_KEY(max_batch,           CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_BATCH),
+    DAEMON_KEY(workers,             CFG_KEY_SIZE,      1,  1024,     0),
+    DAEMON_KEY(max_in_flight,       CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_IN_FLIGHT),
+    DAEMON_KEY(max_in_flight_bytes, CFG_KEY_SIZE,      1,  TIB,      0),
+    DAEMON_KEY(shutdown_grace_ms,   CFG_KEY_SIZE,      0,  3600000,  CFG_DEFAULT_SHUTDOWN_GRACE_MS),
+    DAEMON_KEY(plugin_dir,          CFG_KEY_STRING,    0,  0,        0),
+    DAEMON_KEY(user,                CFG_KEY_STRING,    0,  0,        0),
+    DAEMON_KEY(group,               CFG_KEY_STRING,    0,  0,        0),
+    DAEMON_KEY(no_new_privs,        CFG_KEY_BOOL,      0,  0,        true),
+    {"plugin NAME", "path",        CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "required",    CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
 };
-enum { DAEMON_KEY_COUNT = sizeof daemon_keys / sizeof daemon_keys[0] };
+/* clang-format on */
+enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
+
+size_t cfg_key_count(void)
+{
+    return KEY_COUNT;
+}
+
+const cfg_key *cfg_key_at(size_t index)
+{
+    return index < KEY_COUNT ? &keys[index] : NULL;
+}
 
 typedef struct parse_state {
     rpcd_config *config;
-    char *message;                          /* the first problem, without file and line */
-    int message_line;                       /* where it is */
-    int daemon_key_lines[DAEMON_KEY_COUNT]; /* where each [rpcd] key was given, 0 if not yet */
-    int rpcd_line;                          /* where [rpcd] starts, 0 if not yet */
-    int mcp_line;                           /* where [mcp] starts, 0 if not yet */
-    const char *next;                       /* the text not yet handed to inih */
-    int line;                               /* the line inih is working on */
+    char *message;            /* the first problem, without file and line */
+    int message_line;         /* where it is */
+    int key_lines[KEY_COUNT]; /* where each [rpcd] key was given, 0 if not yet */
+    int rpcd_line;            /* where [rpcd] starts, 0 if not yet */
+    int mcp_line;             /* where [mcp] starts, 0 if not yet */
+    const char *next;         /* the text not yet handed to inih */
+    int line;                 /* the line inih is working on */
 } parse_state;
 
 static const char plugin_prefix[] = "plugin ";
@@ -89,56 +123,36 @@ static int set_string(parse_state *state, const char *name, const char *value, c
 
 static int daemon_key(parse_state *state, const char *name, const char *value)
 {
-    rpcd_config *config = state->config;
     size_t index = 0;
-    while (index < DAEMON_KEY_COUNT && strcmp(daemon_keys[index], name) != 0)
+    while (index < KEY_COUNT &&
+           (strcmp(keys[index].section, "rpcd") != 0 || strcmp(keys[index].name, name) != 0))
         index++;
-    if (index == DAEMON_KEY_COUNT)
+    if (index == KEY_COUNT)
         return fail(state, "unknown key '%s' in [rpcd]", name);
-    if (state->daemon_key_lines[index])
+    if (state->key_lines[index])
         return fail(state, "%s is given twice in [rpcd] (first on line %d)", name,
-                    state->daemon_key_lines[index]);
-    state->daemon_key_lines[index] = state->line;
-    if (strcmp(name, "log_level") == 0) {
-        if (log_level_parse(value, &config->log_level) != 0)
-            return fail(state, "log_level must be error, warning, info or debug, not '%s'", value);
-    } else if (strcmp(name, "max_line_bytes") == 0) {
-        if (parse_size(value, 64, (size_t)1 << 40, &config->max_line_bytes) != 0)
-            return fail(state, "max_line_bytes must be an integer from 64 to 2^40, not '%s'",
-                        value);
-    } else if (strcmp(name, "max_depth") == 0) {
-        if (parse_size(value, 2, 1000000, &config->max_depth) != 0)
-            return fail(state, "max_depth must be an integer from 2 to 1000000, not '%s'", value);
-    } else if (strcmp(name, "max_batch") == 0) {
-        if (parse_size(value, 1, 10000000, &config->max_batch) != 0)
-            return fail(state, "max_batch must be an integer from 1 to 10000000, not '%s'", value);
-    } else if (strcmp(name, "workers") == 0) {
-        if (parse_size(value, 1, 1024, &config->workers) != 0)
-            return fail(state, "workers must be an integer from 1 to 1024, not '%s'", value);
-    } else if (strcmp(name, "max_in_flight") == 0) {
-        if (parse_size(value, 1, 10000000, &config->max_in_flight) != 0)
-            return fail(state, "max_in_flight must be an integer from 1 to 10000000, not '%s'",
-                        value);
-    } else if (strcmp(name, "max_in_flight_bytes") == 0) {
-        if (parse_size(value, 1, (size_t)1 << 40, &config->max_in_flight_bytes) != 0)
-            return fail(state,
-                        "max_in_flight_bytes must be an integer from 1 to 1099511627776, not '%s'",
-                        value);
-    } else if (strcmp(name, "shutdown_grace_ms") == 0) {
-        if (parse_size(value, 0, 3600000, &config->shutdown_grace_ms) != 0)
-            return fail(state, "shutdown_grace_ms must be an integer from 0 to 3600000, not '%s'",
-                        value);
-    } else if (strcmp(name, "plugin_dir") == 0) {
-        return set_string(state, name, value, &config->plugin_dir);
-    } else if (strcmp(name, "user") == 0) {
-        return set_string(state, name, value, &config->user);
-    } else if (strcmp(name, "group") == 0) {
-        return set_string(state, name, value, &config->group);
-    } else if (strcmp(name, "no_new_privs") == 0) {
-        if (parse_bool(value, &config->no_new_privs) != 0)
-            return fail(state, "no_new_privs must be true or false, not '%s'", value);
+                    state->key_lines[index]);
+    state->key_lines[index] = state->line;
+    const cfg_key *key = &keys[index];
+    void *field = (char *)state->config + key->offset;
+    switch (key->type) {
+    case CFG_KEY_SIZE:
+        if (parse_size(value, key->minimum, key->maximum, field) != 0)
+            return fail(state, "%s must be an integer from %zu to %zu, not '%s'", name,
+                        key->minimum, key->maximum, value);
+        return 1;
+    case CFG_KEY_BOOL:
+        if (parse_bool(value, field) != 0)
+            return fail(state, "%s must be true or false, not '%s'", name, value);
+        return 1;
+    case CFG_KEY_STRING: return set_string(state, name, value, field);
+    case CFG_KEY_LOG_LEVEL:
+        if (log_level_parse(value, field) != 0)
+            return fail(state, "%s must be error, warning, info or debug, not '%s'", name, value);
+        return 1;
+    case CFG_KEY_OWN: break;
     }
-    return 1;
+    return fail(state, "unknown key '%s' in [rpcd]", name);
 }
 
 static cfg_plugin *find_plugin(parse_state *state, const char *name)
@@ -412,6 +426,21 @@ static size_t usable_cores(void)
     return online > 0 ? (size_t)online : 1;
 }
 
+static void set_defaults(rpcd_config *config)
+{
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        void *field = (char *)config + keys[i].offset;
+        if (strcmp(keys[i].section, "rpcd") != 0)
+            continue;
+        if (keys[i].type == CFG_KEY_SIZE)
+            *(size_t *)field = keys[i].default_value;
+        else if (keys[i].type == CFG_KEY_BOOL)
+            *(bool *)field = keys[i].default_value != 0;
+        else if (keys[i].type == CFG_KEY_LOG_LEVEL)
+            *(int *)field = (int)keys[i].default_value;
+    }
+}
+
 static int load(const char *text, const char *file_name, rpcd_config **out, char *error,
                 size_t error_size)
 {
@@ -420,13 +449,7 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
         snprintf(error, error_size, "%s: out of memory", file_name);
         return -1;
     }
-    config->log_level = LOG_INFO;
-    config->max_line_bytes = CFG_DEFAULT_MAX_LINE_BYTES;
-    config->max_depth = CFG_DEFAULT_MAX_DEPTH;
-    config->max_batch = CFG_DEFAULT_MAX_BATCH;
-    config->max_in_flight = CFG_DEFAULT_MAX_IN_FLIGHT;
-    config->shutdown_grace_ms = CFG_DEFAULT_SHUTDOWN_GRACE_MS;
-    config->no_new_privs = true;
+    set_defaults(config);
     /* As many workers as cores, and at least two, so that one slow call never blocks all. */
     size_t cores = usable_cores();
     config->workers = cores > 2 ? cores : 2;
@@ -469,25 +492,26 @@ int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, 
     return load(text, file_name, out, error, error_size);
 }
 
+static void free_pairs(cfg_pair *pairs, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        free(pairs[i].key);
+        free(pairs[i].value);
+    }
+    free(pairs);
+}
+
 void cfg_free(rpcd_config *config)
 {
     if (!config)
         return;
     for (size_t i = 0; i < config->plugin_count; i++) {
         cfg_plugin *plugin = &config->plugins[i];
-        for (size_t j = 0; j < plugin->pair_count; j++) {
-            free(plugin->pairs[j].key);
-            free(plugin->pairs[j].value);
-        }
-        free(plugin->pairs);
+        free_pairs(plugin->pairs, plugin->pair_count);
         free(plugin->name);
         free(plugin->path);
     }
-    for (size_t i = 0; i < config->mcp_name_count; i++) {
-        free(config->mcp_names[i].key);
-        free(config->mcp_names[i].value);
-    }
-    free(config->mcp_names);
+    free_pairs(config->mcp_names, config->mcp_name_count);
     free(config->mcp_tools);
     free(config->plugins);
     free(config->plugin_dir);

@@ -59,6 +59,36 @@ enum {
     CFG_MAX_FILE_BYTES = 1024 * 1024, /* a config is a page of settings, never more than this */
 };
 
+/* How the parser reads a key's value. */
+typedef enum cfg_key_type {
+    CFG_KEY_SIZE,      /* a decimal integer from minimum to maximum */
+    CFG_KEY_BOOL,      /* true, yes or 1; false, no or 0 */
+    CFG_KEY_STRING,    /* any text but the empty one */
+    CFG_KEY_LOG_LEVEL, /* error, warning, info or debug */
+    CFG_KEY_OWN,       /* read by its section's own code (plugin sections, [mcp]) */
+} cfg_key_type;
+
+/*
+ * One key the parser accepts. Every [rpcd] key is read from this description alone; the keys
+ * of plugin sections and [mcp] are listed so that the set of accepted keys can be enumerated
+ * (a plugin section also takes any other key, for its plugin).
+ */
+typedef struct cfg_key {
+    const char *section; /* "rpcd", "plugin NAME" or "mcp" */
+    const char *name;    /* "tool.METHOD" stands for tool. and any method name */
+    cfg_key_type type;
+    size_t minimum; /* CFG_KEY_SIZE: the range */
+    size_t maximum;
+    size_t default_value; /* [rpcd]: what an unset key holds (a bool's 0 or 1, a log level);
+                             0 for a size derived from others at load (workers,
+                             max_in_flight_bytes), unused for strings (unset is NULL) */
+    size_t offset;        /* [rpcd]: where the value goes in rpcd_config */
+} cfg_key;
+
+/* The number of keys the parser knows, and each of them (borrowed, static), in file order. */
+size_t cfg_key_count(void);
+const cfg_key *cfg_key_at(size_t index);
+
 /*
  * Reads and checks a config file. The file is opened once (fsafe_open: with check, it and every
  * directory on its way must be safe from other users) and read from that descriptor; it may

@@ -89,17 +89,18 @@ static void add_call(log_line *line, const crash_call *call)
     }
 }
 
-static const char *signal_name(int number)
+/* What follows the number in the report: the signal's name. */
+static const char *after_signal_number(int number)
 {
     switch (number) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGSYS: return "SIGSYS";
-    default: return "?";
+    case SIGSEGV: return " (SIGSEGV) ";
+    case SIGBUS: return " (SIGBUS) ";
+    case SIGFPE: return " (SIGFPE) ";
+    case SIGILL: return " (SIGILL) ";
+    case SIGABRT: return " (SIGABRT) ";
+    case SIGTRAP: return " (SIGTRAP) ";
+    case SIGSYS: return " (SIGSYS) ";
+    default: return " (?) ";
     }
 }
 
@@ -116,12 +117,23 @@ static void flush_output(void)
     log_line_end(&line);
 }
 
-/* Ends the report begun in line with the call this thread runs, writes it, then the output. */
-static void report_and_flush(log_line *line)
+/*
+ * The report of a death on its way, "<before><number><after>" and the call this thread runs,
+ * then the finished responses written out. From here on, a fault on this thread is the default
+ * death, and the process ends BACKSTOP_S seconds from now whatever holds the report up.
+ */
+static void report_and_flush(const char *before, int number, const char *after)
 {
-    add_call(line, current_call);
-    log_line_add(line, ": writing out the finished responses and ending");
-    log_line_end(line);
+    reporting_here = true;
+    sig_arm_backstop(BACKSTOP_S);
+    log_line line;
+    log_line_start(&line, LOG_ERROR);
+    log_line_add(&line, before);
+    log_line_add_int(&line, number);
+    log_line_add(&line, after);
+    add_call(&line, current_call);
+    log_line_add(&line, ": writing out the finished responses and ending");
+    log_line_end(&line);
     flush_output();
 }
 
@@ -157,16 +169,7 @@ static void on_fatal_signal(int number, siginfo_t *info, void *context)
         for (;;)
             pause();
     }
-    reporting_here = true;
-    sig_arm_backstop(BACKSTOP_S);
-    log_line line;
-    log_line_start(&line, LOG_ERROR);
-    log_line_add(&line, "signal ");
-    log_line_add_int(&line, number);
-    log_line_add(&line, " (");
-    log_line_add(&line, signal_name(number));
-    log_line_add(&line, ") ");
-    report_and_flush(&line);
+    report_and_flush("signal ", number, after_signal_number(number));
 
     /* What came before us gets the signal next: a sanitizer's report, or the default death.
      * Raised again rather than left to come back as the faulting instruction runs again: a trap
@@ -192,14 +195,7 @@ static void on_process_exit(int status, void *unused)
     if (!atomic_load(&watched_output) || atomic_exchange(&reporting, true))
         return;
     /* A fault in what exit() runs next (a destructor) ends the process at once. */
-    reporting_here = true;
-    sig_arm_backstop(BACKSTOP_S);
-    log_line line;
-    log_line_start(&line, LOG_ERROR);
-    log_line_add(&line, "exit(");
-    log_line_add_int(&line, status);
-    log_line_add(&line, ") called ");
-    report_and_flush(&line);
+    report_and_flush("exit(", status, ") called ");
 }
 
 static pthread_key_t stack_key;

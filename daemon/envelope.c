@@ -13,50 +13,24 @@
 
 bool env_meta_has_duplicate(js_span meta)
 {
-    if (js_kind_of(meta) != JS_OBJECT)
-        return false;
-    js_iter members;
-    js_span key, value;
-    bool seen = false;
-    js_iter_init(&members, meta);
-    while (js_iter_next(&members, &key, &value)) {
-        if (!KEY_IS(key, "progressToken"))
-            continue;
-        if (seen)
-            return true;
-        seen = true;
-    }
-    return false;
+    js_span token;
+    return js_kind_of(meta) == JS_OBJECT && js_object_get(meta, "progressToken", 13, &token) > 1;
 }
 
 bool env_find_progress_token(js_span params, js_span *token)
 {
     if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
         return false;
-    js_iter members;
-    js_span key, value, meta;
-    size_t meta_count = 0;
-    js_iter_init(&members, params);
-    while (js_iter_next(&members, &key, &value)) {
-        if (KEY_IS(key, "_meta")) {
-            meta = value;
-            meta_count++;
-        }
-    }
+    js_span meta, value;
     /* Given twice, the token is ambiguous: a client and a gateway may each read another. */
-    if (meta_count != 1 || js_kind_of(meta) != JS_OBJECT || env_meta_has_duplicate(meta))
+    if (js_object_get(params, "_meta", 5, &meta) != 1 || js_kind_of(meta) != JS_OBJECT ||
+        js_object_get(meta, "progressToken", 13, &value) != 1)
         return false;
-    js_iter_init(&members, meta);
-    while (js_iter_next(&members, &key, &value)) {
-        if (!KEY_IS(key, "progressToken"))
-            continue;
-        js_kind kind = js_kind_of(value);
-        if (kind != JS_STRING && kind != JS_NUMBER)
-            return false;
-        *token = value;
-        return true;
-    }
-    return false;
+    js_kind kind = js_kind_of(value);
+    if (kind != JS_STRING && kind != JS_NUMBER)
+        return false;
+    *token = value;
+    return true;
 }
 
 /* What the members of one envelope said, gathered member by member. */

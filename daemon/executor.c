@@ -2,8 +2,8 @@
 /*
  * Worker pool: one mutex, one intrusive FIFO, and a stack of sleeping workers, each waiting on
  * its own semaphore. Submitting wakes exactly the workers it needs, after unlocking. (Idle
- * workers do not spin: measured on two cores, a spinning worker takes the core the reader and
- * the client need, and ping-pong latency doubled.)
+ * workers do not spin: on two cores, a spinning worker takes the core the reader and the client
+ * need; bench/README.md, "Figures behind design choices".)
  */
 #include "executor.h"
 
@@ -23,8 +23,8 @@
 
 /*
  * A worker waiting for work. A semaphore rather than a condition variable: a thread woken from
- * pthread_cond_wait takes the mutex back marked contended, so every call paid one more futex
- * system call on its way to the handler (measured in ping-pong: 3 futex calls a call, now 2).
+ * pthread_cond_wait takes the mutex back marked contended, so every call paid more futex system
+ * calls on its way to the handler (bench/README.md, "Figures behind design choices").
  */
 typedef struct sleeper {
     sem_t wake;
@@ -134,10 +134,11 @@ static size_t workers_to_start(executor *pool)
 }
 
 /*
- * Starts one worker, outside the lock: creating a thread costs 0.1 to 0.4 ms on the machines we
- * measured, which workers must not wait for. Returns 0, or -1 when the thread could not start:
- * the pool then keeps the workers it has and never tries again (a limit on threads or memory
- * does not go away by itself, and every call would pay for the attempt).
+ * Starts one worker, outside the lock: creating a thread can take milliseconds on a loaded
+ * machine (bench/README.md, "Figures behind design choices"), which workers must not wait for.
+ * Returns 0, or -1 when the thread could not start: the pool then keeps the workers it has and
+ * never tries again (a limit on threads or memory does not go away by itself, and every call
+ * would pay for the attempt).
  */
 static int grow(executor *pool)
 {

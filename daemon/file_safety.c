@@ -41,10 +41,10 @@ typedef struct walk {
 
 /*
  * The directory the last walk ended in, held while a config and its plugins are opened: they
- * mostly share a directory, and a walk from "/" for each plugin made start-up with 100 plugins
- * cost 2.3 times what 10 cost (bench/README.md). Reusing it is as safe as walking again: every
- * directory on the way was checked, so only root or rpcd's user can change what the same path
- * text leads to; the directory itself is checked again on each use.
+ * mostly share a directory, and a walk from "/" for each plugin made start-up grow steeply with
+ * the number of plugins (bench/README.md, "Figures behind design choices"). Reusing it is as safe
+ * as walking again: every directory on the way was checked, so only root or rpcd's user can
+ * change what the same path text leads to; the directory itself is checked again on each use.
  */
 static walk last_directory = {.dir = -1};
 static char *last_prefix; /* the path text up to and including its last '/' */

@@ -1,23 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Strict JSON validation without a tree: an explicit stack of container kinds instead of
- * recursion, so hostile nesting costs memory in bits, never stack frames.
+ * Strict JSON validation without a tree: the token scanners (strings with their UTF-8, numbers,
+ * literals) and the validator, with an explicit stack of container kinds instead of recursion,
+ * so hostile nesting costs memory in bits, never stack frames.
  */
 #include "json_scan.h"
+
+#include "json_scan_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *skip_whitespace(const char *p, const char *end)
-{
-    /* Every whitespace byte is at most a space; compact JSON has none, and leaves at the first
-     * test. */
-    while (p < end && (unsigned char)*p <= ' ' &&
-           (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-        p++;
-    return p;
-}
 
 static bool is_continuation(unsigned char c)
 {
@@ -83,122 +76,29 @@ bool js_utf8_valid(const char *bytes, size_t length)
     return true;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* 1 for the bytes a string may hold as they are: printable ASCII but the quote and backslash. */
+/*
+ * 1 for the bytes a string may hold as they are: printable ASCII but the quote (0x22) and the
+ * backslash (0x5C). Control bytes (0x00-0x1F) must be escaped and bytes from 0x80 start UTF-8
+ * sequences, checked on their own: both stay 0.
+ */
+/* clang-format off */
 static const unsigned char plain_byte[256] = {
-    ['\x20'] = 1,
-    1,
-    0 /* " */,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x20 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x30 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x40 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    0 /* \ */,
-    1,
-    1,
-    1, /* 0x50 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x60 */
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1,
-    1, /* 0x70 */
+    /*       0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F */
+    [0x20] = 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    [0x30] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    [0x40] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    [0x50] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    [0x60] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    [0x70] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
+/* clang-format on */
 
 /*
  * The high bit of each byte of word that is not plain (see plain_byte). A subtraction's borrow
  * only ever starts at a byte that is itself found, so the lowest bit set is always the first such
- * byte, and the value is 0 exactly when all eight are plain. It takes a large string from seven
- * instructions a byte to about three, and finds the end of a short one in one step.
+ * byte, and the value is 0 exactly when all eight are plain. It takes a large string in less than
+ * half the instructions of a byte loop (bench/README.md, "Figures behind design choices"), and
+ * finds the end of a short one in one step.
  */
 static uint64_t special_bytes(uint64_t word)
 {
@@ -262,7 +162,7 @@ static const char *scan_string(const char *p, const char *end)
                 if (end - p < 6)
                     return NULL;
                 for (int i = 2; i < 6; i++)
-                    if (hex_value(p[i]) < 0)
+                    if (js_hex_value(p[i]) < 0)
                         return NULL;
                 p += 6;
             } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
@@ -283,6 +183,11 @@ static const char *scan_string(const char *p, const char *end)
         }
     }
     return NULL;
+}
+
+const char *js_string_end(const char *p, const char *end)
+{
+    return scan_string(p, end);
 }
 
 static bool is_digit(char c)
@@ -369,337 +274,180 @@ static void index_child(js_index *index, js_span key, const char *start, const c
     index->count++;
 }
 
+/*
+ * What the text must hold next. The steps below return one of these, or a JS_ERR_* status with
+ * the position left at the problem.
+ */
+enum next {
+    NEXT_VALUE,       /* a value: at the start, after '[', after a colon or an array's comma */
+    NEXT_KEY,         /* a member's key: after '{' or an object's comma */
+    NEXT_AFTER_VALUE, /* a comma, a closing bracket, or the end of the text */
+    NEXT_END,         /* nothing: the text was one valid value */
+};
+
+/* The state the steps of one validation share. */
+typedef struct validator {
+    const char *end;
+    size_t max_depth;
+    kind_stack stack;
+    js_index *index;         /* NULL when no children are noted */
+    js_span child_key;       /* the key of the top-level member being read */
+    const char *child_start; /* a child of the top-level container is being read from here */
+} validator;
+
+/*
+ * The steps are inlined into js_validate_indexed, the daemon's hottest loop: as calls, they
+ * would pass the position through memory at every token.
+ */
+
+/* A '{' or '[' at *position: opens it, and closes it again at once when it is empty. */
+static inline int open_container(validator *v, const char **position)
+{
+    const char *p = *position;
+    if (v->stack.depth >= v->max_depth)
+        return JS_ERR_DEPTH;
+    stack_push(&v->stack, *p == '{');
+    p = js_skip_whitespace(p + 1, v->end);
+    *position = p;
+    if (p < v->end && (*p == '}' || *p == ']')) {
+        if ((*p == '}') != stack_top_is_object(&v->stack))
+            return JS_ERR_SYNTAX;
+        v->stack.depth--;
+        *position = p + 1;
+        return NEXT_AFTER_VALUE;
+    }
+    return stack_top_is_object(&v->stack) ? NEXT_KEY : NEXT_VALUE;
+}
+
+/* A string, number or literal at p: returns the byte after it, or NULL when there is none. */
+static inline const char *scan_scalar(const char *p, const char *end)
+{
+    switch (*p) {
+    case '"': return scan_string(p, end);
+    case 't': return scan_literal(p, end, "true", 4);
+    case 'f': return scan_literal(p, end, "false", 5);
+    case 'n': return scan_literal(p, end, "null", 4);
+    default: return *p == '-' || is_digit(*p) ? scan_number(p, end) : NULL;
+    }
+}
+
+/*
+ * After a value ending at *position: notes a finished child of the top-level container, closes
+ * the containers that end here, and steps over the comma to the next member or element.
+ */
+static inline int after_value(validator *v, const char **position)
+{
+    const char *p = *position;
+    for (;;) {
+        if (v->child_start && v->stack.depth == 1) {
+            index_child(v->index, v->child_key, v->child_start, p);
+            v->child_start = NULL;
+        }
+        p = js_skip_whitespace(p, v->end);
+        *position = p;
+        if (v->stack.depth == 0)
+            return p == v->end ? NEXT_END : JS_ERR_SYNTAX;
+        if (p >= v->end)
+            return JS_ERR_SYNTAX;
+        bool in_object = stack_top_is_object(&v->stack);
+        if (*p == (in_object ? '}' : ']')) {
+            v->stack.depth--;
+            p++;
+            continue;
+        }
+        if (*p != ',')
+            return JS_ERR_SYNTAX;
+        *position = js_skip_whitespace(p + 1, v->end);
+        return in_object ? NEXT_KEY : NEXT_VALUE;
+    }
+}
+
+/* A member's key at *position and its colon: steps to the member's value. */
+static inline int read_key(validator *v, const char **position)
+{
+    const char *key = *position;
+    if (key >= v->end || *key != '"')
+        return JS_ERR_SYNTAX;
+    const char *p = scan_string(key, v->end);
+    if (!p)
+        return JS_ERR_SYNTAX; /* reported at the start of the key */
+    if (v->index && v->stack.depth == 1) {
+        v->child_key.start = key;
+        v->child_key.length = (size_t)(p - key);
+    }
+    p = js_skip_whitespace(p, v->end);
+    *position = p;
+    if (p >= v->end || *p != ':')
+        return JS_ERR_SYNTAX;
+    *position = js_skip_whitespace(p + 1, v->end);
+    return NEXT_VALUE;
+}
+
+/* The span of the value from start to the end of the text, without whitespace after it. */
+static js_span trimmed_value(const char *start, const char *end)
+{
+    while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+        end--;
+    return (js_span){start, (size_t)(end - start)};
+}
+
 int js_validate_indexed(const char *text, size_t length, size_t max_depth, js_span *value,
                         size_t *error_offset, js_index *index)
 {
     unsigned char small[64]; /* enough for 512 levels without touching the heap */
-    js_span child_key = {NULL, 0};
-    const char *child_start = NULL; /* a child of the top-level container is being read */
+    validator v = {
+        .end = text + length, .max_depth = max_depth, .stack = {small, 0}, .index = index};
     if (index)
         index->count = 0;
-    kind_stack stack = {small, 0};
-    const char *end = text + length;
-    const char *p = skip_whitespace(text, end);
+    const char *p = js_skip_whitespace(text, v.end);
     const char *value_start = p;
-    int status = JS_ERR_SYNTAX;
+    int next = NEXT_VALUE;
 
     if (max_depth > sizeof small * 8) {
-        stack.bits = malloc(max_depth / 8 + 1);
-        if (!stack.bits) {
-            status = JS_ERR_NO_MEMORY;
-            goto done;
-        }
+        v.stack.bits = malloc(max_depth / 8 + 1);
+        if (!v.stack.bits)
+            next = JS_ERR_NO_MEMORY;
     }
 
-    for (;;) {
-        /* Expecting a value at p. */
-        if (p >= end)
-            goto done;
-        const char *token = p; /* where a bad token is reported */
-        if (index && stack.depth == 1)
-            child_start = p;
-        switch (*p) {
-        case '{':
-        case '[':
-            if (stack.depth >= max_depth) {
-                status = JS_ERR_DEPTH;
-                goto done;
-            }
-            stack_push(&stack, *p == '{');
-            p = skip_whitespace(p + 1, end);
-            if (p < end && (*p == '}' || *p == ']')) {
-                if ((*p == '}') != stack_top_is_object(&stack))
-                    goto done;
-                stack.depth--;
-                p++;
-                break;
-            }
-            if (stack_top_is_object(&stack))
-                goto expect_key;
-            continue;
-        case '"': p = scan_string(p, end); break;
-        case 't': p = scan_literal(p, end, "true", 4); break;
-        case 'f': p = scan_literal(p, end, "false", 5); break;
-        case 'n': p = scan_literal(p, end, "null", 4); break;
-        default:
-            if (*p == '-' || is_digit(*p)) {
-                const char *after = scan_number(p, end);
-                if (!after)
-                    goto done;
-                p = after;
-                break;
-            }
-            goto done;
-        }
-        if (!p) {
-            p = token;
-            goto done;
-        }
-
-        /* After a value: close containers, or move to the next member. */
-        for (;;) {
-            if (child_start && stack.depth == 1) {
-                index_child(index, child_key, child_start, p);
-                child_start = NULL;
-            }
-            p = skip_whitespace(p, end);
-            if (stack.depth == 0) {
-                if (p != end)
-                    goto done;
-                if (value) {
-                    const char *value_end = end;
-                    while (value_end > value_start &&
-                           (value_end[-1] == ' ' || value_end[-1] == '\t' ||
-                            value_end[-1] == '\n' || value_end[-1] == '\r'))
-                        value_end--;
-                    value->start = value_start;
-                    value->length = (size_t)(value_end - value_start);
-                }
-                status = 0;
-                goto done;
-            }
-            if (p >= end)
-                goto done;
-            bool in_object = stack_top_is_object(&stack);
-            if (*p == (in_object ? '}' : ']')) {
-                stack.depth--;
-                p++;
-                continue;
-            }
-            if (*p != ',')
-                goto done;
-            p = skip_whitespace(p + 1, end);
-            if (in_object)
-                goto expect_key;
+    /* One value a turn, then what follows it up to the next value. */
+    while (next == NEXT_VALUE) {
+        if (p >= v.end) {
+            next = JS_ERR_SYNTAX;
             break;
         }
-        continue;
-
-    expect_key:
-        if (p >= end || *p != '"')
-            goto done;
-        const char *key = p;
-        p = scan_string(p, end);
-        if (!p) {
-            p = key;
-            goto done;
-        }
-        if (index && stack.depth == 1) {
-            child_key.start = key;
-            child_key.length = (size_t)(p - key);
-        }
-        p = skip_whitespace(p, end);
-        if (p >= end || *p != ':')
-            goto done;
-        p = skip_whitespace(p + 1, end);
-    }
-
-done:
-    if (stack.bits != small)
-        free(stack.bits);
-    if (status != 0 && error_offset)
-        *error_offset = (size_t)((p ? p : end) - text);
-    return status;
-}
-
-/* End of the validated value starting at p. */
-static const char *value_end(const char *p, const char *end)
-{
-    if (*p == '"')
-        return scan_string(p, end);
-    if (*p == '{' || *p == '[') {
-        size_t depth = 0;
-        while (p < end) {
-            char c = *p;
-            if (c == '"') {
-                p = scan_string(p, end);
+        if (index && v.stack.depth == 1)
+            v.child_start = p;
+        if (*p == '{' || *p == '[') {
+            next = open_container(&v, &p);
+            if (next == NEXT_VALUE)
                 continue;
-            }
-            if (c == '{' || c == '[') {
-                depth++;
-            } else if (c == '}' || c == ']') {
-                if (--depth == 0)
-                    return p + 1;
-            }
-            p++;
-        }
-        return end;
-    }
-    while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
-           *p != '\n' && *p != '\r')
-        p++;
-    return p;
-}
-
-void js_iter_init(js_iter *iter, js_span container)
-{
-    iter->is_object = container.length > 0 && container.start[0] == '{';
-    iter->position = container.start + 1;
-    iter->end = container.start + container.length - 1; /* the closing bracket */
-}
-
-int js_iter_next(js_iter *iter, js_span *key, js_span *value)
-{
-    const char *p = skip_whitespace(iter->position, iter->end);
-    if (p < iter->end && *p == ',')
-        p = skip_whitespace(p + 1, iter->end);
-    if (p >= iter->end)
-        return 0;
-    if (iter->is_object) {
-        const char *key_end = scan_string(p, iter->end);
-        if (key) {
-            key->start = p;
-            key->length = (size_t)(key_end - p);
-        }
-        p = skip_whitespace(key_end, iter->end);
-        p = skip_whitespace(p + 1, iter->end); /* the colon */
-    }
-    const char *after = value_end(p, iter->end);
-    value->start = p;
-    value->length = (size_t)(after - p);
-    iter->position = after;
-    return 1;
-}
-
-static size_t put_utf8(uint32_t code_point, char *out)
-{
-    if (code_point < 0x80) {
-        out[0] = (char)code_point;
-        return 1;
-    }
-    if (code_point < 0x800) {
-        out[0] = (char)(0xC0 | (code_point >> 6));
-        out[1] = (char)(0x80 | (code_point & 0x3F));
-        return 2;
-    }
-    if (code_point < 0x10000) {
-        out[0] = (char)(0xE0 | (code_point >> 12));
-        out[1] = (char)(0x80 | ((code_point >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (code_point & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (code_point >> 18));
-    out[1] = (char)(0x80 | ((code_point >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((code_point >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (code_point & 0x3F));
-    return 4;
-}
-
-static uint32_t read_hex4(const char *p)
-{
-    return (uint32_t)(hex_value(p[0]) << 12 | hex_value(p[1]) << 8 | hex_value(p[2]) << 4 |
-                      hex_value(p[3]));
-}
-
-/*
- * Decodes string into out while it fits (out may be NULL when capacity is 0) and returns the
- * decoded length, also when it did not fit.
- */
-static size_t decode_string(js_span string, char *out, size_t capacity)
-{
-    const char *p = string.start + 1;
-    const char *end = string.start + string.length - 1; /* the closing quote */
-    size_t used = 0;
-    char scratch[4];
-
-    while (p < end) {
-        size_t n;
-        const char *bytes;
-        if (*p != '\\') {
-            /* Copy a run of plain bytes at once. */
-            const char *run = p;
-            while (p < end && *p != '\\')
-                p++;
-            n = (size_t)(p - run);
-            bytes = run;
+            if (next == NEXT_KEY)
+                goto key;
+            if (next < 0)
+                break;
         } else {
-            char e = p[1];
-            p += 2;
-            bytes = scratch;
-            n = 1;
-            switch (e) {
-            case 'b': scratch[0] = '\b'; break;
-            case 'f': scratch[0] = '\f'; break;
-            case 'n': scratch[0] = '\n'; break;
-            case 'r': scratch[0] = '\r'; break;
-            case 't': scratch[0] = '\t'; break;
-            case 'u': {
-                uint32_t unit = read_hex4(p);
-                p += 4;
-                if (unit >= 0xD800 && unit <= 0xDBFF && end - p >= 6 && p[0] == '\\' &&
-                    p[1] == 'u') {
-                    uint32_t low = read_hex4(p + 2);
-                    if (low >= 0xDC00 && low <= 0xDFFF) {
-                        unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                        p += 6;
-                    }
-                }
-                if (unit >= 0xD800 && unit <= 0xDFFF)
-                    unit = 0xFFFD; /* a lone surrogate has no UTF-8 form */
-                n = put_utf8(unit, scratch);
+            const char *after = scan_scalar(p, v.end);
+            if (!after) {
+                next = JS_ERR_SYNTAX; /* reported at the start of the token */
                 break;
             }
-            default:
-                scratch[0] = e;
-                break; /* the quote, backslash and slash stand for themselves */
-            }
+            p = after;
         }
-        if (used + n <= capacity)
-            memcpy(out + used, bytes, n);
-        used += n;
+        next = after_value(&v, &p);
+        if (next != NEXT_KEY)
+            continue;
+    key:
+        next = read_key(&v, &p);
     }
-    return used;
-}
 
-int js_string_decode(js_span string, char *out, size_t capacity, size_t *out_length)
-{
-    size_t used = decode_string(string, out, capacity);
-    /* A length that did not fit is never handed out here: a caller that ignores the status
-     * then uses no byte it was not given. */
-    *out_length = used <= capacity ? used : 0;
-    return used <= capacity ? 0 : JS_ERR_NO_MEMORY;
-}
-
-size_t js_string_decoded_length(js_span string)
-{
-    return decode_string(string, NULL, 0);
-}
-
-bool js_string_equals(js_span string, const char *bytes, size_t length)
-{
-    /* Without escapes, the span holds the bytes themselves: the common case costs a memcmp. */
-    if (memchr(string.start + 1, '\\', string.length - 2) == NULL)
-        return string.length == length + 2 && memcmp(string.start + 1, bytes, length) == 0;
-    char buffer[64];
-    size_t decoded;
-    if (length > sizeof buffer || js_string_decode(string, buffer, sizeof buffer, &decoded) != 0)
-        return false;
-    return decoded == length && memcmp(buffer, bytes, length) == 0;
-}
-
-js_kind js_kind_of(js_span value)
-{
-    switch (value.start[0]) {
-    case '{': return JS_OBJECT;
-    case '[': return JS_ARRAY;
-    case '"': return JS_STRING;
-    case 't': return JS_TRUE;
-    case 'f': return JS_FALSE;
-    case 'n': return JS_NULL;
-    default: return JS_NUMBER;
+    if (v.stack.bits != small)
+        free(v.stack.bits);
+    if (next == NEXT_END) {
+        if (value)
+            *value = trimmed_value(value_start, v.end);
+        return 0;
     }
-}
-
-size_t js_drop_line_breaks(char *text, size_t length)
-{
-    /* Most texts have none: two memchr passes find that faster than a loop over the bytes. */
-    char *lf = memchr(text, '\n', length), *cr = memchr(text, '\r', length);
-    if (!lf && !cr)
-        return length;
-    char *first = !lf ? cr : !cr ? lf : lf < cr ? lf : cr;
-    size_t kept = (size_t)(first - text);
-    for (size_t i = kept; i < length; i++)
-        if (text[i] != '\n' && text[i] != '\r')
-            text[kept++] = text[i];
-    return kept;
+    if (error_offset)
+        *error_offset = (size_t)(p - text);
+    return next;
 }

@@ -4,6 +4,7 @@
  * tree, so that the daemon can echo ids and pass params to plugins as the exact bytes the client
  * sent. jansson cannot do this: it has no source positions, and it rejects valid numbers such as
  * 1e400 or 18446744073709551617, which a transport must pass through untouched.
+ * json_scan.c validates, json_string.c decodes strings, json_walk.c walks validated text.
  */
 #ifndef RPCD_JSON_SCAN_H
 #define RPCD_JSON_SCAN_H
@@ -68,6 +69,16 @@ typedef struct js_iter {
 
 void js_iter_init(js_iter *iter, js_span container);
 int js_iter_next(js_iter *iter, js_span *key, js_span *value);
+
+/*
+ * Looks for the members of a validated object whose key decodes to key[0..key_length), as
+ * js_string_equals compares them (beyond 64 bytes, only keys without escapes match). Returns how
+ * many there are: 0 when none (*value is left as it was), 1, or more when the key appears more than
+ * once. *value is then the last of them, the one most parsers keep; a caller that must not guess
+ * which one a client meant refuses any count above 1. Every member is read, also after a match, so
+ * that duplicates are always counted. Returns 0 for any value that is not an object.
+ */
+size_t js_object_get(js_span object, const char *key, size_t key_length, js_span *value);
 
 /*
  * Decodes a validated JSON string span (quotes included) into UTF-8 bytes in out (capacity

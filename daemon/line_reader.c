@@ -6,12 +6,9 @@
 
 #include "buffer.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { READ_CHUNK = 64 * 1024 };
 
@@ -58,29 +55,6 @@ void lr_set_idle_hook(line_reader *reader, lr_idle_fn idle, void *context)
 {
     reader->idle = idle;
     reader->idle_context = context;
-}
-
-int lr_wait_readable(int fd)
-{
-    struct pollfd wanted = {fd, POLLIN, 0};
-    /* Readiness includes the end and errors: the read that follows reports them. */
-    return poll(&wanted, 1, -1) < 0 ? -1 : 0;
-}
-
-ssize_t lr_read_fd(void *source, char *into, size_t capacity)
-{
-    int fd = *(const int *)source;
-    for (;;) {
-        ssize_t n = read(fd, into, capacity);
-        if (n >= 0)
-            return n;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            if (lr_wait_readable(fd) != 0 && errno != EINTR)
-                return -1;
-        } else if (errno != EINTR) {
-            return -1;
-        }
-    }
 }
 
 /* Makes room for at least one more chunk after end, keeping [start, end). */

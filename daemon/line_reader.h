@@ -46,17 +46,4 @@ void lr_set_idle_hook(line_reader *reader, lr_idle_fn idle, void *context);
  */
 int lr_next(line_reader *reader, const char **line, size_t *length);
 
-/*
- * Reads from a file descriptor (source points to an int), retrying on EINTR. A non-blocking
- * descriptor (one shared with a parent that set O_NONBLOCK, which rpcd must not clear: the flag
- * belongs to the open file, the parent's too) waits in poll() instead of failing with EAGAIN.
- */
-ssize_t lr_read_fd(void *source, char *buffer, size_t capacity);
-
-/*
- * Waits until fd has input, its end or an error to report (after a read failed with EAGAIN).
- * Returns 0, or -1 with errno (EINTR when a signal came: the caller looks for a stop, then reads).
- */
-int lr_wait_readable(int fd);
-
 #endif

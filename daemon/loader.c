@@ -95,6 +95,11 @@ static void host_log_v(rpcd_plugin *plugin, int level, const char *format, va_li
                          args);
 }
 
+static void host_log_text(rpcd_plugin *plugin, int level, const char *text)
+{
+    log_text_prefixed(level, plugin && plugin->info ? plugin->info->name : "plugin", text);
+}
+
 static const rpcd_host_api *host_api(void)
 {
     static rpcd_host_api api;
@@ -108,6 +113,7 @@ static const rpcd_host_api *host_api(void)
         api.log = host_log;
         api.log_v = host_log_v;
         call_fill_host_api(&api);
+        api.log_text = host_log_text;
         filled = true;
     }
     return &api;
@@ -125,46 +131,48 @@ static void unload_one(struct rpcd_plugin *plugin, registry *methods, bool initi
     free(plugin);
 }
 
-/* Loads one plugin. Returns 0, or -1 with the reason in error. */
-static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct rpcd_plugin **out,
-                    char *error, size_t error_size)
+/*
+ * Opens the plugin's file, checks it and loads it by descriptor: nobody can put another file in
+ * its place between the check and the load. Returns 0, or -1 with the reason in error.
+ */
+static int open_checked(struct rpcd_plugin *plugin, bool insecure, char *error, size_t error_size)
 {
-    const char *path = config->path;
-    struct rpcd_plugin *plugin = calloc(1, sizeof *plugin);
-    if (!plugin) {
-        snprintf(error, error_size, "plugin %s: out of memory", path);
-        return -1;
-    }
-    plugin->config = config;
-    plugin->methods = methods;
-
-    /* Opened once, checked by descriptor, and loaded through that descriptor: nobody can put
-     * another file in its place between the check and the load. */
+    const char *path = plugin->config->path;
     int fd;
     char refusal[512];
     if (fsafe_open(path, !insecure, &fd, refusal, sizeof refusal) != 0) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
-        goto fail;
+        return -1;
     }
     plugin->handle = fsafe_dlopen(fd, RTLD_NOW | RTLD_LOCAL, refusal, sizeof refusal);
     close(fd);
     if (!plugin->handle) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
-        goto fail;
+        return -1;
     }
+    return 0;
+}
+
+/*
+ * Finds the entry point and takes the description it returns, once it fits this rpcd's ABI and
+ * holds what every version must. Returns 0, or -1 with the reason in error.
+ */
+static int read_description(struct rpcd_plugin *plugin, char *error, size_t error_size)
+{
+    const char *path = plugin->config->path;
     rpcd_plugin_entry_fn entry;
     /* POSIX's way to turn dlsym's object pointer into a function pointer without a warning. */
     *(void **)&entry = dlsym(plugin->handle, RPCD_PLUGIN_ENTRY_SYMBOL);
     if (!entry) {
         snprintf(error, error_size, "plugin %s: no entry point %s(): not an rpcd plugin", path,
                  RPCD_PLUGIN_ENTRY_SYMBOL);
-        goto fail;
+        return -1;
     }
     const rpcd_plugin_info *plugin_info = entry();
     if (!plugin_info || plugin_info->size < offsetof(rpcd_plugin_info, name)) {
         snprintf(error, error_size, "plugin %s: %s() returned no plugin description", path,
                  RPCD_PLUGIN_ENTRY_SYMBOL);
-        goto fail;
+        return -1;
     }
     if (plugin_info->abi_major != RPCD_ABI_MAJOR || plugin_info->abi_minor > RPCD_ABI_MINOR) {
         snprintf(error, error_size,
@@ -174,17 +182,29 @@ static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct
                  RPCD_ABI_MINOR,
                  plugin_info->abi_major != RPCD_ABI_MAJOR ? "the major versions differ"
                                                           : "the plugin needs a newer rpcd");
-        goto fail;
+        return -1;
     }
     if (plugin_info->size < INFO_V1_0_SIZE || !plugin_info->name || !plugin_info->init) {
         snprintf(error, error_size,
                  "plugin %s: incomplete plugin description (size %zu, "
                  "name and init required)",
                  path, plugin_info->size);
-        goto fail;
+        return -1;
     }
     plugin->info = plugin_info;
+    return 0;
+}
 
+/*
+ * Runs the plugin's init, which registers its methods, then looks at what it changed of rpcd's
+ * signals. Returns 0, or -1 with the reason in error; *initialised says whether init succeeded
+ * (then its shutdown is owed).
+ */
+static int init_plugin(struct rpcd_plugin *plugin, bool *initialised, char *error,
+                       size_t error_size)
+{
+    const char *path = plugin->config->path;
+    const rpcd_plugin_info *plugin_info = plugin->info;
     char reason[512] = "";
     plugin->initialising = true;
     int status = plugin_info->init(plugin, host_api(), &plugin->state, reason, sizeof reason);
@@ -194,25 +214,49 @@ static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct
         reason[sizeof reason - 1] = '\0';
         snprintf(error, error_size, "plugin %s (%s): init failed: %s", path, plugin_info->name,
                  reason[0] ? reason : "no reason given");
-        goto fail;
-    }
-    if (plugin->conflict) {
-        snprintf(error, error_size, "plugin %s: %s", path, plugin->conflict);
-        unload_one(plugin, methods, true);
         return -1;
     }
+    *initialised = true;
+    if (plugin->conflict) {
+        snprintf(error, error_size, "plugin %s: %s", path, plugin->conflict);
+        return -1;
+    }
+    return 0;
+}
+
+/* A key in the plugin's section that its init never asked for is likely a typo: say so. */
+static void warn_unused_keys(const struct rpcd_plugin *plugin)
+{
+    const cfg_plugin *config = plugin->config;
     for (size_t i = 0; i < config->pair_count; i++)
         if (!config->pairs[i].used)
-            log_message(LOG_WARNING, "plugin %s (%s) did not use its key '%s'", path,
-                        plugin_info->name, config->pairs[i].key);
-    log_message(LOG_DEBUG, "loaded plugin %s (%s %s)", path, plugin_info->name,
-                plugin_info->version ? plugin_info->version : "");
+            log_message(LOG_WARNING, "plugin %s (%s) did not use its key '%s'", config->path,
+                        plugin->info->name, config->pairs[i].key);
+}
+
+/* Loads one plugin. Returns 0, or -1 with the reason in error. */
+static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct rpcd_plugin **out,
+                    char *error, size_t error_size)
+{
+    struct rpcd_plugin *plugin = calloc(1, sizeof *plugin);
+    if (!plugin) {
+        snprintf(error, error_size, "plugin %s: out of memory", config->path);
+        return -1;
+    }
+    plugin->config = config;
+    plugin->methods = methods;
+    bool initialised = false;
+    if (open_checked(plugin, insecure, error, error_size) != 0 ||
+        read_description(plugin, error, error_size) != 0 ||
+        init_plugin(plugin, &initialised, error, error_size) != 0) {
+        unload_one(plugin, methods, initialised);
+        return -1;
+    }
+    warn_unused_keys(plugin);
+    log_message(LOG_DEBUG, "loaded plugin %s (%s %s)", config->path, plugin->info->name,
+                plugin->info->version ? plugin->info->version : "");
     *out = plugin;
     return 0;
-
-fail:
-    unload_one(plugin, methods, false);
-    return -1;
 }
 
 int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *error,

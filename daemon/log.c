@@ -73,6 +73,47 @@ void log_message_prefixed(int level, const char *prefix, const char *format, va_
     (void)ignored;
 }
 
+/* Writes message through log_message_prefixed, which takes a format. */
+static void log_prefixed_plain(int level, const char *prefix, const char *message, ...)
+    __attribute__((format(printf, 3, 4)));
+static void log_prefixed_plain(int level, const char *prefix, const char *message, ...)
+{
+    va_list args;
+    va_start(args, message);
+    log_message_prefixed(level, prefix, message, args);
+    va_end(args);
+}
+
+void log_text_prefixed(int level, const char *prefix, const char *text)
+{
+    if (!text || level > atomic_load(&current_level))
+        return;
+    /* As long as the line log_message_prefixed writes: what it would cut need not be escaped. */
+    char escaped[2048];
+    size_t used = 0;
+    for (const unsigned char *at = (const unsigned char *)text; *at && used < sizeof escaped - 5;
+         at++) {
+        static const char hex[] = "0123456789abcdef";
+        unsigned char c = *at;
+        if (c >= 0x20 && c != 0x7f) {
+            escaped[used++] = (char)c;
+            continue;
+        }
+        escaped[used++] = '\\';
+        switch (c) {
+        case '\n': escaped[used++] = 'n'; break;
+        case '\r': escaped[used++] = 'r'; break;
+        case '\t': escaped[used++] = 't'; break;
+        default:
+            escaped[used++] = 'x';
+            escaped[used++] = hex[c >> 4];
+            escaped[used++] = hex[c & 0xf];
+        }
+    }
+    escaped[used] = '\0';
+    log_prefixed_plain(level, prefix, "%s", escaped);
+}
+
 void log_message(int level, const char *format, ...)
 {
     va_list args;

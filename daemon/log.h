@@ -25,6 +25,12 @@ void log_message(int level, const char *format, ...) __attribute__((format(print
 void log_message_prefixed(int level, const char *prefix, const char *format, va_list args)
     __attribute__((format(printf, 3, 0)));
 /*
+ * Writes "rpcd: LEVEL: prefix: text\n" when level is enabled, text taken as it is, not as a
+ * format, with its control bytes escaped (\n, \r, \t, \xHH) so that it stays one line.
+ * Thread-safe.
+ */
+void log_text_prefixed(int level, const char *prefix, const char *text);
+/*
  * Writes "rpcd: LEVEL: signal NUMBER: text\n" when level is enabled. Async-signal-safe (no
  * printf), for signal handlers.
  */

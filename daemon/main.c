@@ -6,14 +6,13 @@
 #include "crash_report.h"
 #include "grace.h"
 #include "log.h"
-#include "protocol_fds.h"
 #include "runtime.h"
 #include "server.h"
 #include "signals.h"
 #include "stop_signals.h"
+#include "transport_stdio.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -50,8 +49,8 @@ static atomic_bool stop_taken;
 
 /*
  * SIGTERM and SIGINT are taken by a handler, not by a thread of their own that waits for them:
- * a process with a second thread pays for it in the kernel and in the C library (one-CPU
- * ping-pong: 3.1-3.4 us a round trip without it, 3.6 us with it). srv_stop is async-signal-safe for
+ * a process with a second thread pays for it on every round trip, in the kernel and in the C
+ * library (bench/README.md, "Figures behind design choices"). srv_stop is async-signal-safe for
  * this. The first signal asks for a graceful stop; the second (or the first during start-up) ends
  * the process at once.
  */
@@ -93,19 +92,6 @@ static int take_stop_signals(void)
     return pthread_sigmask(SIG_UNBLOCK, &action.sa_mask, NULL) == 0 ? 0 : -1;
 }
 
-/*
- * The name of a protocol descriptor the caller closed before starting rpcd ("<&-", ">&-"), or
- * NULL when both are open: an I/O condition of the caller's making, not a failure of rpcd.
- */
-static const char *closed_protocol_fd(void)
-{
-    if (fcntl(STDIN_FILENO, F_GETFD) < 0 && errno == EBADF)
-        return "stdin";
-    if (fcntl(STDOUT_FILENO, F_GETFD) < 0 && errno == EBADF)
-        return "stdout";
-    return NULL;
-}
-
 static void usage(FILE *stream)
 {
     fprintf(stream,
@@ -127,7 +113,19 @@ static void usage(FILE *stream)
             RPCD_DEFAULT_CONFIG);
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct command_line {
+    const char *config_path;
+    int log_level; /* -1: the config's */
+    bool check_only;
+    bool insecure;
+} command_line;
+
+/*
+ * Reads the options into *out. Returns 0 to go on, or -1 when rpcd is to exit with *exit_status
+ * at once (--help, --version, bad usage).
+ */
+static int parse_command_line(int argc, char **argv, command_line *out, int *exit_status)
 {
     static const struct option options[] = {
         {"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'C'},
@@ -135,99 +133,85 @@ int main(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
     };
-    const char *config_path = RPCD_DEFAULT_CONFIG;
-    int log_level = -1;
-    int check_only = 0;
-    bool insecure = false;
+    *out = (command_line){RPCD_DEFAULT_CONFIG, -1, false, false};
+    *exit_status = 0;
     int option;
     while ((option = getopt_long(argc, argv, "c:vqhV", options, NULL)) != -1) {
         switch (option) {
-        case 'c': config_path = optarg; break;
-        case 'C': check_only = 1; break;
-        case 'I': insecure = true; break;
-        case 'v': log_level = LOG_DEBUG; break;
-        case 'q': log_level = LOG_ERROR; break;
-        case 'h': usage(stdout); return 0;
+        case 'c': out->config_path = optarg; break;
+        case 'C': out->check_only = true; break;
+        case 'I': out->insecure = true; break;
+        case 'v': out->log_level = LOG_DEBUG; break;
+        case 'q': out->log_level = LOG_ERROR; break;
+        case 'h': usage(stdout); return -1;
         case 'V':
             printf("rpcd %s (plugin ABI %d.%d)\n", RPCD_VERSION, RPCD_ABI_MAJOR, RPCD_ABI_MINOR);
-            return 0;
-        default: usage(stderr); return EXIT_USAGE;
+            return -1;
+        default:
+            usage(stderr);
+            *exit_status = EXIT_USAGE;
+            return -1;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "rpcd: unexpected argument '%s' (try --help)\n", argv[optind]);
-        return EXIT_USAGE;
+        *exit_status = EXIT_USAGE;
+        return -1;
     }
+    return 0;
+}
 
-    /* Every handler before the first plugin loads: what a plugin's init changes is then seen
-     * (sig_check_after_init), and a runtime that chains (Go) keeps ours for what is not its. */
-    if (take_stop_signals() != 0 || sig_take_others() != 0 || crash_report_install() != 0 ||
-        grace_install() != 0) {
-        log_message(LOG_ERROR, "cannot set up signal handling: %s", strerror(errno));
-        return EXIT_SOFTWARE;
-    }
-    if (sig_wake_install() != 0) {
-        log_message(LOG_ERROR, "no real-time signal is free to wake the reader with (all of "
-                               "SIGRTMIN + 2 to SIGRTMAX - 1 are ignored or handled already)");
-        return EXIT_SOFTWARE;
-    }
+/*
+ * Every handler before the first plugin loads: what a plugin's init changes is then seen
+ * (sig_check_after_init), and a runtime that chains (Go) keeps ours for what is not its. Returns
+ * 0, or -1 with errno.
+ */
+static int take_signals(void)
+{
+    if (take_stop_signals() != 0 || sig_take_others() != 0 || crash_report_install() != 0)
+        return -1;
+    return grace_install();
+}
 
-    const char *closed = closed_protocol_fd();
-    if (closed) {
-        log_message(LOG_ERROR, "%s is closed: rpcd speaks its protocol over stdin and stdout",
-                    closed);
-        return EXIT_IO_ERROR;
+/* The exit status for how serving ended (enum srv_result). */
+static int exit_status_of(int result)
+{
+    switch (result) {
+    case SRV_DONE:
+    case SRV_STOPPED:
+    case SRV_STOPPED_EARLY: return 0;
+    case SRV_OUTPUT_FAILED:
+    case SRV_INPUT_FAILED: return EXIT_IO_ERROR;
+    default: return EXIT_SOFTWARE;
     }
-    /* A closed stderr is /dev/null from now on: otherwise the next file opened (a plugin's
-     * database, say) would become fd 2 and receive every log line. */
-    if (fcntl(STDERR_FILENO, F_GETFD) < 0 && errno == EBADF &&
-        open("/dev/null", O_WRONLY | O_NOCTTY) != STDERR_FILENO) {
-        log_message(LOG_ERROR, "stderr is closed and /dev/null cannot take its place");
-        return EXIT_IO_ERROR;
-    }
-    char error[1024];
-    int input_fd, output_fd;
-    if (pfd_take(&input_fd, &output_fd, error, sizeof error) != 0) {
-        log_message(LOG_ERROR, "%s", error);
-        return EXIT_SOFTWARE;
-    }
+}
 
-    rpcd_runtime runtime;
-    rt_flags flags = {log_level, insecure};
-    if (rt_start(config_path, &flags, &runtime, error, sizeof error) != 0) {
-        log_message(LOG_ERROR, "%s", error);
-        return EXIT_CONFIG;
-    }
-    if (check_only) {
-        log_message(LOG_INFO, "config %s is valid", config_path);
-        rt_stop(&runtime);
-        return 0;
-    }
-
-    srv_options serve_options = rt_serve_options(&runtime);
+/*
+ * Serves the methods of runtime over input_fd and output_fd until the end of input or a stop,
+ * the server reachable from the stop signals meanwhile. Returns the exit status, or ends the
+ * process with it when calls still run in plugin code.
+ */
+static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
+{
+    srv_options serve_options = rt_serve_options(runtime);
     /* A stop's grace period ends on time even while a handler holds the reading thread. */
     serve_options.keep_grace_period = true;
     serve_options.exit_stopped = 0;
     serve_options.exit_output_failed = EXIT_IO_ERROR;
-    server *srv;
-    if (srv_new(runtime.methods, &serve_options, out_write_fd, &output_fd, &srv) != 0) {
+    stdio_transport *transport = NULL;
+    server *srv = NULL;
+    if (stdio_new(input_fd, output_fd, &transport) == 0) {
+        serve_options.stop_reading = stdio_stop_reading;
+        serve_options.stop_reading_context = transport;
+    }
+    if (!transport ||
+        srv_new(runtime->methods, &serve_options, stdio_write, transport, &srv) != 0) {
         log_message(LOG_ERROR, "cannot start serving: out of memory or file descriptors");
-        rt_stop(&runtime);
+        stdio_free(transport);
         return EXIT_SOFTWARE;
     }
     atomic_store(&running_server, srv);
-    srv_fd_source input = {input_fd, srv};
-    int result = srv_run(srv, srv_read_fd, &input);
-
-    int status;
-    switch (result) {
-    case SRV_DONE:
-    case SRV_STOPPED:
-    case SRV_STOPPED_EARLY: status = 0; break;
-    case SRV_OUTPUT_FAILED:
-    case SRV_INPUT_FAILED: status = EXIT_IO_ERROR; break;
-    default: status = EXIT_SOFTWARE; break;
-    }
+    int status = exit_status_of(srv_run(srv, stdio_read, transport));
     if (!srv_finished(srv)) {
         /* Calls still run inside plugin code: unloading it now would pull the code from under
          * them. What finished has been written; leave without tearing anything down. */
@@ -237,6 +221,38 @@ int main(int argc, char **argv)
     while (atomic_load(&handlers_inside) > 0)
         sched_yield();
     srv_free(srv);
+    stdio_free(transport);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    command_line asked;
+    int status;
+    if (parse_command_line(argc, argv, &asked, &status) != 0)
+        return status;
+    if (take_signals() != 0) {
+        log_message(LOG_ERROR, "cannot set up signal handling: %s", strerror(errno));
+        return EXIT_SOFTWARE;
+    }
+    char error[1024];
+    int input_fd, output_fd;
+    int taken = stdio_take_over(&input_fd, &output_fd, error, sizeof error);
+    if (taken != STDIO_OK) {
+        log_message(LOG_ERROR, "%s", error);
+        return taken == STDIO_CLOSED ? EXIT_IO_ERROR : EXIT_SOFTWARE;
+    }
+
+    rpcd_runtime runtime;
+    rt_flags flags = {asked.log_level, asked.insecure};
+    if (rt_start(asked.config_path, &flags, &runtime, error, sizeof error) != 0) {
+        log_message(LOG_ERROR, "%s", error);
+        return EXIT_CONFIG;
+    }
+    if (asked.check_only)
+        log_message(LOG_INFO, "config %s is valid", asked.config_path);
+    else
+        status = serve(&runtime, input_fd, output_fd);
     rt_stop(&runtime);
     return status;
 }

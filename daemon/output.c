@@ -201,8 +201,9 @@ static int write_out_locked(output *out)
  * Flushes. While another thread writes, a little pending output is left for it to take along
  * before it lets go; more than FLUSH_THRESHOLD waits for it and is written here. Waiting is the
  * back-pressure: the calls whose lines wait stay in flight, reading stops at max_in_flight, and
- * memory stays bounded (without it, 1 MB echoes piled up 55 MB behind a slow client). Called
- * with the lock held; returns with it held, but may have let go of it meanwhile.
+ * memory stays bounded (without it, large responses pile up behind a slow client, more with every
+ * request; bench/README.md, "Figures behind design choices"). Called with the lock held; returns
+ * with it held, but may have let go of it meanwhile.
  */
 static int flush_locked(output *out)
 {
@@ -263,8 +264,9 @@ static int maybe_flush_locked(output *out)
 
 /*
  * Writes a long line after what is pending, in one writev, its large parts from where they are:
- * copied into the pending buffer, a 1 MB result cost a copy, and two pending at once held 2 MiB
- * more. The small parts are copied behind what is pending.
+ * copied into the pending buffer, each large result would cost a copy and hold its size again
+ * while pending (bench/README.md, "Figures behind design choices"). The small parts are copied
+ * behind what is pending.
  */
 static int write_long_line(output *out, const struct iovec *parts, int part_count)
 {

@@ -22,6 +22,19 @@ int priv_no_new_privs(char *error, size_t error_size)
     return 0;
 }
 
+/*
+ * The message for a getpwnam or getgrnam of name (the value of key) that found nothing: errno
+ * set when the lookup itself failed, 0 when there is no such entry. Returns -1.
+ */
+static int lookup_failed(const char *key, const char *name, char *error, size_t error_size)
+{
+    if (errno)
+        snprintf(error, error_size, "%s = %s in [rpcd]: %s", key, name, strerror(errno));
+    else
+        snprintf(error, error_size, "%s = %s in [rpcd]: no such %s", key, name, key);
+    return -1;
+}
+
 int priv_resolve(const char *user, const char *group, priv_target *out, char *error,
                  size_t error_size)
 {
@@ -35,21 +48,15 @@ int priv_resolve(const char *user, const char *group, priv_target *out, char *er
     }
     errno = 0;
     const struct passwd *account = getpwnam(user);
-    if (!account) {
-        snprintf(error, error_size, "user = %s in [rpcd]: %s", user,
-                 errno ? strerror(errno) : "no such user");
-        return -1;
-    }
+    if (!account)
+        return lookup_failed("user", user, error, error_size);
     out->uid = account->pw_uid;
     out->gid = account->pw_gid;
     if (group) {
         errno = 0;
         const struct group *entry = getgrnam(group);
-        if (!entry) {
-            snprintf(error, error_size, "group = %s in [rpcd]: %s", group,
-                     errno ? strerror(errno) : "no such group");
-            return -1;
-        }
+        if (!entry)
+            return lookup_failed("group", group, error, error_size);
         out->gid = entry->gr_gid;
     }
     out->change = true;

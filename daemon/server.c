@@ -11,18 +11,12 @@
 #include "dispatch.h"
 #include "grace.h"
 #include "log.h"
-#include "signals.h"
 #include "stop_signals.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 struct server {
     srv_options options;
@@ -31,50 +25,18 @@ struct server {
     void *sink;
     output *out;
     call_context *calls;
-    /* srv_read_fd's reader, while it is in (or about to enter) read(): see wake_reader. */
-    pthread_t reader;
-    atomic_bool reader_in_read;
-    /* The descriptor srv_read_fd reads (-1 before its first call), and the read end of a pipe
-     * whose write end is closed: srv_stop puts the second in place of the first. */
-    atomic_int input_fd;
-    int ended_fd;
     atomic_bool stopping;
-    /* Set before the reader is woken: the output marks itself failed only once the write
-     * returns, and a reader woken before that went back to waiting for input for good. */
-    atomic_bool write_failed;
     grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
     bool grace_watched;
 };
 
-/*
- * The reader waits in a plain read() of the input, not in poll() on it and a wake-up pipe: that
- * is one system call less a line, 0.25 us of a 3.85 us ping-pong on one core. What must make it
- * return (a stop, a failed write) interrupts it with the wake-up signal instead, a real-time
- * signal whose handler does nothing (see signals.c for which one, and why).
- */
-/*
- * Called after stopping or write_failed is set. The signal may land just before the reader
- * enters read(), where it would block anyway: so it is sent again until the reader is out, which
- * takes one round in practice.
- */
-static void wake_reader(server *srv)
-{
-    while (atomic_load(&srv->reader_in_read)) {
-        pthread_kill(srv->reader, sig_wake_number());
-        struct timespec pause = {0, 200 * 1000};
-        nanosleep(&pause, NULL);
-    }
-}
-
-/* Writes through the caller's function; a failure also wakes a reader blocked on input. */
+/* Writes through the caller's function; a failure also stops a reader waiting for input. */
 static int write_through(void *sink, const struct iovec *parts, int part_count)
 {
     server *srv = sink;
     int status = srv->write(srv->sink, parts, part_count);
-    if (status != 0) {
-        atomic_store(&srv->write_failed, true);
-        wake_reader(srv);
-    }
+    if (status != 0 && srv->options.stop_reading)
+        srv->options.stop_reading(srv->options.stop_reading_context);
     return status;
 }
 
@@ -108,14 +70,7 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     srv->methods = methods;
     srv->write = write;
     srv->sink = sink;
-    atomic_init(&srv->input_fd, -1);
-    srv->ended_fd = -1;
-    int ends[2];
-    if (pipe2(ends, O_CLOEXEC) != 0)
-        goto fail;
-    close(ends[1]);
-    srv->ended_fd = ends[0];
-    if (sig_wake_install() != 0 || out_new(write_through, srv, &srv->out) != 0)
+    if (out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
     crash_report_watch(srv->out);
@@ -146,67 +101,18 @@ void srv_free(server *srv)
     if (srv->out)
         crash_report_watch(NULL);
     out_free(srv->out);
-    if (srv->ended_fd >= 0)
-        close(srv->ended_fd);
     free(srv);
 }
 
-/*
- * Only flags, dup2 and pthread_kill: nothing here may take a lock. The reader does the rest (it
- * cancels the calls in flight once out of its loop). The stop may come just before the reader
- * enters read(), where a signal would be too early to interrupt it: so the input is first
- * replaced by a pipe that is already at its end, which that read() then finds. A read already
- * waiting holds the old input and needs the signal.
- */
+/* Only flags and what stop_reading does: nothing here may take a lock. The reader does the rest
+ * (it cancels the calls in flight once out of its loop). */
 void srv_stop(server *srv)
 {
     atomic_store(&srv->stopping, true);
     grace_start();
     call_interrupt_waits_from_signal(srv->calls);
-    int input_fd = atomic_load(&srv->input_fd);
-    if (input_fd >= 0)
-        dup2(srv->ended_fd, input_fd);
-    if (atomic_load(&srv->reader_in_read) && !pthread_equal(pthread_self(), srv->reader))
-        pthread_kill(srv->reader, sig_wake_number());
-}
-
-ssize_t srv_read_fd(void *source, char *bytes, size_t capacity)
-{
-    srv_fd_source *input = source;
-    server *srv = input->srv;
-    if (atomic_load_explicit(&srv->input_fd, memory_order_relaxed) != input->fd)
-        atomic_store(&srv->input_fd, input->fd);
-    /* Set before the flags are checked: a stop that the check misses sees it, and signals. */
-    atomic_store(&srv->reader_in_read, true);
-    ssize_t n;
-    for (;;) {
-        /* write_failed is set before the output marks itself failed: it is the one to check. */
-        if (atomic_load(&srv->stopping) || atomic_load(&srv->write_failed)) {
-            errno = ECANCELED;
-            n = -1;
-            break;
-        }
-        n = read(input->fd, bytes, capacity);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            /* A non-blocking stdin: wait for input in poll(), which a stop interrupts as it does
-             * read(); EINTR then goes round to the checks above. */
-            if (lr_wait_readable(input->fd) == 0 || errno == EINTR)
-                continue;
-            n = -1;
-        }
-        if (n >= 0 || errno != EINTR) {
-            /* The end srv_stop put in place of the input is no end of input. */
-            if (n == 0 && atomic_load(&srv->stopping)) {
-                errno = ECANCELED;
-                n = -1;
-            }
-            break;
-        }
-    }
-    int saved_errno = errno;
-    atomic_store(&srv->reader_in_read, false);
-    errno = saved_errno;
-    return n;
+    if (srv->options.stop_reading)
+        srv->options.stop_reading(srv->options.stop_reading_context);
 }
 
 /*
@@ -256,12 +162,6 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     line_reader *reader = NULL;
     if (lr_new(read, source, srv->options.max_line_bytes, &reader) != 0)
         return SRV_NO_MEMORY;
-    /* This thread is the one srv_read_fd reads on: the wake signal must reach it. */
-    srv->reader = pthread_self();
-    sigset_t wake;
-    sigemptyset(&wake);
-    sigaddset(&wake, sig_wake_number());
-    pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
     lr_set_idle_hook(reader, reader_idle, srv);
     if (srv->options.keep_grace_period) {
         srv->grace = (grace_target){srv->out, srv->calls, srv->options.shutdown_grace_ms,

@@ -2,7 +2,8 @@
 /*
  * The serve loop: reads lines until the end of input (or a stop), hands each to the
  * dispatcher, lets the calls in flight finish, and returns once every request read has been
- * answered. The same loop serves pipes and memory.
+ * answered. The same loop serves any stream through its read, write and stop-reading functions
+ * (transport_stdio.h for stdin and stdout), and memory.
  */
 #ifndef RPCD_SERVER_H
 #define RPCD_SERVER_H
@@ -32,6 +33,14 @@ typedef struct srv_options {
     bool keep_grace_period;
     int exit_stopped;
     int exit_output_failed;
+    /*
+     * For a read function that may wait for input: srv_stop, and a write that fails, call
+     * stop_reading(stop_reading_context) so that the read in progress, or the next one, returns
+     * -1 with errno ECANCELED (as stdio_stop_reading does). Async-signal-safe. NULL: the loop
+     * looks for a stop between reads only.
+     */
+    void (*stop_reading)(void *context);
+    void *stop_reading_context;
 } srv_options;
 
 enum srv_result {
@@ -56,9 +65,9 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
 int srv_run(server *srv, lr_read_fn read, void *source);
 
 /*
- * Asks a running server to stop: srv_run stops reading, marks every call cancelled and waits up
- * to the grace period. Async-signal-safe, any thread: made to be called from a signal handler.
- * After it, srv_read_fd's descriptor reads as ended (it is replaced).
+ * Asks a running server to stop: srv_run stops reading (see stop_reading), marks every call
+ * cancelled and waits up to the grace period. Async-signal-safe, any thread: made to be called
+ * from a signal handler.
  */
 void srv_stop(server *srv);
 
@@ -67,16 +76,6 @@ bool srv_finished(server *srv);
 
 /* Frees the server. Only when srv_finished: running calls must not find their context gone. */
 void srv_free(server *srv);
-
-/*
- * A read function for srv_run over a file descriptor that returns early (-1, errno ECANCELED)
- * once srv_stop is called or the output fails. source points to an srv_fd_source.
- */
-typedef struct srv_fd_source {
-    int fd;
-    server *srv;
-} srv_fd_source;
-ssize_t srv_read_fd(void *source, char *bytes, size_t capacity);
 
 /* srv_new, srv_run, srv_free in one, for sessions nobody needs to stop. */
 int srv_serve(const registry *methods, const srv_options *options, lr_read_fn read, void *source,

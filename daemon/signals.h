@@ -8,7 +8,7 @@
 #define RPCD_SIGNALS_H
 
 /*
- * The real-time signal that interrupts the reader's read() (see server.c), or 0 before
+ * The real-time signal that interrupts the reader's read() (see transport_stdio.c), or 0 before
  * sig_wake_install. Async-signal-safe.
  */
 int sig_wake_number(void);

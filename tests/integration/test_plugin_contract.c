@@ -396,6 +396,40 @@ static void test_old_minors_keep_their_meanings(void **state)
     free(config);
 }
 
+/* ---- log_text (1.3) ------------------------------------------------------------------- */
+
+/*
+ * A plugin logs through log_text, from init and from a handler: each line carries the level and
+ * the plugin's name, the text is not a format, and newlines, tabs and an escape sequence in it
+ * come out escaped on the one line; a debug line stays below the default level.
+ */
+static void test_log_text_is_one_line_per_call(void **state)
+{
+    fixture *f = *state;
+    char *config = format("[plugin logtext]\npath = %s\n", env("RPCD_FIXTURE_LOG_TEXT"));
+    static const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"log.say\","
+                                "\"params\":[\"two\\nlines\\tand \\u001b[31mred\"]}\n";
+    session s;
+    run_rpcd(f, config, input, &s);
+    assert_json(json_object_get(response(&s, 1), "result"), "true");
+    static const char *const expected[] = {
+        "\nrpcd: info: logtext: ready, 100% plain %s %n\n",
+        "\nrpcd: warning: logtext: [\"two\\nlines\\tand \\x1b[31mred\"]\n",
+    };
+    char *lines = format("\n%s", s.run.err); /* every line, the first too, after a newline */
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        if (!strstr(lines, expected[i]))
+            print_error("not in stderr: %s\n%s\n", expected[i], s.run.err);
+        assert_non_null(strstr(lines, expected[i]));
+    }
+    free(lines);
+    assert_null(strstr(s.run.err, "below the default level"));
+    assert_null(strchr(s.run.err, '\x1b'));
+    assert_null(strchr(s.run.err, '\t'));
+    session_free(&s);
+    free(config);
+}
+
 /* ---- Concurrent call_complete --------------------------------------------------------- */
 
 /*
@@ -442,6 +476,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_calls_left_at_stop_are_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_complete_has_one_winner, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_log_text_is_one_line_per_call, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,11 +16,6 @@
 
 #include <cmocka.h>
 
-#include <fcntl.h>
-#include <pthread.h>
-#include <time.h>
-#include <unistd.h>
-
 /*
  * The source: a list of chunks, each returned by one or more reads (never two chunks in one
  * read), at most max_per_read bytes per read when that is not 0. After the last chunk, reads
@@ -489,50 +484,6 @@ static void test_idle_hook_with_error(void **state)
     lr_free(reader);
 }
 
-/* Writes two lines into a pipe after a pause, then closes it. */
-static void *late_writer_main(void *context)
-{
-    int fd = *(int *)context;
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-    ssize_t n = write(fd, "first\n", 6);
-    nanosleep(&pause, NULL);
-    n += write(fd, "second\n", 7);
-    close(fd);
-    return (void *)(intptr_t)n;
-}
-
-/*
- * A non-blocking input (a parent may share one with rpcd) with nothing to read yet: EAGAIN is no
- * failure; the read waits for input and the lines and the end come as from a blocking one.
- */
-static void test_read_fd_nonblocking(void **state)
-{
-    (void)state;
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    assert_int_equal(fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK), 0);
-    pthread_t thread;
-    assert_int_equal(pthread_create(&thread, NULL, late_writer_main, &fds[1]), 0);
-    line_reader *reader = NULL;
-    assert_int_equal(lr_new(lr_read_fd, &fds[0], 100, &reader), 0);
-    const char *line;
-    size_t length;
-    assert_int_equal(lr_next(reader, &line, &length), LR_LINE);
-    assert_int_equal(length, 5);
-    assert_memory_equal(line, "first", 5);
-    assert_int_equal(lr_next(reader, &line, &length), LR_LINE);
-    assert_int_equal(length, 6);
-    assert_memory_equal(line, "second", 6);
-    assert_int_equal(lr_next(reader, &line, &length), LR_EOF);
-    lr_free(reader);
-    void *written;
-    pthread_join(thread, &written);
-    assert_int_equal((intptr_t)written, 13);
-    assert_int_equal(fcntl(fds[0], F_GETFL) & O_NONBLOCK, O_NONBLOCK); /* left as it was */
-    close(fds[0]);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -550,7 +501,6 @@ int main(void)
         cmocka_unit_test(test_read_error),
         cmocka_unit_test(test_idle_hook),
         cmocka_unit_test(test_idle_hook_with_error),
-        cmocka_unit_test(test_read_fd_nonblocking),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,12 +99,55 @@ static void test_long_line_is_cut(void **state)
     assert_int_equal(text[length - 1], '\n');
 }
 
+static void build_text(void)
+{
+    log_text_prefixed(LOG_WARNING, "plug", "a\nb\r\tc\x1b[31m%s\x7f\\n \xc3\xa9");
+    log_text_prefixed(LOG_DEBUG, "plug", "not logged");
+    log_text_prefixed(LOG_ERROR, "plug", NULL);
+}
+
+/*
+ * A text is taken as it is (no format), on one line: control bytes are escaped, a backslash
+ * already in the text and UTF-8 are left alone; NULL writes nothing.
+ */
+static void test_text_is_one_escaped_line(void **state)
+{
+    (void)state;
+    log_set_level(LOG_INFO);
+    char text[1024];
+    logged(build_text, text, sizeof text);
+    assert_string_equal(text, "rpcd: warning: plug: a\\nb\\r\\tc\\x1b[31m%s\\x7f\\n \xc3\xa9\n");
+}
+
+static void build_long_text(void)
+{
+    char long_text[3000];
+    memset(long_text, '\n', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = '\0';
+    log_text_prefixed(LOG_ERROR, "plug", long_text);
+}
+
+/* A long text is cut at the length of every log line, and still ends the line. */
+static void test_long_text_is_cut(void **state)
+{
+    (void)state;
+    log_set_level(LOG_ERROR);
+    char text[8192];
+    size_t length = logged(build_long_text, text, sizeof text);
+    assert_true(length < 2048);
+    assert_memory_equal(text, "rpcd: error: plug: \\n\\n", 23);
+    assert_memory_equal(text + length - 4, "...\n", 4);
+    assert_null(memchr(text, '\n', length - 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strings_and_integers),
         cmocka_unit_test(test_level_decides),
         cmocka_unit_test(test_long_line_is_cut),
+        cmocka_unit_test(test_text_is_one_escaped_line),
+        cmocka_unit_test(test_long_text_is_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,9 +29,11 @@ extern "C" {
  *        against 1.0, a handler's 1 stays an unknown status (-32603, error.data.status 1).
  *   1.2  RPCD_METHOD_QUICK. From a plugin built against 1.0 or 1.1, the bit 0x2 in
  *        rpcd_method.flags is ignored, as every bit a minor does not define is.
+ *   1.3  host->log_text, a log function without a format, for languages that cannot call a
+ *        variadic function. Nothing an older plugin hands over changes meaning.
  */
 #define RPCD_ABI_MAJOR 1
-#define RPCD_ABI_MINOR 2
+#define RPCD_ABI_MINOR 3
 
 /* The one symbol the daemon looks up in a plugin, and its type. */
 #define RPCD_PLUGIN_ENTRY_SYMBOL "rpcd_plugin_entry"
@@ -45,17 +47,20 @@ extern "C" {
 #define RPCD_PRINTF(format_index, first_arg)
 #endif
 
+/* clang-format off */
 /*
  * Status codes, returned by handlers and by the host functions below. The set is closed and
  * append-only: a value, once given, keeps its meaning forever. 0 is success, errors are
  * negative, RPCD_DEFERRED (a handler's "not finished yet") is the only positive one. The daemon
- * turns a handler's status into a JSON-RPC error: RPCD_ERR_INVALID_PARAMS     -32602 Invalid params
+ * turns a handler's status into a JSON-RPC error:
+ *   RPCD_ERR_INVALID_PARAMS     -32602 Invalid params
  *   RPCD_ERR_METHOD_NOT_FOUND   -32601 Method not found
  *   RPCD_ERR_CANCELLED          -32800 Request cancelled
  *   RPCD_ERR_APPLICATION        the code given to call_fail_code()
  *   anything else, including a value outside this enum: -32603 Internal error, with the status
  *   name in error.data.exception (and the raw value in error.data.status when it is unknown).
  */
+/* clang-format on */
 typedef enum rpcd_status {
     RPCD_OK = 0,
     RPCD_DEFERRED = 1,              /* (1.1) the handler finishes later with call_complete;
@@ -277,6 +282,23 @@ typedef struct rpcd_host_api {
      * RPCD_ERR_STALE (after the call had ended), and does nothing.
      */
     int (*call_complete)(rpcd_call *call, int status);
+
+    /* ---- 1.3 ---- */
+
+    /*
+     * Writes text to the daemon's log (stderr) as one line, prefixed with the level and the
+     * plugin's name, as log does, but with no format: for languages that cannot call a variadic
+     * function (Go, Rust, and most other foreign function interfaces).
+     *   level  an rpcd_log_level; a line above the daemon's log level is not written.
+     *   text   UTF-8, NUL-terminated, borrowed (not kept after the call returns). Written as
+     *          given, except that its control bytes are escaped (a line feed as \n, a carriage
+     *          return as \r, a tab as \t, any other as \xHH), so that one call is one line
+     *          whatever the text holds; a text longer than about 2 KiB is cut and ends in "...".
+     *          NULL writes nothing.
+     * Any thread, any time until shutdown returns. As for every member after 1.0, test for it
+     * with RPCD_HOST_HAS(host, log_text) before the first call.
+     */
+    void (*log_text)(rpcd_plugin *plugin, int level, const char *text);
 } rpcd_host_api;
 
 /* True when the daemon's table has the member and it is set. */
@@ -360,6 +382,54 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
         return &info;                                                                              \
     }                                                                                              \
     struct rpcd_plugin_define_end
+
+/*
+ * Lifetimes, for plugins in any language.
+ *   host (rpcd_host_api) and plugin (rpcd_plugin)  valid from init until shutdown returns.
+ *   call (rpcd_call)      a handle any thread may keep: once its call has ended each function
+ *                         returns RPCD_ERR_STALE (call_is_cancelled 1) and does nothing else.
+ *   params                borrowed by the handler: valid only until the handler returns.
+ *   config_get's value    valid until init returns.
+ *   what a plugin hands over (names, descriptions, JSON text, messages): copied before the
+ *                         function returns; the plugin keeps ownership.
+ *   user_data             the plugin's; free_user_data runs once after shutdown.
+ * Threads: a plugin's own threads (goroutines, tasks, std::thread) still run plugin code after
+ * call_complete returns, and after the call has ended. At exit rpcd waits for the last call of
+ * every plugin to end, calls each shutdown (reverse load order), frees the user data, then
+ * unloads the code (dlclose). So shutdown must stop and join every thread the plugin started:
+ * code of the plugin running after shutdown returns runs in unmapped memory, and a host
+ * function called then uses a table that is gone. An exception or a panic must never leave a
+ * function the daemon calls (handler, init, shutdown, free_user_data): catch it there and return
+ * a status.
+ *
+ * The macros, for bindings that cannot use them. Every structure is plain C on the platform's
+ * ABI: size_t and pointers are one machine word, uint32_t four bytes, int a C int; offsets
+ * below are for LP64 (x86-64, arm64 Linux), in bytes.
+ *   rpcd_host_api     size 0, abi_major 8, abi_minor 12, then one function pointer per member,
+ *                     8 bytes each, in declaration order: register_method 16, config_get 24,
+ *                     log 32, call_result 40, call_fail 48, call_fail_code 56, call_notify 64,
+ *                     call_progress 72, call_is_cancelled 80, call_method 88, log_v 96,
+ *                     call_complete 104, log_text 112; 120 bytes in 1.3.
+ *   rpcd_method       size 0, name 8, handler 16, user_data 24, free_user_data 32, flags 40
+ *                     (uint32_t, then 4 bytes of padding), description 48, params_schema 56;
+ *                     64 bytes.
+ *   rpcd_plugin_info  size 0, abi_major 8, abi_minor 12, name 16, version 24, init 32,
+ *                     shutdown 40; 48 bytes.
+ * RPCD_HOST_HAS(host, member): host->size >= the member's offset + its size (one pointer), and
+ * the pointer there is not NULL. A member beyond host->size is not in the daemon's table: never
+ * read it.
+ * rpcd_method_new(name, handler): a descriptor with size = sizeof(rpcd_method), name and
+ * handler set, every other member zero or NULL. A binding may set size to the end of the last
+ * member it declares: the daemon reads only the members that fit in size.
+ * RPCD_PLUGIN_DEFINE(name, version, init, shutdown): a function named rpcd_plugin_entry, with
+ * the C calling convention, no parameters, exported from the shared object, returning a pointer
+ * to an rpcd_plugin_info that stays valid while the plugin is loaded, with size =
+ * sizeof(rpcd_plugin_info), abi_major = RPCD_ABI_MAJOR, abi_minor = the minor whose layout the
+ * binding follows (never one it does not know), name and version NUL-terminated strings that
+ * stay valid as long, and the two functions. Export nothing else: link with the version script
+ * `pkg-config --variable=versionscript rpcd-plugin` names, where the toolchain does not write
+ * one of its own. docs/plugins-cpp.md, docs/plugins-rust.md and docs/plugins-go.md show each.
+ */
 
 #ifdef __cplusplus
 }

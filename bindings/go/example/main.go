@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+//
+// The Go example plugin, on bindings/go/rpcd: go.hello (a plain call), go.count (progress,
+// stopped by cancellation), go.later (completed later from a goroutine), go.fail (panics: the
+// binding turns it into an error). Build: see docs/plugins-go.md.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"rpcd.local/rpcd"
+)
+
+func main() {}
+
+func init() {
+	rpcd.Define(rpcd.Plugin{Name: "go_example", Version: "1.0.0", Init: setup})
+}
+
+func invalid(message string) error {
+	return &rpcd.Error{Status: rpcd.ErrInvalidParams, Message: message}
+}
+
+// decode reads params (nil when the request had none) into v.
+func decode(params []byte, v interface{}) error {
+	if params == nil {
+		return nil
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return invalid(err.Error())
+	}
+	return nil
+}
+
+func hello(call rpcd.Call, params []byte) (string, error) {
+	var p struct {
+		Name *string `json:"name"`
+	}
+	if err := decode(params, &p); err != nil {
+		return "", invalid("name must be a string")
+	}
+	name := "world"
+	if p.Name != nil {
+		name = *p.Name
+	}
+	out, err := json.Marshal(map[string]string{"greeting": "hello, " + name})
+	return string(out), err
+}
+
+func count(call rpcd.Call, params []byte) (string, error) {
+	p := struct {
+		Steps   uint `json:"steps"`
+		DelayMs uint `json:"delay_ms"`
+	}{Steps: 3}
+	if err := decode(params, &p); err != nil {
+		return "", err
+	}
+	for step := uint(1); step <= p.Steps; step++ {
+		if call.Cancelled() {
+			return "", &rpcd.Error{Status: rpcd.ErrCancelled, Message: "cancelled"}
+		}
+		_ = call.Progress(float64(step), float64(p.Steps), fmt.Sprintf("step %d of %d", step, p.Steps))
+		time.Sleep(time.Duration(p.DelayMs) * time.Millisecond)
+	}
+	return fmt.Sprintf(`{"steps":%d}`, p.Steps), nil
+}
+
+func later(call rpcd.Call, params []byte) (string, error) {
+	var p struct {
+		DelayMs uint `json:"delay_ms"`
+	}
+	if err := decode(params, &p); err != nil {
+		return "", err
+	}
+	return rpcd.Later(call, func() (string, error) {
+		time.Sleep(time.Duration(p.DelayMs) * time.Millisecond)
+		return `{"deferred":true}`, nil
+	})
+}
+
+func fail(call rpcd.Call, params []byte) (string, error) {
+	panic("deliberate failure, from a Go panic")
+}
+
+func setup(r rpcd.Registrar) error {
+	methods := []struct {
+		name, description string
+		handler           rpcd.Handler
+	}{
+		{"go.hello", `Greets {"name": ...}.`, hello},
+		{"go.count", "Counts steps, with progress, until cancelled.", count},
+		{"go.later", "Answers later, from a goroutine.", later},
+		{"go.fail", "Panics.", fail},
+	}
+	for _, m := range methods {
+		if err := r.Method(m.name, 0, m.description, m.handler); err != nil {
+			return err
+		}
+	}
+	rpcd.Log(rpcd.LogInfo, "ready")
+	return nil
+}

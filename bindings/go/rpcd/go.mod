@@ -1,0 +1,3 @@
+module rpcd.local/rpcd
+
+go 1.19

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+//
+// Package rpcd is the Go binding of rpcd's plugin ABI: a plugin is a main package, built with
+// `go build -buildmode=c-shared`, that calls rpcd.Define in its init() and registers its methods
+// from Plugin.Init. Handlers return a JSON result or an error; a panic becomes
+// RPCD_ERR_INTERNAL instead of crashing rpcd; deferred calls and the goroutines started with
+// rpcd.Go are waited for before rpcd unloads the plugin. See docs/plugins-go.md.
+package rpcd
+
+/*
+#include "glue.h"
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os/signal"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// Status codes of <rpcd/plugin.h>.
+const (
+	OK                 = int(C.RPCD_OK)
+	Deferred           = int(C.RPCD_DEFERRED)
+	ErrInvalidParams   = int(C.RPCD_ERR_INVALID_PARAMS)
+	ErrMethodNotFound  = int(C.RPCD_ERR_METHOD_NOT_FOUND)
+	ErrInternal        = int(C.RPCD_ERR_INTERNAL)
+	ErrNoMemory        = int(C.RPCD_ERR_NO_MEMORY)
+	ErrCancelled       = int(C.RPCD_ERR_CANCELLED)
+	ErrInvalidArgument = int(C.RPCD_ERR_INVALID_ARGUMENT)
+	ErrStale           = int(C.RPCD_ERR_STALE)
+)
+
+// Log levels.
+const (
+	LogError   = int(C.RPCD_LOG_ERROR)
+	LogWarning = int(C.RPCD_LOG_WARNING)
+	LogInfo    = int(C.RPCD_LOG_INFO)
+	LogDebug   = int(C.RPCD_LOG_DEBUG)
+)
+
+// Method flags.
+const (
+	MethodSerialized = uint32(C.RPCD_METHOD_SERIALIZED)
+	MethodQuick      = uint32(C.RPCD_METHOD_QUICK)
+)
+
+// Error fails a call with an rpcd status and a message (error.data.detail).
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Call is a call's context. It may be copied and used from any goroutine; once the call has
+// ended every method returns ErrStale (or reports it cancelled).
+type Call struct{ c *C.rpcd_call }
+
+func status(code C.int) error {
+	if int(code) == OK {
+		return nil
+	}
+	return &Error{Status: int(code), Message: fmt.Sprintf("rpcd refused it (status %d)", int(code))}
+}
+
+// Result sets the call's result to JSON text.
+func (call Call) Result(json string) error {
+	text := C.CString(json)
+	defer C.free(unsafe.Pointer(text))
+	return status(C.rpcd_go_result(call.c, text, C.size_t(len(json))))
+}
+
+func (call Call) fail(code int, message string) int {
+	text := C.CString(message)
+	defer C.free(unsafe.Pointer(text))
+	return int(C.rpcd_go_fail(call.c, C.int(code), text))
+}
+
+// Progress reports progress (sent when the client gave a progressToken); total < 0: unknown.
+func (call Call) Progress(done, total float64, message string) error {
+	text := C.CString(message)
+	defer C.free(unsafe.Pointer(text))
+	return status(C.rpcd_go_progress(call.c, C.double(done), C.double(total), text))
+}
+
+// Cancelled says whether the client cancelled the call, rpcd is stopping, or the call ended.
+func (call Call) Cancelled() bool { return C.rpcd_go_is_cancelled(call.c) != 0 }
+
+// Handler serves a method: params is the request's params as JSON text (nil when none). It
+// returns the result as JSON text, or an error: an *Error with its status, any other error
+// as ErrInternal. A handler that answers later returns call.Later(...).
+type Handler func(call Call, params []byte) (string, error)
+
+var errDeferred = errors.New("deferred")
+
+// finish records what a handler (or a deferred function) gave, and returns its status.
+func finish(call Call, result string, err error) int {
+	var failure *Error
+	switch {
+	case err == nil:
+		if e := call.Result(result); e != nil {
+			return ErrInternal
+		}
+		return OK
+	case errors.As(err, &failure):
+		return call.fail(failure.Status, failure.Message)
+	default:
+		return call.fail(ErrInternal, err.Error())
+	}
+}
+
+// Later answers the call from a goroutine of its own, which rpcd waits for at shutdown: work's
+// result or error completes it, as a handler's would (a panic in work too, as ErrInternal).
+// The handler returns what Later returns.
+func Later(call Call, work func() (string, error)) (string, error) {
+	Go(func() {
+		var result string
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("panic: %v", p)
+				}
+			}()
+			result, err = work()
+		}()
+		C.rpcd_go_complete(call.c, C.int(finish(call, result, err)))
+	})
+	return "", errDeferred
+}
+
+var goroutines sync.WaitGroup
+
+// Go starts f on a goroutine that the plugin's shutdown waits for, so that no Go code of the
+// plugin runs once rpcd starts to unload it. A panic in f is logged and ends only f.
+func Go(f func()) {
+	goroutines.Add(1)
+	go func() {
+		defer goroutines.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				Log(LogError, fmt.Sprintf("panic in a goroutine: %v", p))
+			}
+		}()
+		f()
+	}()
+}
+
+// Log writes one line to rpcd's log (log_text: control bytes come out escaped).
+func Log(level int, text string) {
+	line := C.CString(text)
+	defer C.free(unsafe.Pointer(line))
+	C.rpcd_go_log(C.int(level), line)
+}
+
+// Registrar is what Init gets: it registers methods and reads the plugin's config section.
+type Registrar struct{}
+
+var handlers []Handler
+
+// Method registers a method (only from Init).
+func (Registrar) Method(name string, flags uint32, description string, handler Handler) error {
+	cname, cdescription := C.CString(name), C.CString(description)
+	defer C.free(unsafe.Pointer(cname))
+	defer C.free(unsafe.Pointer(cdescription))
+	handlers = append(handlers, handler)
+	code := C.rpcd_go_register(cname, cdescription, C.uint32_t(flags), C.uintptr_t(len(handlers)-1))
+	if err := status(code); err != nil {
+		return fmt.Errorf("cannot register %s: %w", name, err)
+	}
+	return nil
+}
+
+// Config returns a key of the plugin's config section (only from Init).
+func (Registrar) Config(key string) (string, bool) {
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	value := C.rpcd_go_config(ckey)
+	if value == nil {
+		return "", false
+	}
+	return C.GoString(value), true
+}
+
+// Plugin describes the plugin to rpcd.
+type Plugin struct {
+	Name, Version string
+	Init          func(r Registrar) error // registers the methods
+	Shutdown      func()                  // optional; after every goroutine of Go has ended
+}
+
+var (
+	plugin                Plugin
+	cachedName, cachedVer *C.char
+)
+
+// Define describes the plugin; call it from the main package's init().
+func Define(p Plugin) {
+	plugin = p
+	cachedName, cachedVer = C.CString(p.Name), C.CString(p.Version)
+}
+
+//export rpcdGoName
+func rpcdGoName() *C.char { return cachedName }
+
+//export rpcdGoVersion
+func rpcdGoVersion() *C.char { return cachedVer }
+
+//export rpcdGoInit
+func rpcdGoInit(message *C.char, size C.size_t) (code C.int) {
+	// Go's runtime ends the process on a write to a closed fd 1 or 2 unless SIGPIPE is ignored;
+	// rpcd ignores it too, and checks after init that it still is.
+	signal.Ignore(syscall.SIGPIPE)
+	defer func() {
+		if p := recover(); p != nil {
+			code = C.int(ErrInternal)
+			writeError(message, size, fmt.Sprintf("panic: %v", p))
+		}
+	}()
+	if plugin.Init == nil {
+		return C.int(OK)
+	}
+	if err := plugin.Init(Registrar{}); err != nil {
+		writeError(message, size, err.Error())
+		return C.int(ErrInternal)
+	}
+	return C.int(OK)
+}
+
+func writeError(message *C.char, size C.size_t, text string) {
+	if size == 0 {
+		return
+	}
+	out := unsafe.Slice((*byte)(unsafe.Pointer(message)), int(size))
+	n := copy(out[:len(out)-1], text)
+	out[n] = 0
+}
+
+//export rpcdGoShutdown
+func rpcdGoShutdown() {
+	goroutines.Wait()
+	if plugin.Shutdown != nil {
+		plugin.Shutdown()
+	}
+}
+
+//export rpcdGoHandle
+func rpcdGoHandle(index C.uintptr_t, c *C.rpcd_call, params *C.char, length C.size_t) (code C.int) {
+	call := Call{c}
+	defer func() {
+		if p := recover(); p != nil {
+			code = C.int(call.fail(ErrInternal, fmt.Sprintf("panic: %v", p)))
+		}
+	}()
+	var body []byte
+	if params != nil {
+		body = C.GoBytes(unsafe.Pointer(params), C.int(length))
+	}
+	result, err := handlers[int(index)](call, body)
+	if err == errDeferred {
+		return C.int(Deferred)
+	}
+	return C.int(finish(call, result, err))
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+//! The Rust example plugin, on bindings/rust/rpcd.rs: rust.hello (a plain call), rust.count
+//! (progress, stopped by cancellation), rust.later (completed later from a thread of its own),
+//! rust.fail (panics: the binding turns it into an error). Built as a cdylib with rustc alone,
+//! see docs/plugins-rust.md.
+use rpcd::json::{self, Value};
+use rpcd::{Call, Registrar};
+use std::os::raw::c_int;
+use std::time::Duration;
+
+/// A member that must be a count when present.
+fn count_member(params: &str, key: &str, fallback: u64) -> Result<u64, String> {
+    match json::member(params, key) {
+        None => Ok(fallback),
+        Some(Value::Number(n)) if n >= 0.0 && n.fract() == 0.0 => Ok(n as u64),
+        Some(_) => Err(format!("{} must be a count", key)),
+    }
+}
+
+fn hello(call: Call, params: &str) -> c_int {
+    let name = match json::member(params, "name") {
+        None => "world".to_string(),
+        Some(Value::Str(name)) => name,
+        Some(_) => return call.fail(rpcd::ERR_INVALID_PARAMS, "name must be a string"),
+    };
+    let result = format!(
+        "{{\"greeting\":{}}}",
+        json::string(&format!("hello, {}", name))
+    );
+    match call.result(&result) {
+        Ok(()) => rpcd::OK,
+        Err(status) => status,
+    }
+}
+
+fn count(call: Call, params: &str) -> c_int {
+    let (steps, delay) = match (
+        count_member(params, "steps", 3),
+        count_member(params, "delay_ms", 0),
+    ) {
+        (Ok(steps), Ok(delay)) => (steps, delay),
+        (Err(why), _) | (_, Err(why)) => return call.fail(rpcd::ERR_INVALID_PARAMS, &why),
+    };
+    for step in 1..=steps {
+        if call.is_cancelled() {
+            return rpcd::ERR_CANCELLED;
+        }
+        let _ = call.progress(
+            step as f64,
+            steps as f64,
+            &format!("step {} of {}", step, steps),
+        );
+        std::thread::sleep(Duration::from_millis(delay));
+    }
+    match call.result(&format!("{{\"steps\":{}}}", steps)) {
+        Ok(()) => rpcd::OK,
+        Err(status) => status,
+    }
+}
+
+fn later(call: Call, params: &str) -> c_int {
+    let delay = match count_member(params, "delay_ms", 0) {
+        Ok(delay) => delay,
+        Err(why) => return call.fail(rpcd::ERR_INVALID_PARAMS, &why),
+    };
+    // The deferred call moves into the thread; dropped uncompleted, it would fail the call.
+    let pending = call.defer();
+    rpcd::spawn(move || {
+        std::thread::sleep(Duration::from_millis(delay));
+        pending.complete("{\"deferred\":true}");
+    });
+    rpcd::DEFERRED
+}
+
+fn fail(_call: Call, _params: &str) -> c_int {
+    panic!("deliberate failure, from a Rust panic");
+}
+
+fn init(plugin: &mut Registrar) -> Result<(), String> {
+    let methods: [(&str, &str, fn(Call, &str) -> c_int); 4] = [
+        ("rust.hello", "Greets {\"name\": ...}.", hello),
+        (
+            "rust.count",
+            "Counts steps, with progress, until cancelled.",
+            count,
+        ),
+        (
+            "rust.later",
+            "Answers later, from a thread of its own.",
+            later,
+        ),
+        ("rust.fail", "Panics.", fail),
+    ];
+    for (name, description, handler) in methods {
+        plugin
+            .method(name, 0, description, handler)
+            .map_err(|status| format!("cannot register {} (status {})", name, status))?;
+    }
+    rpcd::log(rpcd::LOG_INFO, "ready");
+    Ok(())
+}
+
+rpcd::plugin!("rust_example", "1.0.0", init, None);

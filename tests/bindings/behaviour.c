@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The behaviour every example plugin of bindings/ shows, run against the real rpcd: a plain call,
+ * a failure of the language's own kind (panic, exception) turned into an error, progress then
+ * cancellation, deferred completion from the language's own threads, the plain method as an MCP
+ * tool, and an end of input while deferred calls run. Usage: behaviour PLUGIN.so PREFIX NAME
+ * (methods PREFIX.hello, .fail, .count, .later; NAME is the plugin's name in its log lines).
+ */
+#include "harness.h"
+
+#include <jansson.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static const char *plugin_path, *prefix, *plugin_name;
+
+typedef struct session {
+    char *dir;
+    harness_process *rpcd;
+} session;
+
+__attribute__((format(printf, 1, 2))) static char *format(const char *pattern, ...)
+{
+    va_list args;
+    va_start(args, pattern);
+    char *text;
+    int n = vasprintf(&text, pattern, args);
+    va_end(args);
+    assert_true(n >= 0);
+    return text;
+}
+
+static int session_setup(void **state)
+{
+    session *s = calloc(1, sizeof *s);
+    if (!s || !(s->dir = harness_temp_dir()))
+        return -1;
+    char *config = format("[rpcd]\nworkers = 4\n[plugin example]\npath = %s\n", plugin_path);
+    char *path = harness_write_file(s->dir, "rpcd.conf", config);
+    free(config);
+    if (!path)
+        return -1;
+    harness_argv args = harness_rpcd_argv(path);
+    s->rpcd = args.argv[0] ? harness_start(args.argv) : NULL;
+    free(path);
+    if (!s->rpcd)
+        return -1;
+    *state = s;
+    return 0;
+}
+
+static int session_teardown(void **state)
+{
+    session *s = *state;
+    harness_free(s->rpcd);
+    harness_remove_dir(s->dir);
+    free(s->dir);
+    free(s);
+    return 0;
+}
+
+__attribute__((format(printf, 2, 3))) static void send(session *s, const char *pattern, ...)
+{
+    va_list args;
+    va_start(args, pattern);
+    char *text;
+    assert_true(vasprintf(&text, pattern, args) >= 0);
+    va_end(args);
+    assert_int_equal(harness_write_text(s->rpcd, text, HARNESS_TIMEOUT_MS), HARNESS_OK);
+    free(text);
+}
+
+static json_t *next_message(session *s)
+{
+    char *line = NULL;
+    int status = harness_read_line(s->rpcd, HARNESS_TIMEOUT_MS, &line, NULL, NULL);
+    if (status != HARNESS_OK)
+        print_error("no message (%d); stderr:\n%s\n", status, harness_stderr(s->rpcd));
+    assert_int_equal(status, HARNESS_OK);
+    json_error_t error;
+    json_t *message = json_loads(line, 0, &error);
+    if (!message)
+        print_error("not JSON: %s\n", line);
+    assert_non_null(message);
+    free(line);
+    return message;
+}
+
+/* The next message that is the response to id, skipping notifications. */
+static json_t *response_to(session *s, json_int_t id)
+{
+    for (;;) {
+        json_t *message = next_message(s);
+        json_t *member = json_object_get(message, "id");
+        if (json_is_integer(member) && json_integer_value(member) == id)
+            return message;
+        if (member) {
+            char *text = json_dumps(message, 0);
+            print_error("expected the response to %lld, got %s\n", (long long)id, text);
+            free(text);
+            fail();
+        }
+        json_decref(message);
+    }
+}
+
+static void assert_member(const json_t *value, const char *path, const char *expected)
+{
+    char *text = json_dumps(value, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    assert_non_null(text);
+    if (!harness_json_equal(expected, text))
+        print_error("%s: expected %s\n     got %s\n", path, expected, text);
+    assert_true(harness_json_equal(expected, text));
+    free(text);
+}
+
+static void expect_exit_zero(session *s)
+{
+    harness_exit status;
+    assert_int_equal(harness_wait(s->rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+    if (!status.exited || status.code != 0)
+        print_error("rpcd: %s\n%s\n", harness_exit_describe(&status), harness_stderr(s->rpcd));
+    assert_true(status.exited);
+    assert_int_equal(status.code, 0);
+}
+
+/* The plugin logs through log_text once loaded: its name and the level lead the line. */
+static void expect_ready(session *s)
+{
+    char *line = format("rpcd: info: %s: ready", plugin_name);
+    int status = harness_wait_for_stderr(s->rpcd, line, HARNESS_TIMEOUT_MS);
+    if (status != HARNESS_OK)
+        print_error("not in stderr: %s\n%s\n", line, harness_stderr(s->rpcd));
+    assert_int_equal(status, HARNESS_OK);
+    free(line);
+}
+
+/* PREFIX.hello: a result, its default, and invalid params turned into -32602. */
+static void test_plain_call(void **state)
+{
+    session *s = *state;
+    expect_ready(s);
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s.hello\",\"params\":{\"name\":\"Ada\"}}\n",
+         prefix);
+    json_t *response = response_to(s, 1);
+    assert_member(json_object_get(response, "result"), "result", "{\"greeting\":\"hello, Ada\"}");
+    json_decref(response);
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"%s.hello\"}\n", prefix);
+    response = response_to(s, 2);
+    assert_member(json_object_get(response, "result"), "result", "{\"greeting\":\"hello, world\"}");
+    json_decref(response);
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"%s.hello\",\"params\":{\"name\":7}}\n",
+         prefix);
+    response = response_to(s, 3);
+    assert_member(json_object_get(json_object_get(response, "error"), "code"), "code", "-32602");
+    json_decref(response);
+    harness_close_stdin(s->rpcd);
+    expect_exit_zero(s);
+}
+
+/* PREFIX.fail panics or throws: -32603 with the message as detail, and rpcd goes on serving. */
+static void test_failure_becomes_an_error(void **state)
+{
+    session *s = *state;
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s.fail\"}\n", prefix);
+    json_t *response = response_to(s, 1);
+    json_t *error = json_object_get(response, "error");
+    assert_member(json_object_get(error, "code"), "code", "-32603");
+    const char *detail =
+        json_string_value(json_object_get(json_object_get(error, "data"), "detail"));
+    if (!detail || !strstr(detail, "deliberate failure"))
+        print_error("error.data.detail: %s\n", detail ? detail : "(none)");
+    assert_non_null(detail);
+    assert_non_null(strstr(detail, "deliberate failure"));
+    json_decref(response);
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"%s.hello\"}\n", prefix);
+    json_decref(response_to(s, 2));
+    harness_close_stdin(s->rpcd);
+    expect_exit_zero(s);
+}
+
+/* PREFIX.count: progress notifications with the client's token, then $/cancelRequest: -32800. */
+static void test_progress_then_cancel(void **state)
+{
+    session *s = *state;
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s.count\",\"params\":{\"steps\":100000,"
+         "\"delay_ms\":2,\"_meta\":{\"progressToken\":\"t7\"}}}\n",
+         prefix);
+    for (int seen = 1; seen <= 3; seen++) {
+        json_t *message = next_message(s);
+        assert_member(json_object_get(message, "method"), "method", "\"notifications/progress\"");
+        json_t *params = json_object_get(message, "params");
+        assert_member(json_object_get(params, "progressToken"), "token", "\"t7\"");
+        assert_int_equal((int)json_number_value(json_object_get(params, "progress")), seen);
+        assert_member(json_object_get(params, "total"), "total", "100000");
+        json_decref(message);
+    }
+    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":7}}\n");
+    json_t *response = response_to(s, 7);
+    assert_member(json_object_get(json_object_get(response, "error"), "code"), "code", "-32800");
+    json_decref(response);
+    /* Without a token, no notification: the response comes first. */
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"%s.count\",\"params\":{\"steps\":3}}\n",
+         prefix);
+    json_t *message = next_message(s);
+    assert_member(message, "response", "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"steps\":3}}");
+    json_decref(message);
+    harness_close_stdin(s->rpcd);
+    expect_exit_zero(s);
+}
+
+/* PREFIX.later completes from a thread of the plugin, many at once, in any order. */
+static void test_deferred_completion(void **state)
+{
+    session *s = *state;
+    enum { CALLS = 16 };
+    for (int id = 1; id <= CALLS; id++)
+        send(s,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s.later\",\"params\":{\"delay_ms\":%d}}"
+             "\n",
+             id, prefix, 5 * (CALLS - id));
+    bool seen[CALLS + 1] = {false};
+    for (int i = 0; i < CALLS; i++) {
+        json_t *message = next_message(s);
+        json_int_t id = json_integer_value(json_object_get(message, "id"));
+        assert_true(id >= 1 && id <= CALLS && !seen[id]);
+        seen[id] = true;
+        assert_member(json_object_get(message, "result"), "result", "{\"deferred\":true}");
+        json_decref(message);
+    }
+    harness_close_stdin(s->rpcd);
+    expect_exit_zero(s);
+}
+
+/*
+ * End of input with deferred calls still waiting on the plugin's threads: each is answered,
+ * then shutdown joins the threads before rpcd unloads the code, and rpcd exits 0.
+ */
+static void test_end_of_input_with_deferred_calls(void **state)
+{
+    session *s = *state;
+    for (int id = 1; id <= 8; id++)
+        send(s,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s.later\",\"params\":{\"delay_ms\":50}}"
+             "\n",
+             id, prefix);
+    harness_close_stdin(s->rpcd);
+    harness_lines lines;
+    assert_int_equal(harness_read_all_lines(s->rpcd, HARNESS_TIMEOUT_MS, &lines), HARNESS_OK);
+    assert_int_equal(lines.count, 8);
+    for (size_t i = 0; i < lines.count; i++)
+        assert_non_null(strstr(lines.items[i], "\"result\":{\"deferred\":true}"));
+    harness_lines_free(&lines);
+    expect_exit_zero(s);
+}
+
+/* Over MCP: the handshake, PREFIX.hello among the tools, and tools/call of it. */
+static void test_mcp_tool_call(void **state)
+{
+    session *s = *state;
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+         "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"behaviour\","
+         "\"version\":\"1\"}}}\n");
+    json_t *response = response_to(s, 1);
+    assert_non_null(json_object_get(response, "result"));
+    json_decref(response);
+    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+    response = response_to(s, 2);
+    json_t *tools = json_object_get(json_object_get(response, "result"), "tools");
+    char *name = format("%s.hello", prefix);
+    bool listed = false;
+    size_t index;
+    json_t *tool;
+    json_array_foreach(tools, index, tool)
+    {
+        if (json_is_string(json_object_get(tool, "name")) &&
+            strcmp(json_string_value(json_object_get(tool, "name")), name) == 0)
+            listed = json_is_object(json_object_get(tool, "inputSchema"));
+    }
+    assert_true(listed);
+    json_decref(response);
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+         "\"arguments\":{\"name\":\"Ada\"}}}\n",
+         name);
+    response = response_to(s, 3);
+    json_t *result = json_object_get(response, "result");
+    assert_member(json_object_get(result, "isError"), "isError", "false");
+    assert_member(json_object_get(result, "structuredContent"), "structuredContent",
+                  "{\"greeting\":\"hello, Ada\"}");
+    json_decref(response);
+    free(name);
+    harness_close_stdin(s->rpcd);
+    expect_exit_zero(s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s PLUGIN.so PREFIX NAME\n", argv[0]);
+        return 2;
+    }
+    plugin_path = argv[1];
+    prefix = argv[2];
+    plugin_name = argv[3];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_plain_call, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_failure_becomes_an_error, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_progress_then_cancel, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_deferred_completion, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_end_of_input_with_deferred_calls, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_mcp_tool_call, session_setup, session_teardown),
+    };
+    return cmocka_run_group_tests_name(prefix, tests, NULL, NULL);
+}
