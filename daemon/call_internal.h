@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The insides of calls, shared by call.c (contexts, batches, starting and ending calls),
- * call_slot.c (the slot store behind handles) and call_host.c (the host functions plugins use
- * on a call). Nothing else in the daemon includes it (tests/unit/test_call.c does, to reach a
- * slot's lock).
+ * The insides of calls, shared by call.c (starting and ending calls), call_table.c (ids in
+ * flight, back-pressure, cancellation), scheduler.c (running calls), call_batch.c,
+ * call_response.c, call_slot.c (the slot store behind handles) and call_host.c (the host
+ * functions plugins use on a call). Nothing else in the daemon includes it (unit tests do).
  */
 #ifndef RPCD_CALL_INTERNAL_H
 #define RPCD_CALL_INTERNAL_H
@@ -136,5 +136,33 @@ void call_finish(uint32_t index, int status);
  * ending one call exactly one does.
  */
 void call_finish_locked(call_slot *slot, int status);
+
+/* The most calls a group holds back before it hands them over. */
+enum { GROUP_MOST = 64 };
+
+/*
+ * Quick calls with params this long go to a worker all the same: writing their response takes
+ * the reader's time that reading the next lines could use.
+ */
+enum { QUICK_PARAMS_MOST = 64 * 1024 };
+
+/* call_table.c: the slot in flight with exactly this id text, or NO_SLOT. Context lock held. */
+uint32_t find_id(const call_context *context, const char *id, size_t length);
+/* Context lock held. */
+void track_id(call_context *context, call_slot *slot);
+/* Context lock held. */
+void untrack_id(call_context *context, call_slot *slot);
+
+/* call_batch.c */
+void batch_hold(call_batch *batch);
+int batch_append(call_batch *batch, const struct iovec *parts, int part_count);
+
+/* call_response.c: writes the response of an ended call (nothing for notifications and silent
+ * cancels). */
+void write_response(call_slot *slot, int status, bool silent);
+
+/* scheduler.c: queues a call for a worker, or runs it here when there are none. */
+void dispatch_slot(call_slot *slot);
+void run_job(exec_job *job);
 
 #endif
