@@ -26,7 +26,7 @@ void call_finish(uint32_t index, int status)
 void call_finish_locked(call_slot *slot, int status)
 {
     uint32_t index = slot->index;
-    call_context *context = slot->context;
+    call_table *table = slot->table;
     slot->active = false;
     slot->generation++; /* from here on, the plugin's handle is stale */
     bool cancelled = atomic_load(&slot->cancelled);
@@ -39,11 +39,11 @@ void call_finish_locked(call_slot *slot, int status)
      * the answer must not be told the call is still in flight. The call itself counts as in
      * flight until its response is out, so that max_in_flight bounds what is not answered yet. */
     if (slot->tracked) {
-        lock_take(&context->lock);
-        untrack_id(context, slot);
-        lock_release(&context->lock);
+        lock_take(&table->lock);
+        table_untrack_id(table, slot);
+        lock_release(&table->lock);
     }
-    write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
+    call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
 
     if (slot->batch)
         call_batch_release(slot->batch);
@@ -52,9 +52,9 @@ void call_finish_locked(call_slot *slot, int status)
     slot_release(index);
 
     call_slot *next = NULL;
-    lock_take(&context->lock);
-    if (method->flags & RPCD_METHOD_SERIALIZED && method->index < context->serial_count) {
-        serial_queue *queue = &context->serial[method->index];
+    lock_take(&table->lock);
+    if (method->flags & RPCD_METHOD_SERIALIZED && method->index < table->serial_count) {
+        serial_queue *queue = &table->serial[method->index];
         if (queue->head != NO_SLOT && queue->busy) {
             next = slot_at(queue->head);
             queue->head = next->serial_next;
@@ -64,18 +64,18 @@ void call_finish_locked(call_slot *slot, int status)
             queue->busy = false;
         }
     }
-    /* The last touch of the context: once nothing is in flight, its owner may free it and the
+    /* The last touch of the table: once nothing is in flight, its owner may free it and the
      * output while this thread (a worker, or a plugin's own after call_complete) goes on. A next
      * call is itself in flight. */
-    context->in_flight--;
-    context->in_flight_bytes -= held_bytes;
-    pthread_cond_broadcast(&context->changed);
-    lock_release(&context->lock);
+    table->in_flight--;
+    table->in_flight_bytes -= held_bytes;
+    pthread_cond_broadcast(&table->changed);
+    lock_release(&table->lock);
     if (next)
-        dispatch_slot(next);
+        sched_dispatch(next);
 }
 
-int call_start(call_context *context, const call_request *request)
+int call_start(call_table *table, const call_request *request)
 {
     uint32_t index;
     if (slot_acquire(&index) != 0)
@@ -84,7 +84,7 @@ int call_start(call_context *context, const call_request *request)
      * are filled without its lock, which publishes them when active is set. */
     call_slot *slot = slot_at(index);
     slot->index = index;
-    slot->context = context;
+    slot->table = table;
     slot->method = request->method;
     slot->batch = request->batch;
     slot->ticket = request->ticket;
@@ -97,7 +97,7 @@ int call_start(call_context *context, const call_request *request)
     slot->state = SLOT_QUEUED;
     slot->completed_early = false;
     slot->cancel_style = CALL_CANCEL_FLAG;
-    slot->job.run = run_job;
+    slot->job.run = sched_run;
     slot->serial_next = NO_SLOT;
     atomic_store(&slot->cancelled, false);
     int failed = 0;
@@ -124,19 +124,19 @@ int call_start(call_context *context, const call_request *request)
     }
 
     bool run_now = true;
-    lock_take(&context->lock);
+    lock_take(&table->lock);
     /* An id null cannot be told apart from another: only real ids are tracked. */
     bool trackable = request->id && js_kind_of(*request->id) != JS_NULL;
-    if (trackable && find_id(context, request->id->start, request->id->length) != NO_SLOT) {
-        lock_release(&context->lock);
+    if (trackable && table_find_id(table, request->id->start, request->id->length) != NO_SLOT) {
+        lock_release(&table->lock);
         slot_release(index);
         return CALL_DUPLICATE_ID;
     }
     if (trackable)
-        track_id(context, slot);
+        table_track_id(table, slot);
     if (request->method->flags & RPCD_METHOD_SERIALIZED &&
-        request->method->index < context->serial_count) {
-        serial_queue *queue = &context->serial[request->method->index];
+        request->method->index < table->serial_count) {
+        serial_queue *queue = &table->serial[request->method->index];
         if (queue->busy) {
             if (queue->head == NO_SLOT)
                 queue->head = index;
@@ -149,29 +149,29 @@ int call_start(call_context *context, const call_request *request)
             queue->head = queue->tail = NO_SLOT;
         }
     }
-    context->in_flight++;
-    context->in_flight_bytes += slot->held_bytes;
-    lock_release(&context->lock);
+    table->in_flight++;
+    table->in_flight_bytes += slot->held_bytes;
+    lock_release(&table->lock);
 
     lock_take(&slot->lock);
     slot->active = true;
     lock_release(&slot->lock);
     if (slot->batch)
-        batch_hold(slot->batch);
-    bool quick = context->quick_on_reader && request->method->flags & RPCD_METHOD_QUICK &&
+        call_batch_hold(slot->batch);
+    bool quick = table->quick_on_reader && request->method->flags & RPCD_METHOD_QUICK &&
                  slot->params_length < QUICK_PARAMS_MOST;
     if (run_now && quick) {
-        run_job(&slot->job); /* no hand-off: the call is over before the next line is read */
-    } else if (run_now && context->grouping > 0 && context->pool) {
-        if (context->group_last)
-            context->group_last->next = &slot->job;
+        sched_run(&slot->job); /* no hand-off: the call is over before the next line is read */
+    } else if (run_now && table->grouping > 0 && table->pool) {
+        if (table->group_last)
+            table->group_last->next = &slot->job;
         else
-            context->group_first = &slot->job;
-        context->group_last = &slot->job;
-        if (++context->group_count == GROUP_MOST)
-            call_submit_group(context);
+            table->group_first = &slot->job;
+        table->group_last = &slot->job;
+        if (++table->group_count == GROUP_MOST)
+            call_submit_group(table);
     } else if (run_now) {
-        dispatch_slot(slot);
+        sched_dispatch(slot);
     }
     return CALL_STARTED;
 }

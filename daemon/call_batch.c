@@ -17,11 +17,11 @@ struct call_batch {
     atomic_size_t references;
     size_t item_count;
     buffer items; /* the responses so far, comma-separated */
-    call_context *context;
+    call_table *table;
     uint64_t ticket;
 };
 
-int call_batch_new(call_context *context, uint64_t ticket, call_batch **out)
+int call_batch_new(call_table *table, uint64_t ticket, call_batch **out)
 {
     call_batch *batch = calloc(1, sizeof *batch);
     if (!batch || pthread_mutex_init(&batch->lock, NULL) != 0) {
@@ -29,18 +29,18 @@ int call_batch_new(call_context *context, uint64_t ticket, call_batch **out)
         return -1;
     }
     atomic_init(&batch->references, 1);
-    batch->context = context;
+    batch->table = table;
     batch->ticket = ticket;
     *out = batch;
     return 0;
 }
 
-void batch_hold(call_batch *batch)
+void call_batch_hold(call_batch *batch)
 {
     atomic_fetch_add(&batch->references, 1);
 }
 
-int batch_append(call_batch *batch, const struct iovec *parts, int part_count)
+int call_batch_append(call_batch *batch, const struct iovec *parts, int part_count)
 {
     int status = 0;
     lock_take(&batch->lock);
@@ -64,9 +64,9 @@ void call_batch_release(call_batch *batch)
             {batch->items.data, batch->items.length},
             {"]", 1},
         };
-        out_write_ticket(batch->context->out, batch->ticket, parts, 3);
+        out_write_ticket(batch->table->out, batch->ticket, parts, 3);
     } else {
-        out_ticket_drop(batch->context->out, batch->ticket);
+        out_ticket_drop(batch->table->out, batch->ticket);
     }
     buf_free(&batch->items);
     pthread_mutex_destroy(&batch->lock);

@@ -16,7 +16,7 @@
 
 static bool valid_json(const call_slot *slot, const char *text, size_t length)
 {
-    return text && js_validate(text, length, slot->context->max_depth, NULL, NULL) == 0;
+    return text && js_validate(text, length, slot->table->max_depth, NULL, NULL) == 0;
 }
 
 /*
@@ -129,7 +129,7 @@ static int send_notification(call_slot *slot, const char *method, size_t method_
         return RPCD_ERR_NO_MEMORY;
     struct iovec part = {line->data, line->length};
     /* A client that went away is not the plugin's problem: the call just carries on. */
-    out_write_line(slot->context->out, &part, 1);
+    out_write_line(slot->table->out, &part, 1);
     return RPCD_OK;
 }
 

@@ -48,12 +48,12 @@ typedef struct call_slot {
     exec_job job;
     uint32_t index;
 
-    call_context *context;
+    call_table *table;
     const reg_method *method;
     call_batch *batch;
     uint64_t ticket;
     bool is_request;
-    bool tracked;         /* in the context's id table */
+    bool tracked;         /* in the table's id table */
     uint32_t id_next;     /* next slot in the same id bucket, NO_SLOT at the end */
     uint32_t serial_next; /* next slot waiting for the same serialized method */
     buffer id;
@@ -89,7 +89,7 @@ typedef struct serial_queue {
     uint32_t tail;
 } serial_queue;
 
-struct call_context {
+struct call_table {
     output *out;
     size_t max_depth;
     size_t max_in_flight;
@@ -146,23 +146,23 @@ enum { GROUP_MOST = 64 };
  */
 enum { QUICK_PARAMS_MOST = 64 * 1024 };
 
-/* call_table.c: the slot in flight with exactly this id text, or NO_SLOT. Context lock held. */
-uint32_t find_id(const call_context *context, const char *id, size_t length);
-/* Context lock held. */
-void track_id(call_context *context, call_slot *slot);
-/* Context lock held. */
-void untrack_id(call_context *context, call_slot *slot);
+/* call_table.c: the slot in flight with exactly this id text, or NO_SLOT. Table lock held. */
+uint32_t table_find_id(const call_table *table, const char *id, size_t length);
+/* Table lock held. */
+void table_track_id(call_table *table, call_slot *slot);
+/* Table lock held. */
+void table_untrack_id(call_table *table, call_slot *slot);
 
 /* call_batch.c */
-void batch_hold(call_batch *batch);
-int batch_append(call_batch *batch, const struct iovec *parts, int part_count);
+void call_batch_hold(call_batch *batch);
+int call_batch_append(call_batch *batch, const struct iovec *parts, int part_count);
 
 /* call_response.c: writes the response of an ended call (nothing for notifications and silent
  * cancels). */
-void write_response(call_slot *slot, int status, bool silent);
+void call_write_response(call_slot *slot, int status, bool silent);
 
 /* scheduler.c: queues a call for a worker, or runs it here when there are none. */
-void dispatch_slot(call_slot *slot);
-void run_job(exec_job *job);
+void sched_dispatch(call_slot *slot);
+void sched_run(exec_job *job);
 
 #endif

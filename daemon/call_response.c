@@ -16,16 +16,16 @@
 #include <string.h>
 
 /* Sends one response line, alone or into its batch. */
-static int respond(call_context *context, call_batch *batch, uint64_t ticket,
-                   const struct iovec *parts, int part_count)
+static int respond(call_table *table, call_batch *batch, uint64_t ticket, const struct iovec *parts,
+                   int part_count)
 {
     if (batch)
-        return batch_append(batch, parts, part_count);
-    return out_write_ticket(context->out, ticket, parts, part_count);
+        return call_batch_append(batch, parts, part_count);
+    return out_write_ticket(table->out, ticket, parts, part_count);
 }
 
-int call_respond_result(call_context *context, call_batch *batch, uint64_t ticket,
-                        const js_span *id, const char *result, size_t result_length)
+int call_respond_result(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
+                        const char *result, size_t result_length)
 {
     struct iovec parts[] = {
         {"{\"jsonrpc\":\"2.0\",\"id\":", 22},
@@ -34,10 +34,10 @@ int call_respond_result(call_context *context, call_batch *batch, uint64_t ticke
         {(void *)result, result_length},
         {"}", 1},
     };
-    return respond(context, batch, ticket, parts, 5);
+    return respond(table, batch, ticket, parts, 5);
 }
 
-int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket, const js_span *id,
+int call_respond_error(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
                        int64_t code, const char *message, const char *data, size_t data_length)
 {
     buffer line = BUFFER_INIT;
@@ -47,9 +47,9 @@ int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket
         env_append_error(&line, id, code, message ? message : "Server error", data, data_length);
     if (status == 0) {
         struct iovec part = {line.data, line.length};
-        status = respond(context, batch, ticket, &part, 1);
+        status = respond(table, batch, ticket, &part, 1);
     } else {
-        out_ticket_drop(context->out, ticket);
+        out_ticket_drop(table->out, ticket);
     }
     buf_free(&line);
     return status;
@@ -197,15 +197,15 @@ static void write_tool_result(call_slot *slot, int status, bool failed)
         written = mcp_append_tool_error(result, text, strlen(text));
     }
     if (written == 0)
-        call_respond_result(slot->context, slot->batch, slot->ticket, &id, result->data,
+        call_respond_result(slot->table, slot->batch, slot->ticket, &id, result->data,
                             result->length);
     else
-        call_respond_error(slot->context, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
+        call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
                            NULL, 0);
 }
 
 /* Writes the response of an ended call (nothing for notifications and silent cancels). */
-void write_response(call_slot *slot, int status, bool silent)
+void call_write_response(call_slot *slot, int status, bool silent)
 {
     if (status == RPCD_OK && slot->result_invalid) {
         reg_shown shown;
@@ -217,7 +217,7 @@ void write_response(call_slot *slot, int status, bool silent)
     if (failed)
         log_failure(slot, status);
     if (!slot->is_request || silent) {
-        out_ticket_drop(slot->context->out, slot->ticket);
+        out_ticket_drop(slot->table->out, slot->ticket);
         return;
     }
     const js_span id = {slot->id.data, slot->id.length};
@@ -226,16 +226,16 @@ void write_response(call_slot *slot, int status, bool silent)
         return;
     }
     if (!failed) {
-        call_respond_result(slot->context, slot->batch, slot->ticket, &id, result_text(slot).start,
+        call_respond_result(slot->table, slot->batch, slot->ticket, &id, result_text(slot).start,
                             result_text(slot).length);
         return;
     }
     buf_clear(&slot->line);
     if (build_error(slot, status) == 0) {
         struct iovec part = {slot->line.data, slot->line.length};
-        respond(slot->context, slot->batch, slot->ticket, &part, 1);
+        respond(slot->table, slot->batch, slot->ticket, &part, 1);
     } else {
-        call_respond_error(slot->context, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
+        call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
                            NULL, 0);
     }
 }

@@ -2,7 +2,7 @@
 /*
  * The process-wide store of call slots, in chunks that never move, and the handles that name a
  * slot and its generation: a handle from an ended call finds a newer generation and is refused.
- * Also the list of the calls a context still has in the store, for a stop that leaves them.
+ * Also the list of the calls a table still has in the store, for a stop that leaves them.
  */
 #include "call_internal.h"
 #include "lock.h"

@@ -17,60 +17,60 @@
 #include <string.h>
 #include <time.h>
 
-int call_context_new(const call_settings *settings, call_context **out)
+int call_table_new(const call_settings *settings, call_table **out)
 {
-    call_context *context = calloc(1, sizeof *context);
-    if (!context)
+    call_table *table = calloc(1, sizeof *table);
+    if (!table)
         return -1;
-    context->out = settings->out;
-    context->max_depth = settings->max_depth;
-    context->max_in_flight = settings->max_in_flight ? settings->max_in_flight : 1;
-    context->max_in_flight_bytes =
+    table->out = settings->out;
+    table->max_depth = settings->max_depth;
+    table->max_in_flight = settings->max_in_flight ? settings->max_in_flight : 1;
+    table->max_in_flight_bytes =
         settings->max_in_flight_bytes ? settings->max_in_flight_bytes : SIZE_MAX;
     /* One worker promises one call at a time: a quick call beside it would break that. */
-    context->quick_on_reader = settings->workers != 1;
-    pthread_mutex_init(&context->lock, NULL);
+    table->quick_on_reader = settings->workers != 1;
+    pthread_mutex_init(&table->lock, NULL);
     /* Its waits are timed by the monotonic clock: a change of the date stretches none of them. */
     pthread_condattr_t monotonic;
     pthread_condattr_init(&monotonic);
     pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
-    pthread_cond_init(&context->changed, &monotonic);
+    pthread_cond_init(&table->changed, &monotonic);
     pthread_condattr_destroy(&monotonic);
-    context->id_bucket_count = 64;
-    context->id_buckets = malloc(context->id_bucket_count * sizeof *context->id_buckets);
-    context->serial_count = settings->methods ? reg_count(settings->methods) : 0;
-    context->serial = calloc(context->serial_count + 1, sizeof *context->serial);
-    if (!context->id_buckets || !context->serial ||
-        (settings->workers > 0 && exec_new(settings->workers, &context->pool) != 0)) {
-        free(context->id_buckets);
-        free(context->serial);
-        free(context);
+    table->id_bucket_count = 64;
+    table->id_buckets = malloc(table->id_bucket_count * sizeof *table->id_buckets);
+    table->serial_count = settings->methods ? reg_count(settings->methods) : 0;
+    table->serial = calloc(table->serial_count + 1, sizeof *table->serial);
+    if (!table->id_buckets || !table->serial ||
+        (settings->workers > 0 && exec_new(settings->workers, &table->pool) != 0)) {
+        free(table->id_buckets);
+        free(table->serial);
+        free(table);
         return -1;
     }
-    for (size_t i = 0; i < context->id_bucket_count; i++)
-        context->id_buckets[i] = NO_SLOT;
-    *out = context;
+    for (size_t i = 0; i < table->id_bucket_count; i++)
+        table->id_buckets[i] = NO_SLOT;
+    *out = table;
     return 0;
 }
 
-void call_context_free(call_context *context)
+void call_table_free(call_table *table)
 {
-    if (!context)
+    if (!table)
         return;
-    call_wait_idle(context, -1);
-    exec_free(context->pool);
-    pthread_cond_destroy(&context->changed);
-    pthread_mutex_destroy(&context->lock);
-    free(context->id_buckets);
-    free(context->serial);
-    free(context);
+    call_wait_idle(table, -1);
+    exec_free(table->pool);
+    pthread_cond_destroy(&table->changed);
+    pthread_mutex_destroy(&table->lock);
+    free(table->id_buckets);
+    free(table->serial);
+    free(table);
 }
 
-/* The slot in flight with exactly this id text, or NO_SLOT. Context lock held. */
-uint32_t find_id(const call_context *context, const char *id, size_t length)
+/* The slot in flight with exactly this id text, or NO_SLOT. Table lock held. */
+uint32_t table_find_id(const call_table *table, const char *id, size_t length)
 {
-    size_t bucket = reg_hash(id, length) & (context->id_bucket_count - 1);
-    for (uint32_t index = context->id_buckets[bucket]; index != NO_SLOT;) {
+    size_t bucket = reg_hash(id, length) & (table->id_bucket_count - 1);
+    for (uint32_t index = table->id_buckets[bucket]; index != NO_SLOT;) {
         call_slot *slot = slot_at(index);
         if (slot->id.length == length && memcmp(slot->id.data, id, length) == 0)
             return index;
@@ -80,16 +80,16 @@ uint32_t find_id(const call_context *context, const char *id, size_t length)
 }
 
 /* Doubles the id table when it gets crowded; keeps it as it is when memory runs out. */
-static void grow_ids(call_context *context)
+static void grow_ids(call_table *table)
 {
-    size_t count = context->id_bucket_count * 2;
+    size_t count = table->id_bucket_count * 2;
     uint32_t *buckets = malloc(count * sizeof *buckets);
     if (!buckets)
         return;
     for (size_t i = 0; i < count; i++)
         buckets[i] = NO_SLOT;
-    for (size_t i = 0; i < context->id_bucket_count; i++) {
-        for (uint32_t index = context->id_buckets[i]; index != NO_SLOT;) {
+    for (size_t i = 0; i < table->id_bucket_count; i++) {
+        for (uint32_t index = table->id_buckets[i]; index != NO_SLOT;) {
             call_slot *slot = slot_at(index);
             uint32_t next = slot->id_next;
             size_t bucket = reg_hash(slot->id.data, slot->id.length) & (count - 1);
@@ -98,28 +98,28 @@ static void grow_ids(call_context *context)
             index = next;
         }
     }
-    free(context->id_buckets);
-    context->id_buckets = buckets;
-    context->id_bucket_count = count;
+    free(table->id_buckets);
+    table->id_buckets = buckets;
+    table->id_bucket_count = count;
 }
 
-/* Context lock held. */
-void track_id(call_context *context, call_slot *slot)
+/* Table lock held. */
+void table_track_id(call_table *table, call_slot *slot)
 {
-    if (context->tracked_count >= context->id_bucket_count)
-        grow_ids(context);
-    size_t bucket = reg_hash(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
-    slot->id_next = context->id_buckets[bucket];
-    context->id_buckets[bucket] = slot->index;
+    if (table->tracked_count >= table->id_bucket_count)
+        grow_ids(table);
+    size_t bucket = reg_hash(slot->id.data, slot->id.length) & (table->id_bucket_count - 1);
+    slot->id_next = table->id_buckets[bucket];
+    table->id_buckets[bucket] = slot->index;
     slot->tracked = true;
-    context->tracked_count++;
+    table->tracked_count++;
 }
 
-/* Context lock held. */
-void untrack_id(call_context *context, call_slot *slot)
+/* Table lock held. */
+void table_untrack_id(call_table *table, call_slot *slot)
 {
-    size_t bucket = reg_hash(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
-    for (uint32_t *link = &context->id_buckets[bucket]; *link != NO_SLOT;
+    size_t bucket = reg_hash(slot->id.data, slot->id.length) & (table->id_bucket_count - 1);
+    for (uint32_t *link = &table->id_buckets[bucket]; *link != NO_SLOT;
          link = &slot_at(*link)->id_next) {
         if (*link == slot->index) {
             *link = slot->id_next;
@@ -127,12 +127,12 @@ void untrack_id(call_context *context, call_slot *slot)
         }
     }
     slot->tracked = false;
-    context->tracked_count--;
+    table->tracked_count--;
 }
 
-static bool has_room(call_context *context)
+static bool has_room(call_table *table)
 {
-    return atomic_load(&context->in_flight) < context->max_in_flight;
+    return atomic_load(&table->in_flight) < table->max_in_flight;
 }
 
 /*
@@ -157,81 +157,81 @@ static void deadline_in(int timeout_ms, struct timespec *deadline)
  * Waits for changed, INTERRUPT_CHECK_MS at most, then lets a stop signal held back meanwhile
  * reach its handler (see stop_signals.h). Lock held, taken with pthread_mutex_lock.
  */
-static void wait_for_change(call_context *context)
+static void wait_for_change(call_table *table)
 {
     struct timespec deadline;
     deadline_in(INTERRUPT_CHECK_MS, &deadline);
-    pthread_cond_timedwait(&context->changed, &context->lock, &deadline);
+    pthread_cond_timedwait(&table->changed, &table->lock, &deadline);
     stop_signals_deliver_pending();
 }
 
-int call_wait_for_room(call_context *context)
+int call_wait_for_room(call_table *table)
 {
     /* Changed under the lock, read here without it: this runs once per request, and taking the
      * lock the finishing workers take showed as contention in the throughput profile. */
-    if (has_room(context))
-        return atomic_load(&context->interrupted) ? -1 : 0;
+    if (has_room(table))
+        return atomic_load(&table->interrupted) ? -1 : 0;
 
     /* Held calls of a group count in flight: they must run, or nothing would ever end. */
-    call_submit_group(context);
+    call_submit_group(table);
 
     /* The reader stops reading: what is written meanwhile must go out at once. */
     log_message(LOG_DEBUG, "%zu calls in flight (max_in_flight): reading paused",
-                context->max_in_flight);
+                table->max_in_flight);
     stop_signals_hold();
-    out_set_reader_idle(context->out, true);
-    pthread_mutex_lock(&context->lock);
-    while (!has_room(context) && !atomic_load(&context->interrupted))
-        wait_for_change(context);
-    pthread_mutex_unlock(&context->lock);
+    out_set_reader_idle(table->out, true);
+    pthread_mutex_lock(&table->lock);
+    while (!has_room(table) && !atomic_load(&table->interrupted))
+        wait_for_change(table);
+    pthread_mutex_unlock(&table->lock);
     stop_signals_release();
-    out_set_reader_idle(context->out, false);
-    return atomic_load(&context->interrupted) ? -1 : 0;
+    out_set_reader_idle(table->out, false);
+    return atomic_load(&table->interrupted) ? -1 : 0;
 }
 
-void call_wait_for_bytes(call_context *context)
+void call_wait_for_bytes(call_table *table)
 {
-    if (atomic_load(&context->in_flight_bytes) < context->max_in_flight_bytes)
+    if (atomic_load(&table->in_flight_bytes) < table->max_in_flight_bytes)
         return;
     log_message(LOG_DEBUG, "calls in flight hold %zu bytes (max_in_flight_bytes): reading paused",
-                atomic_load(&context->in_flight_bytes));
+                atomic_load(&table->in_flight_bytes));
     stop_signals_hold();
-    pthread_mutex_lock(&context->lock);
-    while (context->in_flight_bytes >= context->max_in_flight_bytes &&
-           !atomic_load(&context->interrupted))
-        wait_for_change(context);
-    pthread_mutex_unlock(&context->lock);
+    pthread_mutex_lock(&table->lock);
+    while (table->in_flight_bytes >= table->max_in_flight_bytes &&
+           !atomic_load(&table->interrupted))
+        wait_for_change(table);
+    pthread_mutex_unlock(&table->lock);
     stop_signals_release();
 }
 
-void call_interrupt_waits(call_context *context)
+void call_interrupt_waits(call_table *table)
 {
-    lock_take(&context->lock);
-    atomic_store(&context->interrupted, true);
-    pthread_cond_broadcast(&context->changed);
-    lock_release(&context->lock);
+    lock_take(&table->lock);
+    atomic_store(&table->interrupted, true);
+    pthread_cond_broadcast(&table->changed);
+    lock_release(&table->lock);
 }
 
-void call_interrupt_waits_from_signal(call_context *context)
+void call_interrupt_waits_from_signal(call_table *table)
 {
-    atomic_store(&context->interrupted, true);
+    atomic_store(&table->interrupted, true);
 }
 
-int call_wait_idle(call_context *context, int timeout_ms)
+int call_wait_idle(call_table *table, int timeout_ms)
 {
     struct timespec deadline;
     deadline_in(timeout_ms >= 0 ? timeout_ms : 0, &deadline);
-    pthread_mutex_lock(&context->lock);
+    pthread_mutex_lock(&table->lock);
     int status = 0;
-    while (context->in_flight > 0) {
+    while (table->in_flight > 0) {
         if (timeout_ms < 0) {
-            pthread_cond_wait(&context->changed, &context->lock);
-        } else if (pthread_cond_timedwait(&context->changed, &context->lock, &deadline) != 0) {
-            status = context->in_flight > 0 ? -1 : 0;
+            pthread_cond_wait(&table->changed, &table->lock);
+        } else if (pthread_cond_timedwait(&table->changed, &table->lock, &deadline) != 0) {
+            status = table->in_flight > 0 ? -1 : 0;
             break;
         }
     }
-    pthread_mutex_unlock(&context->lock);
+    pthread_mutex_unlock(&table->lock);
     return status;
 }
 
@@ -243,28 +243,28 @@ static void mark_cancelled(call_slot *slot, int style)
     atomic_store(&slot->cancelled, true);
 }
 
-int call_cancel(call_context *context, js_span id, int style)
+int call_cancel(call_table *table, js_span id, int style)
 {
-    lock_take(&context->lock);
-    uint32_t index = find_id(context, id.start, id.length);
+    lock_take(&table->lock);
+    uint32_t index = table_find_id(table, id.start, id.length);
     if (index != NO_SLOT) {
         call_slot *slot = slot_at(index);
         lock_take(&slot->lock);
         mark_cancelled(slot, style);
         lock_release(&slot->lock);
     }
-    lock_release(&context->lock);
+    lock_release(&table->lock);
     return index != NO_SLOT;
 }
 
-void call_cancel_all(call_context *context)
+void call_cancel_all(call_table *table)
 {
-    /* Every slot of the store: only this context's active ones are touched. */
+    /* Every slot of the store: only this table's active ones are touched. */
     uint32_t total = slot_count();
     for (uint32_t index = 0; index < total; index++) {
         call_slot *slot = slot_at(index);
         lock_take(&slot->lock);
-        if (slot->active && slot->context == context)
+        if (slot->active && slot->table == table)
             mark_cancelled(slot, CALL_CANCEL_FLAG);
         lock_release(&slot->lock);
     }

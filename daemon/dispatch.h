@@ -16,7 +16,7 @@
 
 typedef struct dispatcher {
     const registry *methods; /* borrowed */
-    call_context *calls;     /* borrowed: runs the calls */
+    call_table *calls;       /* borrowed: runs the calls */
     output *out;             /* borrowed: where responses go */
     size_t max_depth;        /* deepest nesting accepted in a line */
     size_t max_batch;        /* most items in a batch */

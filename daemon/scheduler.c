@@ -13,21 +13,21 @@
 #include <stddef.h>
 
 /* Queues a call for a worker, or runs it here when there are none. */
-void dispatch_slot(call_slot *slot)
+void sched_dispatch(call_slot *slot)
 {
-    if (slot->context->pool)
-        exec_submit(slot->context->pool, &slot->job);
+    if (slot->table->pool)
+        exec_submit(slot->table->pool, &slot->job);
     else
-        run_job(&slot->job);
+        sched_run(&slot->job);
 }
 
-void run_job(exec_job *job)
+void sched_run(exec_job *job)
 {
     call_slot *slot = (call_slot *)((char *)job - offsetof(call_slot, job));
     lock_take(&slot->lock);
     /* Not started yet: a client's cancel, or a shutdown, means it never needs to. */
-    bool skip = atomic_load(&slot->cancelled) && (slot->cancel_style != CALL_CANCEL_FLAG ||
-                                                  atomic_load(&slot->context->interrupted));
+    bool skip = atomic_load(&slot->cancelled) &&
+                (slot->cancel_style != CALL_CANCEL_FLAG || atomic_load(&slot->table->interrupted));
     slot->state = SLOT_RUNNING;
     rpcd_call *handle = slot_handle(slot->index, slot->generation);
     lock_release(&slot->lock);
@@ -57,23 +57,22 @@ void run_job(exec_job *job)
     call_finish(slot->index, status);
 }
 
-void call_begin_group(call_context *context)
+void call_begin_group(call_table *table)
 {
-    context->grouping++;
+    table->grouping++;
 }
 
-void call_end_group(call_context *context)
+void call_end_group(call_table *table)
 {
-    if (--context->grouping == 0)
-        call_submit_group(context);
+    if (--table->grouping == 0)
+        call_submit_group(table);
 }
 
-void call_submit_group(call_context *context)
+void call_submit_group(call_table *table)
 {
-    if (context->group_count == 0)
+    if (table->group_count == 0)
         return;
-    exec_submit_chain(context->pool, context->group_first, context->group_last,
-                      context->group_count);
-    context->group_first = context->group_last = NULL;
-    context->group_count = 0;
+    exec_submit_chain(table->pool, table->group_first, table->group_last, table->group_count);
+    table->group_first = table->group_last = NULL;
+    table->group_count = 0;
 }

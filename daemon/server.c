@@ -30,7 +30,7 @@ struct server {
     out_write_fn write;
     void *sink;
     output *out;
-    call_context *calls;
+    call_table *calls;
     /* srv_read_fd's reader, while it is in (or about to enter) read(): see wake_reader. */
     pthread_t reader;
     atomic_bool reader_in_read;
@@ -127,7 +127,7 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
         .max_in_flight = options->max_in_flight,
         .max_in_flight_bytes = options->max_in_flight_bytes,
     };
-    if (call_context_new(&settings, &srv->calls) != 0)
+    if (call_table_new(&settings, &srv->calls) != 0)
         goto fail;
     /* Held longer than a stop would wait for them: worth a warning. */
     call_name_stalls_after(srv->calls, options->shutdown_grace_ms);
@@ -142,7 +142,7 @@ void srv_free(server *srv)
 {
     if (!srv)
         return;
-    call_context_free(srv->calls);
+    call_table_free(srv->calls);
     if (srv->out)
         crash_report_watch(NULL);
     out_free(srv->out);

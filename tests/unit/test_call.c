@@ -146,7 +146,7 @@ static void *complete_call(void *data)
 typedef struct fixture {
     registry *methods;
     output *out;
-    call_context *calls;
+    call_table *calls;
     captured written;
 } fixture;
 
@@ -163,13 +163,13 @@ static void fixture_open(fixture *f)
     /* No workers: the handler runs inside call_start, on the test's thread. */
     call_settings settings = {
         .out = f->out, .methods = f->methods, .max_depth = 64, .workers = 0, .max_in_flight = 16};
-    assert_int_equal(call_context_new(&settings, &f->calls), 0);
+    assert_int_equal(call_table_new(&settings, &f->calls), 0);
 }
 
 /* Only once every call ended exactly once: a call ended twice would leave the wait hanging. */
 static void fixture_close(fixture *f)
 {
-    call_context_free(f->calls);
+    call_table_free(f->calls);
     out_free(f->out);
     reg_free(f->methods);
     pthread_mutex_destroy(&f->written.lock);

@@ -42,7 +42,7 @@ static int capture_write(void *sink, const struct iovec *parts, int part_count)
 typedef struct fixture {
     registry *methods;
     output *out;
-    call_context *calls;
+    call_table *calls;
     captured written;
     rpcd_config *config;
     mcp_tools *tools;
@@ -203,7 +203,7 @@ static int setup(void **state)
     /* No workers: each handler runs inside disp_line, so its output is there when it returns. */
     call_settings settings = {
         .out = f->out, .methods = f->methods, .max_depth = 64, .workers = 0, .max_in_flight = 16};
-    assert_int_equal(call_context_new(&settings, &f->calls), 0);
+    assert_int_equal(call_table_new(&settings, &f->calls), 0);
     f->dispatch.methods = f->methods;
     f->dispatch.calls = f->calls;
     f->dispatch.out = f->out;
@@ -217,7 +217,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    call_context_free(f->calls);
+    call_table_free(f->calls);
     out_free(f->out);
     mcp_tools_free(f->tools);
     cfg_free(f->config);
