@@ -53,17 +53,8 @@ void call_finish_locked(call_slot *slot, int status)
 
     call_slot *next = NULL;
     lock_take(&table->lock);
-    if (method->flags & RPCD_METHOD_SERIALIZED && method->index < table->serial_count) {
-        serial_queue *queue = &table->serial[method->index];
-        if (queue->head != NO_SLOT && queue->busy) {
-            next = slot_at(queue->head);
-            queue->head = next->serial_next;
-            if (queue->head == NO_SLOT)
-                queue->tail = NO_SLOT;
-        } else {
-            queue->busy = false;
-        }
-    }
+    if (method->flags & RPCD_METHOD_SERIALIZED)
+        next = sched_pass_turn(table, method);
     /* The last touch of the table: once nothing is in flight, its owner may free it and the
      * output while this thread (a worker, or a plugin's own after call_complete) goes on. A next
      * call is itself in flight. */
@@ -75,14 +66,12 @@ void call_finish_locked(call_slot *slot, int status)
         sched_dispatch(next);
 }
 
-int call_start(call_table *table, const call_request *request)
+/* Fills a free slot from request. Returns 0, or -1 when memory ran out copying its text. */
+static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
+                     const call_request *request)
 {
-    uint32_t index;
-    if (slot_acquire(&index) != 0)
-        return CALL_NO_MEMORY;
     /* Nobody reads a slot's fields before it is active (see lock_live, call_cancel_all): they
      * are filled without its lock, which publishes them when active is set. */
-    call_slot *slot = slot_at(index);
     slot->index = index;
     slot->table = table;
     slot->method = request->method;
@@ -118,12 +107,20 @@ int call_start(call_table *table, const call_request *request)
         slot->params_length = request->params->length;
     }
     slot->held_bytes = slot->params_length + slot->meta_copy.length;
-    if (failed) {
+    return failed ? -1 : 0;
+}
+
+int call_start(call_table *table, const call_request *request)
+{
+    uint32_t index;
+    if (slot_acquire(&index) != 0)
+        return CALL_NO_MEMORY;
+    call_slot *slot = slot_at(index);
+    if (fill_slot(slot, index, table, request) != 0) {
         slot_release(index);
         return CALL_NO_MEMORY;
     }
 
-    bool run_now = true;
     lock_take(&table->lock);
     /* An id null cannot be told apart from another: only real ids are tracked. */
     bool trackable = request->id && js_kind_of(*request->id) != JS_NULL;
@@ -134,21 +131,8 @@ int call_start(call_table *table, const call_request *request)
     }
     if (trackable)
         table_track_id(table, slot);
-    if (request->method->flags & RPCD_METHOD_SERIALIZED &&
-        request->method->index < table->serial_count) {
-        serial_queue *queue = &table->serial[request->method->index];
-        if (queue->busy) {
-            if (queue->head == NO_SLOT)
-                queue->head = index;
-            else
-                slot_at(queue->tail)->serial_next = index;
-            queue->tail = index;
-            run_now = false;
-        } else {
-            queue->busy = true;
-            queue->head = queue->tail = NO_SLOT;
-        }
-    }
+    bool run_now =
+        !(request->method->flags & RPCD_METHOD_SERIALIZED) || sched_take_turn(table, slot);
     table->in_flight++;
     table->in_flight_bytes += slot->held_bytes;
     lock_release(&table->lock);
@@ -158,20 +142,7 @@ int call_start(call_table *table, const call_request *request)
     lock_release(&slot->lock);
     if (slot->batch)
         call_batch_hold(slot->batch);
-    bool quick = table->quick_on_reader && request->method->flags & RPCD_METHOD_QUICK &&
-                 slot->params_length < QUICK_PARAMS_MOST;
-    if (run_now && quick) {
-        sched_run(&slot->job); /* no hand-off: the call is over before the next line is read */
-    } else if (run_now && table->grouping > 0 && table->pool) {
-        if (table->group_last)
-            table->group_last->next = &slot->job;
-        else
-            table->group_first = &slot->job;
-        table->group_last = &slot->job;
-        if (++table->group_count == GROUP_MOST)
-            call_submit_group(table);
-    } else if (run_now) {
-        sched_dispatch(slot);
-    }
+    if (run_now)
+        sched_hand_over(table, slot);
     return CALL_STARTED;
 }

@@ -133,6 +133,17 @@ static int send_notification(call_slot *slot, const char *method, size_t method_
     return RPCD_OK;
 }
 
+/* A warning about a notification a plugin tried to send: what it did, the name, what came of it. */
+static void warn_notification(const call_slot *slot, const char *method, const char *did,
+                              const char *outcome)
+{
+    char name[128];
+    reg_printable_name(method, strlen(method), name, sizeof name);
+    reg_shown shown;
+    reg_show(slot->method, &shown);
+    log_message(LOG_WARNING, "%s: %s %s \"%s\"%s", shown.plugin, shown.method, did, name, outcome);
+}
+
 static int host_call_notify(rpcd_call *call, const char *method, const char *params,
                             size_t params_length)
 {
@@ -142,25 +153,15 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
     if (!slot)
         return RPCD_ERR_STALE;
     int status;
-    char name[128];
-    reg_shown shown;
     if (reserved_name_reason(method, strlen(method))) {
-        reg_printable_name(method, strlen(method), name, sizeof name);
-        reg_show(slot->method, &shown);
-        log_message(LOG_WARNING,
-                    "%s: %s tried to send a notification \"%s\", a name rpcd reserves for "
-                    "itself; refused",
-                    shown.plugin, shown.method, name);
+        warn_notification(slot, method, "tried to send a notification",
+                          ", a name rpcd reserves for itself; refused");
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else if (params && (!valid_json(slot, params, params_length) ||
                           (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
                            params[strspn(params, " \t\r\n")] != '['))) {
-        reg_printable_name(method, strlen(method), name, sizeof name);
-        reg_show(slot->method, &shown);
-        log_message(LOG_WARNING,
-                    "%s: %s sent a notification \"%s\" with params that are not "
-                    "a JSON array or object; dropped",
-                    shown.plugin, shown.method, name);
+        warn_notification(slot, method, "sent a notification",
+                          " with params that are not a JSON array or object; dropped");
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else {
         status = send_notification(slot, method, strlen(method), params, params_length);

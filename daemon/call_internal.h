@@ -128,6 +128,8 @@ void slot_release(uint32_t index);
 /* How many slots the store has made so far (all below it can be looked at). */
 uint32_t slot_count(void);
 
+/* ---- call.c ---- */
+
 /* Ends the call in slot index with status: response, bookkeeping, the next serialized call. */
 void call_finish(uint32_t index, int status);
 /*
@@ -137,32 +139,49 @@ void call_finish(uint32_t index, int status);
  */
 void call_finish_locked(call_slot *slot, int status);
 
-/* The most calls a group holds back before it hands them over. */
-enum { GROUP_MOST = 64 };
+/* ---- call_table.c: ids in flight (table lock held for each) ---- */
 
-/*
- * Quick calls with params this long go to a worker all the same: writing their response takes
- * the reader's time that reading the next lines could use.
- */
-enum { QUICK_PARAMS_MOST = 64 * 1024 };
-
-/* call_table.c: the slot in flight with exactly this id text, or NO_SLOT. Table lock held. */
+/* The slot in flight with exactly this id text, or NO_SLOT. */
 uint32_t table_find_id(const call_table *table, const char *id, size_t length);
-/* Table lock held. */
+/* Enters slot's id, growing the table when it is crowded. */
 void table_track_id(call_table *table, call_slot *slot);
-/* Table lock held. */
+/* Forgets slot's id. */
 void table_untrack_id(call_table *table, call_slot *slot);
 
-/* call_batch.c */
+/* ---- call_batch.c ---- */
+
+/* Takes a reference for one more item; call_batch_release drops it. */
 void call_batch_hold(call_batch *batch);
+/* Adds one response (parts) to the batch's array. Returns 0 or -1 (memory). */
 int call_batch_append(call_batch *batch, const struct iovec *parts, int part_count);
 
-/* call_response.c: writes the response of an ended call (nothing for notifications and silent
- * cancels). */
+/* ---- call_response.c ---- */
+
+/* Writes the response of an ended call (nothing for notifications and silent cancels). */
 void call_write_response(call_slot *slot, int status, bool silent);
 
-/* scheduler.c: queues a call for a worker, or runs it here when there are none. */
+/* ---- scheduler.c ---- */
+
+/*
+ * Takes the turn of slot's serialized method, or queues slot behind the call that has it.
+ * Returns true when slot may run now. Table lock held.
+ */
+bool sched_take_turn(call_table *table, call_slot *slot);
+/*
+ * Passes the turn of a serialized method whose call ended to the next call waiting for it,
+ * returned (to hand over), or ends the turn and returns NULL. Table lock held.
+ */
+call_slot *sched_pass_turn(call_table *table, const reg_method *method);
+/*
+ * Moves the calls waiting behind a running serialized call onto *chain (through job.next). They
+ * go first: ending one of them must not hand the next to the pool. Table lock held.
+ */
+void sched_take_waiting(call_table *table, exec_job **chain);
+/* Hands a call that may run now over: run here (a quick call), held in the group, or queued. */
+void sched_hand_over(call_table *table, call_slot *slot);
+/* Queues a call for a worker, or runs it here when there are none. */
 void sched_dispatch(call_slot *slot);
+/* Runs a call's handler, then ends the call unless the handler deferred it. */
 void sched_run(exec_job *job);
 
 #endif

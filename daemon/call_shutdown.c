@@ -23,26 +23,6 @@ static call_slot *slot_of_job(exec_job *job)
     return (call_slot *)((char *)job - offsetof(call_slot, job));
 }
 
-/*
- * Moves the calls waiting behind a running serialized call onto *chain (through job.next). They
- * go first: ending one of them must not hand the next to the pool. Table lock held.
- */
-static void take_serial_waiting(call_table *table, exec_job **chain)
-{
-    for (size_t i = 0; i < table->serial_count; i++) {
-        serial_queue *queue = &table->serial[i];
-        if (!queue->busy)
-            continue; /* its head and tail mean something only while busy */
-        while (queue->head != NO_SLOT) {
-            call_slot *slot = slot_at(queue->head);
-            queue->head = slot->serial_next;
-            slot->job.next = *chain;
-            *chain = &slot->job;
-        }
-        queue->tail = NO_SLOT;
-    }
-}
-
 /* Appends chain b to the end of chain a. */
 static exec_job *join_chains(exec_job *a, exec_job *b)
 {
@@ -59,7 +39,7 @@ void call_end_unstarted(call_table *table)
 {
     exec_job *chain = NULL;
     lock_take(&table->lock);
-    take_serial_waiting(table, &chain);
+    sched_take_waiting(table, &chain);
     lock_release(&table->lock);
     exec_job *queued = NULL;
     if (table->pool)
@@ -206,7 +186,7 @@ size_t call_end_unstarted_from_signal(call_table *table, output *out, bool out_s
     table->group_first = table->group_last = NULL;
     table->group_count = 0;
     if (try_lock_a_while(&table->lock)) {
-        take_serial_waiting(table, &chain);
+        sched_take_waiting(table, &chain);
         lock_release(&table->lock);
     }
     exec_job *queued = NULL;

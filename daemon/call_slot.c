@@ -82,6 +82,13 @@ done:
     return status;
 }
 
+/* Every buffer of a slot, the one list of them: a buffer left out would leak, or keep a large
+ * call's memory. */
+#define SLOT_BUFFERS(X)                                                                            \
+    X(id)                                                                                          \
+    X(progress_token)                                                                              \
+    X(params_copy) X(meta_copy) X(result) X(failure_message) X(failure_data) X(scratch) X(line)
+
 static void trim(buffer *buf)
 {
     if (buf->capacity > KEEP_BUFFER_BYTES)
@@ -93,15 +100,9 @@ static void trim(buffer *buf)
 void slot_release(uint32_t index)
 {
     call_slot *slot = slot_at(index);
-    trim(&slot->id);
-    trim(&slot->progress_token);
-    trim(&slot->params_copy);
-    trim(&slot->meta_copy);
-    trim(&slot->result);
-    trim(&slot->failure_message);
-    trim(&slot->failure_data);
-    trim(&slot->scratch);
-    trim(&slot->line);
+#define TRIM(name) trim(&slot->name);
+    SLOT_BUFFERS(TRIM)
+#undef TRIM
     lock_take(&store_lock);
     slot->next_free = free_head;
     free_head = index;
@@ -123,15 +124,9 @@ void call_store_release(void)
             call_slot *slots = atomic_load(&chunks[chunk]);
             for (uint32_t i = 0; i < SLOTS_PER_CHUNK && chunk * SLOTS_PER_CHUNK + i < total; i++) {
                 call_slot *slot = &slots[i];
-                buf_free(&slot->id);
-                buf_free(&slot->progress_token);
-                buf_free(&slot->params_copy);
-                buf_free(&slot->meta_copy);
-                buf_free(&slot->result);
-                buf_free(&slot->failure_message);
-                buf_free(&slot->failure_data);
-                buf_free(&slot->scratch);
-                buf_free(&slot->line);
+#define FREE(name) buf_free(&slot->name);
+                SLOT_BUFFERS(FREE)
+#undef FREE
                 pthread_mutex_destroy(&slot->lock);
             }
             free(slots);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Running calls: handing them to the executor (or running them here without workers), the
- * reading thread's groups of calls handed over together, and a call's run from its handler to
- * its end or its deferral.
+ * Running calls: a serialized method's calls one at a time in their order, the quick path (a
+ * call run on the thread that starts it), the reading thread's groups of calls handed over
+ * together, handing calls to the executor (or running them here without workers), and a call's
+ * run from its handler to its end or its deferral.
  */
 #include "call_internal.h"
 #include "lock.h"
@@ -11,6 +12,65 @@
 #include "executor.h"
 
 #include <stddef.h>
+
+/* The most calls a group holds back before it hands them over. */
+enum { GROUP_MOST = 64 };
+
+/*
+ * Quick calls with params this long go to a worker all the same: writing their response takes
+ * the reader's time that reading the next lines could use.
+ */
+enum { QUICK_PARAMS_MOST = 64 * 1024 };
+
+bool sched_take_turn(call_table *table, call_slot *slot)
+{
+    if (slot->method->index >= table->serial_count)
+        return true;
+    serial_queue *queue = &table->serial[slot->method->index];
+    if (!queue->busy) {
+        queue->busy = true;
+        queue->head = queue->tail = NO_SLOT;
+        return true;
+    }
+    if (queue->head == NO_SLOT)
+        queue->head = slot->index;
+    else
+        slot_at(queue->tail)->serial_next = slot->index;
+    queue->tail = slot->index;
+    return false;
+}
+
+call_slot *sched_pass_turn(call_table *table, const reg_method *method)
+{
+    if (method->index >= table->serial_count)
+        return NULL;
+    serial_queue *queue = &table->serial[method->index];
+    if (queue->head == NO_SLOT || !queue->busy) {
+        queue->busy = false;
+        return NULL;
+    }
+    call_slot *next = slot_at(queue->head);
+    queue->head = next->serial_next;
+    if (queue->head == NO_SLOT)
+        queue->tail = NO_SLOT;
+    return next;
+}
+
+void sched_take_waiting(call_table *table, exec_job **chain)
+{
+    for (size_t i = 0; i < table->serial_count; i++) {
+        serial_queue *queue = &table->serial[i];
+        if (!queue->busy)
+            continue; /* its head and tail mean something only while busy */
+        while (queue->head != NO_SLOT) {
+            call_slot *slot = slot_at(queue->head);
+            queue->head = slot->serial_next;
+            slot->job.next = *chain;
+            *chain = &slot->job;
+        }
+        queue->tail = NO_SLOT;
+    }
+}
 
 /* Queues a call for a worker, or runs it here when there are none. */
 void sched_dispatch(call_slot *slot)
@@ -55,6 +115,25 @@ void sched_run(exec_job *job)
         return;
     }
     call_finish(slot->index, status);
+}
+
+void sched_hand_over(call_table *table, call_slot *slot)
+{
+    bool quick = table->quick_on_reader && slot->method->flags & RPCD_METHOD_QUICK &&
+                 slot->params_length < QUICK_PARAMS_MOST;
+    if (quick) {
+        sched_run(&slot->job); /* no hand-off: the call is over before the next line is read */
+    } else if (table->grouping > 0 && table->pool) {
+        if (table->group_last)
+            table->group_last->next = &slot->job;
+        else
+            table->group_first = &slot->job;
+        table->group_last = &slot->job;
+        if (++table->group_count == GROUP_MOST)
+            call_submit_group(table);
+    } else {
+        sched_dispatch(slot);
+    }
 }
 
 void call_begin_group(call_table *table)
