@@ -47,6 +47,7 @@ void call_finish_locked(call_slot *slot, int status)
 
     if (slot->batch)
         call_batch_release(slot->batch);
+    generation *gen = slot->gen;
     const reg_method *method = slot->method;
     size_t held_bytes = slot->held_bytes;
     slot_release(index);
@@ -54,7 +55,7 @@ void call_finish_locked(call_slot *slot, int status)
     call_slot *next = NULL;
     lock_take(&table->lock);
     if (method->flags & RPCD_METHOD_SERIALIZED)
-        next = sched_pass_turn(table, method);
+        next = sched_pass_turn(gen, method);
     /* The last touch of the table: once nothing is in flight, its owner may free it and the
      * output while this thread (a worker, or a plugin's own after call_complete) goes on. A next
      * call is itself in flight. */
@@ -62,6 +63,7 @@ void call_finish_locked(call_slot *slot, int status)
     table->in_flight_bytes -= held_bytes;
     pthread_cond_broadcast(&table->changed);
     lock_release(&table->lock);
+    gen_release(gen); /* the call's methods may go with it: nothing of them is used after */
     if (next)
         sched_dispatch(next);
 }
@@ -74,6 +76,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
      * are filled without its lock, which publishes them when active is set. */
     slot->index = index;
     slot->table = table;
+    slot->gen = request->gen;
     slot->method = request->method;
     slot->batch = request->batch;
     slot->ticket = request->ticket;
@@ -137,6 +140,7 @@ int call_start(call_table *table, const call_request *request)
     table->in_flight_bytes += slot->held_bytes;
     lock_release(&table->lock);
 
+    gen_hold(slot->gen);
     lock_take(&slot->lock);
     slot->active = true;
     lock_release(&slot->lock);

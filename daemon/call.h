@@ -11,6 +11,7 @@
 #ifndef RPCD_CALL_H
 #define RPCD_CALL_H
 
+#include "generation.h"
 #include "json_scan.h"
 #include "output.h"
 #include "registry.h"
@@ -21,11 +22,10 @@
 #include <stdint.h>
 
 typedef struct call_settings {
-    output *out;             /* borrowed: where responses and notifications go */
-    const registry *methods; /* borrowed: for per-method state (serialized methods) */
-    size_t max_depth;        /* deepest nesting accepted in what plugins hand back */
-    size_t workers;          /* handler threads; 0 runs each handler on the thread that starts it */
-    size_t max_in_flight;    /* calls queued or running before call_wait_for_room blocks */
+    output *out;          /* borrowed: where responses and notifications go */
+    size_t max_depth;     /* deepest nesting accepted in what plugins hand back */
+    size_t workers;       /* handler threads; 0 runs each handler on the thread that starts it */
+    size_t max_in_flight; /* calls queued or running before call_wait_for_room blocks */
     size_t max_in_flight_bytes; /* params bytes they may hold: see call_wait_for_bytes; 0: none */
 } call_settings;
 
@@ -63,6 +63,7 @@ int call_respond_error(call_table *table, call_batch *batch, uint64_t ticket, co
 
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
 typedef struct call_request {
+    generation *gen; /* borrowed: the generation method is from; the call holds a reference */
     const reg_method *method;
     const js_span *id;     /* NULL for a notification */
     const js_span *params; /* NULL when the request had none */

@@ -11,6 +11,7 @@
 #include "buffer.h"
 #include "call.h"
 #include "executor.h"
+#include "generation.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,6 +50,7 @@ typedef struct call_slot {
     uint32_t index;
 
     call_table *table;
+    generation *gen; /* the method's, held until the call ends */
     const reg_method *method;
     call_batch *batch;
     uint64_t ticket;
@@ -82,13 +84,6 @@ typedef struct call_slot {
     buffer line;    /* the response line */
 } call_slot;
 
-/* A serialized method's queue: one call runs, the others wait here in order. */
-typedef struct serial_queue {
-    bool busy;
-    uint32_t head;
-    uint32_t tail;
-} serial_queue;
-
 struct call_table {
     output *out;
     size_t max_depth;
@@ -105,8 +100,7 @@ struct call_table {
     uint32_t *id_buckets;   /* slot indices by id hash; NO_SLOT when empty */
     size_t id_bucket_count; /* a power of two */
     size_t tracked_count;
-    serial_queue *serial; /* per method index */
-    size_t serial_count;
+    gen_serial *busy_serial; /* serialized methods with a call running (for a stop) */
 
     /* The reading thread's group of calls not handed to the workers yet (call_begin_group). */
     int grouping; /* call_begin_group depth */
@@ -118,7 +112,7 @@ struct call_table {
 /* The slot of index (NULL when its chunk was never made). */
 call_slot *slot_at(uint32_t index);
 /* The handle a plugin gets for the call in slot index at generation. */
-rpcd_call *slot_handle(uint32_t index, uint32_t generation);
+rpcd_call *slot_handle(uint32_t index, uint32_t slot_generation);
 /* The slot of a live call, locked; NULL when the handle is unknown or its call has ended. */
 call_slot *slot_lock_live(rpcd_call *call);
 /* A free slot for a new call. Returns 0 and *index, or -1 (memory, or the store is full). */
@@ -171,7 +165,7 @@ bool sched_take_turn(call_table *table, call_slot *slot);
  * Passes the turn of a serialized method whose call ended to the next call waiting for it,
  * returned (to hand over), or ends the turn and returns NULL. Table lock held.
  */
-call_slot *sched_pass_turn(call_table *table, const reg_method *method);
+call_slot *sched_pass_turn(generation *gen, const reg_method *method);
 /*
  * Moves the calls waiting behind a running serialized call onto *chain (through job.next). They
  * go first: ending one of them must not hand the next to the pool. Table lock held.

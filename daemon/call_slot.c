@@ -29,10 +29,10 @@ call_slot *slot_at(uint32_t index)
     return chunk ? &chunk[index % SLOTS_PER_CHUNK] : NULL;
 }
 
-rpcd_call *slot_handle(uint32_t index, uint32_t generation)
+rpcd_call *slot_handle(uint32_t index, uint32_t slot_generation)
 {
     uintptr_t value =
-        ((uintptr_t)index + 1) | ((uintptr_t)(generation & GENERATION_MASK) << INDEX_BITS);
+        ((uintptr_t)index + 1) | ((uintptr_t)(slot_generation & GENERATION_MASK) << INDEX_BITS);
     return (rpcd_call *)value;
 }
 

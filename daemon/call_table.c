@@ -38,12 +38,9 @@ int call_table_new(const call_settings *settings, call_table **out)
     pthread_condattr_destroy(&monotonic);
     table->id_bucket_count = 64;
     table->id_buckets = malloc(table->id_bucket_count * sizeof *table->id_buckets);
-    table->serial_count = settings->methods ? reg_count(settings->methods) : 0;
-    table->serial = calloc(table->serial_count + 1, sizeof *table->serial);
-    if (!table->id_buckets || !table->serial ||
+    if (!table->id_buckets ||
         (settings->workers > 0 && exec_new(settings->workers, &table->pool) != 0)) {
         free(table->id_buckets);
-        free(table->serial);
         free(table);
         return -1;
     }
@@ -62,7 +59,6 @@ void call_table_free(call_table *table)
     pthread_cond_destroy(&table->changed);
     pthread_mutex_destroy(&table->lock);
     free(table->id_buckets);
-    free(table->serial);
     free(table);
 }
 

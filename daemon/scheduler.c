@@ -24,12 +24,18 @@ enum { QUICK_PARAMS_MOST = 64 * 1024 };
 
 bool sched_take_turn(call_table *table, call_slot *slot)
 {
-    if (slot->method->index >= table->serial_count)
+    gen_serial *queue = gen_serial_of(slot->gen, slot->method);
+    if (!queue)
         return true;
-    serial_queue *queue = &table->serial[slot->method->index];
     if (!queue->busy) {
         queue->busy = true;
         queue->head = queue->tail = NO_SLOT;
+        /* On the table's list while busy: a stop finds the calls waiting behind it there. */
+        queue->busy_next = table->busy_serial;
+        if (queue->busy_next)
+            queue->busy_next->busy_link = &queue->busy_next;
+        queue->busy_link = &table->busy_serial;
+        table->busy_serial = queue;
         return true;
     }
     if (queue->head == NO_SLOT)
@@ -40,13 +46,16 @@ bool sched_take_turn(call_table *table, call_slot *slot)
     return false;
 }
 
-call_slot *sched_pass_turn(call_table *table, const reg_method *method)
+call_slot *sched_pass_turn(generation *gen, const reg_method *method)
 {
-    if (method->index >= table->serial_count)
+    gen_serial *queue = gen_serial_of(gen, method);
+    if (!queue || !queue->busy)
         return NULL;
-    serial_queue *queue = &table->serial[method->index];
-    if (queue->head == NO_SLOT || !queue->busy) {
+    if (queue->head == NO_SLOT) {
         queue->busy = false;
+        *queue->busy_link = queue->busy_next;
+        if (queue->busy_next)
+            queue->busy_next->busy_link = queue->busy_link;
         return NULL;
     }
     call_slot *next = slot_at(queue->head);
@@ -58,10 +67,7 @@ call_slot *sched_pass_turn(call_table *table, const reg_method *method)
 
 void sched_take_waiting(call_table *table, exec_job **chain)
 {
-    for (size_t i = 0; i < table->serial_count; i++) {
-        serial_queue *queue = &table->serial[i];
-        if (!queue->busy)
-            continue; /* its head and tail mean something only while busy */
+    for (gen_serial *queue = table->busy_serial; queue; queue = queue->busy_next) {
         while (queue->head != NO_SLOT) {
             call_slot *slot = slot_at(queue->head);
             queue->head = slot->serial_next;

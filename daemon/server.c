@@ -26,7 +26,8 @@
 
 struct server {
     srv_options options;
-    const registry *methods;
+    gen_current *own_generations; /* when options.generations is NULL */
+    gen_reader generations;
     out_write_fn write;
     void *sink;
     output *out;
@@ -105,7 +106,6 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     if (!srv)
         return -1;
     srv->options = *options;
-    srv->methods = methods;
     srv->write = write;
     srv->sink = sink;
     atomic_init(&srv->input_fd, -1);
@@ -119,9 +119,17 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
         goto fail;
     out_set_ordered(srv->out, options->ordered);
     crash_report_watch(srv->out);
+    gen_current *generations = options->generations;
+    if (!generations) {
+        generation *gen;
+        if (gen_new_borrowed(methods, options->tools, &gen) != 0 ||
+            gen_current_new(gen, &srv->own_generations) != 0)
+            goto fail;
+        generations = srv->own_generations;
+    }
+    gen_reader_init(&srv->generations, generations);
     call_settings settings = {
         .out = srv->out,
-        .methods = methods,
         .max_depth = options->max_depth,
         .workers = options->workers,
         .max_in_flight = options->max_in_flight,
@@ -143,6 +151,9 @@ void srv_free(server *srv)
     if (!srv)
         return;
     call_table_free(srv->calls);
+    if (srv->generations.source)
+        gen_reader_fini(&srv->generations);
+    gen_current_free(srv->own_generations);
     if (srv->out)
         crash_report_watch(NULL);
     out_free(srv->out);
@@ -272,12 +283,11 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     call_begin_group(srv->calls);
 
     dispatcher dispatch = {
-        .methods = srv->methods,
+        .generations = &srv->generations,
         .calls = srv->calls,
         .out = srv->out,
         .max_depth = srv->options.max_depth,
         .max_batch = srv->options.max_batch,
-        .tools = srv->options.tools,
     };
     int result = SRV_DONE;
     while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {

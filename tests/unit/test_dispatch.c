@@ -46,6 +46,8 @@ typedef struct fixture {
     captured written;
     rpcd_config *config;
     mcp_tools *tools;
+    gen_current *generations;
+    gen_reader reader;
     dispatcher dispatch;
 } fixture;
 
@@ -201,15 +203,17 @@ static int setup(void **state)
     assert_int_equal(mcp_tools_new(f->methods, f->config, &f->tools, error, sizeof error), 0);
     assert_int_equal(out_new(capture_write, &f->written, &f->out), 0);
     /* No workers: each handler runs inside disp_line, so its output is there when it returns. */
-    call_settings settings = {
-        .out = f->out, .methods = f->methods, .max_depth = 64, .workers = 0, .max_in_flight = 16};
+    call_settings settings = {.out = f->out, .max_depth = 64, .workers = 0, .max_in_flight = 16};
     assert_int_equal(call_table_new(&settings, &f->calls), 0);
-    f->dispatch.methods = f->methods;
+    generation *gen;
+    assert_int_equal(gen_new_borrowed(f->methods, f->tools, &gen), 0);
+    assert_int_equal(gen_current_new(gen, &f->generations), 0);
+    gen_reader_init(&f->reader, f->generations);
+    f->dispatch.generations = &f->reader;
     f->dispatch.calls = f->calls;
     f->dispatch.out = f->out;
     f->dispatch.max_depth = 64;
     f->dispatch.max_batch = 10;
-    f->dispatch.tools = f->tools;
     *state = f;
     return 0;
 }
@@ -218,6 +222,8 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     call_table_free(f->calls);
+    gen_reader_fini(&f->reader);
+    gen_current_free(f->generations);
     out_free(f->out);
     mcp_tools_free(f->tools);
     cfg_free(f->config);

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Generations and their publication: a reference count per generation (the calls started on
+ * it, the readers that look methods up in it, and the holder while it is current), and the one
+ * atomic pointer to the current generation.
+ */
+#include "generation.h"
+#include "lock.h"
+
+#include <stdlib.h>
+
+struct generation {
+    atomic_size_t references;
+    registry *methods;
+    mcp_tools *tools;
+    loader *plugins;
+    bool owned;         /* methods, tools and plugins are freed with the generation */
+    gen_serial *serial; /* per method index */
+    size_t serial_count;
+};
+
+struct gen_current {
+    _Atomic(generation *) current; /* holds one reference */
+    /* Taken by a publish and by a reader taking a reference to the current generation: no
+     * generation is released between a reader's load of the pointer and its reference. */
+    pthread_mutex_t lock;
+};
+
+static int make(registry *methods, mcp_tools *tools, loader *plugins, bool owned, generation **out)
+{
+    generation *gen = calloc(1, sizeof *gen);
+    size_t count = methods ? reg_count(methods) : 0;
+    gen_serial *serial = calloc(count + 1, sizeof *serial);
+    if (!gen || !serial) {
+        free(gen);
+        free(serial);
+        return -1;
+    }
+    atomic_init(&gen->references, 1);
+    gen->methods = methods;
+    gen->tools = tools;
+    gen->plugins = plugins;
+    gen->owned = owned;
+    gen->serial = serial;
+    gen->serial_count = count;
+    *out = gen;
+    return 0;
+}
+
+static void free_parts(registry *methods, mcp_tools *tools, loader *plugins)
+{
+    mcp_tools_free(tools);
+    if (plugins)
+        ld_unload_all(plugins, methods);
+    reg_free(methods);
+}
+
+int gen_new(registry *methods, mcp_tools *tools, loader *plugins, generation **out)
+{
+    if (make(methods, tools, plugins, true, out) != 0) {
+        free_parts(methods, tools, plugins);
+        return -1;
+    }
+    return 0;
+}
+
+int gen_new_borrowed(const registry *methods, const mcp_tools *tools, generation **out)
+{
+    /* Never freed nor changed through these: owned is false. */
+    return make((registry *)methods, (mcp_tools *)tools, NULL, false, out);
+}
+
+void gen_hold(generation *gen)
+{
+    atomic_fetch_add_explicit(&gen->references, 1, memory_order_relaxed);
+}
+
+void gen_release(generation *gen)
+{
+    if (!gen)
+        return;
+    /* Whatever a holder did with the methods happens before the last one frees them. */
+    if (atomic_fetch_sub_explicit(&gen->references, 1, memory_order_acq_rel) != 1)
+        return;
+    if (gen->owned)
+        free_parts(gen->methods, gen->tools, gen->plugins);
+    free(gen->serial);
+    free(gen);
+}
+
+const registry *gen_methods(const generation *gen)
+{
+    return gen->methods;
+}
+
+const mcp_tools *gen_tools(const generation *gen)
+{
+    return gen->tools;
+}
+
+gen_serial *gen_serial_of(generation *gen, const reg_method *method)
+{
+    return method->index < gen->serial_count ? &gen->serial[method->index] : NULL;
+}
+
+int gen_current_new(generation *first, gen_current **out)
+{
+    gen_current *current = calloc(1, sizeof *current);
+    if (!current || pthread_mutex_init(&current->lock, NULL) != 0) {
+        free(current);
+        gen_release(first);
+        return -1;
+    }
+    atomic_init(&current->current, first);
+    *out = current;
+    return 0;
+}
+
+void gen_current_free(gen_current *current)
+{
+    if (!current)
+        return;
+    gen_release(atomic_load(&current->current));
+    pthread_mutex_destroy(&current->lock);
+    free(current);
+}
+
+void gen_publish(gen_current *current, generation *next)
+{
+    lock_take(&current->lock);
+    generation *old = atomic_exchange_explicit(&current->current, next, memory_order_acq_rel);
+    lock_release(&current->lock);
+    gen_release(old);
+}
+
+generation *gen_take_current(gen_current *current)
+{
+    lock_take(&current->lock);
+    generation *gen = atomic_load_explicit(&current->current, memory_order_acquire);
+    gen_hold(gen);
+    lock_release(&current->lock);
+    return gen;
+}
+
+void gen_reader_init(gen_reader *reader, gen_current *source)
+{
+    reader->source = source;
+    reader->held = gen_take_current(source);
+    reader->methods = reader->held->methods;
+    reader->tools = reader->held->tools;
+}
+
+generation *gen_reader_refresh(gen_reader *reader)
+{
+    /* Compared, never followed: only the generation the reader holds is used. */
+    generation *now = atomic_load_explicit(&reader->source->current, memory_order_acquire);
+    if (now != reader->held) {
+        generation *old = reader->held;
+        reader->held = gen_take_current(reader->source);
+        reader->methods = reader->held->methods;
+        reader->tools = reader->held->tools;
+        gen_release(old);
+    }
+    return reader->held;
+}
+
+void gen_reader_fini(gen_reader *reader)
+{
+    gen_release(reader->held);
+    reader->held = NULL;
+    reader->methods = NULL;
+    reader->tools = NULL;
+}
