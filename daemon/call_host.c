@@ -237,7 +237,7 @@ static const char *host_call_method(rpcd_call *call)
     call_slot *slot = slot_lock_live(call);
     if (!slot)
         return NULL;
-    const char *name = slot->method->name; /* owned by the registry, alive until exit */
+    const char *name = slot->method->name; /* alive while the call holds its generation */
     lock_release(&slot->lock);
     return name;
 }

@@ -100,6 +100,15 @@ static inline void fixture_start(fixture *f, call_settings settings)
     assert_int_equal(call_table_new(&settings, &f->calls), 0);
 }
 
+/* fixture_open, fixture_add of one method, fixture_start. */
+static inline void fixture_with(fixture *f, const char *name, rpcd_handler_fn handler,
+                                uint32_t flags, call_settings settings)
+{
+    fixture_open(f);
+    fixture_add(f, name, handler, flags, NULL);
+    fixture_start(f, settings);
+}
+
 static inline void fixture_close(fixture *f)
 {
     call_table_free(f->calls);

@@ -10,6 +10,7 @@
 #include "registry.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -183,11 +184,13 @@ static void test_calls_keep_their_generation_across_a_swap(void **state)
 
 /* ---- Swaps under load ------------------------------------------------------------------- */
 
-enum { READERS = 4, SWAPS = 100, CALLS_PER_READER = 3000 };
+enum { READERS = 4, SWAPS = 100, CALLS_BETWEEN_SWAPS = 20 };
 
 static probe probes[SWAPS + 1];
-static atomic_int used_freed; /* a call found its generation's method freed */
-static atomic_int went_back;  /* a reader saw an older generation after a newer one */
+static atomic_int used_freed;  /* a call found its generation's method freed */
+static atomic_int went_back;   /* a reader saw an older generation after a newer one */
+static atomic_long calls_made; /* by all readers */
+static atomic_bool publishing_over;
 
 /* A call: its method's probe must stay alive while it runs. */
 static int handle_use(rpcd_call *call, const char *params, size_t length, void *data)
@@ -201,31 +204,47 @@ static int handle_use(rpcd_call *call, const char *params, size_t length, void *
     return RPCD_OK;
 }
 
-/* A reading thread: per call, the refresh, the lookup and the reference the call path takes. */
+typedef struct reading {
+    pthread_t thread;
+    gen_current *current;
+    int last_version; /* of the generation its last call ran on */
+} reading;
+
+/* One call as the call path makes it: the lookup, the reference call_start takes, the run, and
+ * the release at its end. Returns the version it ran. */
+static int make_call(gen_reader *reader, int newest)
+{
+    generation *gen = gen_reader_refresh(reader);
+    const reg_method *method = reg_find(reader->methods, "m", 1);
+    gen_hold(gen);
+    probe *p = method->user_data;
+    if (p->version < newest)
+        atomic_fetch_add(&went_back, 1);
+    method->handler(NULL, NULL, 0, method->user_data);
+    gen_release(gen);
+    atomic_fetch_add(&calls_made, 1);
+    return p->version;
+}
+
+/* A reading thread, calling until the publishing is over, then once more. */
 static void *read_calls(void *data)
 {
+    reading *r = data;
     gen_reader reader;
-    gen_reader_init(&reader, data);
+    gen_reader_init(&reader, r->current);
     int newest = 0;
-    for (int i = 0; i < CALLS_PER_READER; i++) {
-        generation *gen = gen_reader_refresh(&reader);
-        const reg_method *method = reg_find(reader.methods, "m", 1);
-        gen_hold(gen); /* what call_start takes */
-        probe *p = method->user_data;
-        if (p->version < newest)
-            atomic_fetch_add(&went_back, 1);
-        newest = p->version;
-        method->handler(NULL, NULL, 0, method->user_data);
-        gen_release(gen); /* what the end of the call drops */
-    }
+    while (!atomic_load(&publishing_over))
+        newest = make_call(&reader, newest);
+    r->last_version = make_call(&reader, newest);
     gen_reader_fini(&reader);
     return NULL;
 }
 
 /*
- * Generations published while four threads look methods up and run them: no call ever runs a
- * method of a freed generation, no reader goes back to an older one, and every generation but
- * the current one is freed, exactly once, when the last thread lets go of it.
+ * Generations published while four threads look methods up and run them, each publish once the
+ * readers made calls on the one before: no call ever runs a method of a freed generation, no
+ * reader goes back to an older one, a call after the last publish runs the newest, and every
+ * generation but the current one is freed, never under a call, once the threads let go of it.
  */
 static void test_swaps_under_concurrent_calls(void **state)
 {
@@ -236,15 +255,26 @@ static void test_swaps_under_concurrent_calls(void **state)
     }
     atomic_store(&used_freed, 0);
     atomic_store(&went_back, 0);
+    atomic_store(&calls_made, 0);
+    atomic_store(&publishing_over, false);
     gen_current *current;
     assert_int_equal(gen_current_new(make_generation(&probes[0], handle_use), &current), 0);
-    pthread_t threads[READERS];
-    for (int i = 0; i < READERS; i++)
-        assert_int_equal(pthread_create(&threads[i], NULL, read_calls, current), 0);
-    for (int v = 1; v <= SWAPS; v++)
+    reading readers[READERS];
+    for (int i = 0; i < READERS; i++) {
+        readers[i] = (reading){.current = current};
+        assert_int_equal(pthread_create(&readers[i].thread, NULL, read_calls, &readers[i]), 0);
+    }
+    for (int v = 1; v <= SWAPS; v++) {
+        long before = atomic_load(&calls_made);
+        while (atomic_load(&calls_made) < before + CALLS_BETWEEN_SWAPS)
+            sched_yield();
         gen_publish(current, make_generation(&probes[v], handle_use));
-    for (int i = 0; i < READERS; i++)
-        pthread_join(threads[i], NULL);
+    }
+    atomic_store(&publishing_over, true);
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(readers[i].thread, NULL);
+        assert_int_equal(readers[i].last_version, SWAPS);
+    }
 
     assert_int_equal(atomic_load(&used_freed), 0);
     assert_int_equal(atomic_load(&went_back), 0);

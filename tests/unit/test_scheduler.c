@@ -52,9 +52,8 @@ static void test_serialized_calls_run_one_at_a_time_in_order(void **state)
 {
     (void)state;
     fixture f;
-    fixture_open(&f);
-    fixture_add(&f, "serial", handle_serial, RPCD_METHOD_SERIALIZED, NULL);
-    fixture_start(&f, (call_settings){.workers = 4, .max_in_flight = 64});
+    fixture_with(&f, "serial", handle_serial, RPCD_METHOD_SERIALIZED,
+                 (call_settings){.workers = 4, .max_in_flight = 64});
     for (int i = 0; i < SERIAL_CALLS; i++) {
         char id[16], params[16];
         snprintf(id, sizeof id, "%d", i);
@@ -129,9 +128,7 @@ static void test_group_holds_calls_until_its_end(void **state)
 {
     (void)state;
     fixture f;
-    fixture_open(&f);
-    fixture_add(&f, "count", handle_count, 0, NULL);
-    fixture_start(&f, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_with(&f, "count", handle_count, 0, (call_settings){.workers = 2, .max_in_flight = 16});
     atomic_store(&ran, 0);
     call_begin_group(f.calls);
     call_begin_group(f.calls);
@@ -154,9 +151,8 @@ static void test_stop_answers_calls_waiting_for_their_turn(void **state)
 {
     (void)state;
     fixture f;
-    fixture_open(&f);
-    fixture_add(&f, "held", handle_keep, RPCD_METHOD_SERIALIZED, NULL);
-    fixture_start(&f, (call_settings){.workers = 0, .max_in_flight = 16});
+    fixture_with(&f, "held", handle_keep, RPCD_METHOD_SERIALIZED,
+                 (call_settings){.workers = 0, .max_in_flight = 16});
     assert_int_equal(start_call(&f, "held", "1", NULL, NULL), CALL_STARTED);
     assert_int_equal(start_call(&f, "held", "2", NULL, NULL), CALL_STARTED);
     assert_int_equal(start_call(&f, "held", "3", NULL, NULL), CALL_STARTED);
