@@ -59,11 +59,13 @@ void call_finish_locked(call_slot *slot, int status)
     /* The last touch of the table: once nothing is in flight, its owner may free it and the
      * output while this thread (a worker, or a plugin's own after call_complete) goes on. A next
      * call is itself in flight. */
+    bool last_of_gen = gen_call_ended(gen);
     table->in_flight--;
     table->in_flight_bytes -= held_bytes;
     pthread_cond_broadcast(&table->changed);
     lock_release(&table->lock);
-    gen_release(gen); /* the call's methods may go with it: nothing of them is used after */
+    if (last_of_gen)
+        gen_release(gen); /* its methods may go with it: nothing of them is used after */
     if (next)
         sched_dispatch(next);
 }
@@ -136,11 +138,11 @@ int call_start(call_table *table, const call_request *request)
         table_track_id(table, slot);
     bool run_now =
         !(request->method->flags & RPCD_METHOD_SERIALIZED) || sched_take_turn(table, slot);
+    gen_call_started(slot->gen);
     table->in_flight++;
     table->in_flight_bytes += slot->held_bytes;
     lock_release(&table->lock);
 
-    gen_hold(slot->gen);
     lock_take(&slot->lock);
     slot->active = true;
     lock_release(&slot->lock);

@@ -63,7 +63,8 @@ int call_respond_error(call_table *table, call_batch *batch, uint64_t ticket, co
 
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
 typedef struct call_request {
-    generation *gen; /* borrowed: the generation method is from; the call holds a reference */
+    generation
+        *gen; /* borrowed, held by the caller: method's; its calls hold it (gen_call_started) */
     const reg_method *method;
     const js_span *id;     /* NULL for a notification */
     const js_span *params; /* NULL when the request had none */
@@ -143,6 +144,12 @@ int call_wait_idle(call_table *table, int timeout_ms);
  */
 int call_respond_result(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
                         const char *result, size_t result_length);
+
+/*
+ * A reader of generations (see gen_reader_init) that starts calls in table lets go of gen: its
+ * reference passes to the calls of gen still running, or is released. table is a call_table.
+ */
+void call_let_go_generation(void *table, generation *gen);
 
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);

@@ -50,7 +50,7 @@ typedef struct call_slot {
     uint32_t index;
 
     call_table *table;
-    generation *gen; /* the method's, held until the call ends */
+    generation *gen; /* the method's, held until the call ends (gen_call_started) */
     const reg_method *method;
     call_batch *batch;
     uint64_t ticket;

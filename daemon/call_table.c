@@ -265,3 +265,13 @@ void call_cancel_all(call_table *table)
         lock_release(&slot->lock);
     }
 }
+
+void call_let_go_generation(void *context, generation *gen)
+{
+    call_table *table = context;
+    lock_take(&table->lock);
+    bool calls_left = gen_reader_leaves(gen);
+    lock_release(&table->lock);
+    if (!calls_left)
+        gen_release(gen);
+}

@@ -11,6 +11,8 @@
 
 struct generation {
     atomic_size_t references;
+    size_t calls;     /* running: see gen_call_started */
+    bool reader_left; /* the calls hold the reference the reader had */
     registry *methods;
     mcp_tools *tools;
     loader *plugins;
@@ -88,6 +90,22 @@ void gen_release(generation *gen)
     free(gen);
 }
 
+void gen_call_started(generation *gen)
+{
+    gen->calls++;
+}
+
+bool gen_call_ended(generation *gen)
+{
+    return --gen->calls == 0 && gen->reader_left;
+}
+
+bool gen_reader_leaves(generation *gen)
+{
+    gen->reader_left = true;
+    return gen->calls > 0;
+}
+
 const registry *gen_methods(const generation *gen)
 {
     return gen->methods;
@@ -142,31 +160,37 @@ generation *gen_take_current(gen_current *current)
     return gen;
 }
 
-void gen_reader_init(gen_reader *reader, gen_current *source)
+static void leave(gen_reader *reader, generation *gen)
+{
+    if (reader->let_go)
+        reader->let_go(reader->let_go_context, gen);
+    else
+        gen_release(gen);
+}
+
+void gen_reader_init(gen_reader *reader, gen_current *source, gen_let_go_fn *let_go, void *context)
 {
     reader->source = source;
+    reader->let_go = let_go;
+    reader->let_go_context = context;
+    reader->published = &source->current;
     reader->held = gen_take_current(source);
     reader->methods = reader->held->methods;
     reader->tools = reader->held->tools;
 }
 
-generation *gen_reader_refresh(gen_reader *reader)
+void gen_reader_take(gen_reader *reader)
 {
-    /* Compared, never followed: only the generation the reader holds is used. */
-    generation *now = atomic_load_explicit(&reader->source->current, memory_order_acquire);
-    if (now != reader->held) {
-        generation *old = reader->held;
-        reader->held = gen_take_current(reader->source);
-        reader->methods = reader->held->methods;
-        reader->tools = reader->held->tools;
-        gen_release(old);
-    }
-    return reader->held;
+    generation *old = reader->held;
+    reader->held = gen_take_current(reader->source);
+    reader->methods = reader->held->methods;
+    reader->tools = reader->held->tools;
+    leave(reader, old);
 }
 
 void gen_reader_fini(gen_reader *reader)
 {
-    gen_release(reader->held);
+    leave(reader, reader->held);
     reader->held = NULL;
     reader->methods = NULL;
     reader->tools = NULL;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Generations: the plugins, their methods and the MCP tool table as one value that does not
- * change once made. Each call holds a reference to the generation it started on; the current one
- * is published through one atomic pointer, so that a new set can take its place while serving:
- * calls of the old one keep their methods until they end, and the last reference frees it.
+ * change once made. The calls started on a generation hold it; the current one is published
+ * through one atomic pointer, so that a new set can take its place while serving: calls of the
+ * old one keep their methods until they end, and the last reference frees it.
  */
 #ifndef RPCD_GENERATION_H
 #define RPCD_GENERATION_H
@@ -36,6 +36,21 @@ int gen_new_borrowed(const registry *methods, const mcp_tools *tools, generation
 void gen_hold(generation *gen);
 /* Drops a reference; the last one frees the generation. Thread-safe; NULL is ignored. */
 void gen_release(generation *gen);
+
+/*
+ * The calls running on a generation are counted, not each given a reference: while the reader
+ * that starts them holds the generation, theirs is its reference, and a call costs no atomic
+ * operation. When the reader lets go with calls still running (gen_reader_leaves), its
+ * reference passes to them, and the last to end releases it. All three under the lock of the
+ * call table that runs the calls (one table per generation, as for its serial state).
+ */
+void gen_call_started(generation *gen);
+/* True when this was the last call and the reader had let go: the caller then calls
+ * gen_release(gen), once that lock is released. */
+bool gen_call_ended(generation *gen);
+/* The reader lets go: true when calls still run, which now hold its reference; false when
+ * none do, and the caller releases the reference itself. */
+bool gen_reader_leaves(generation *gen);
 
 /* The method table and the MCP tools (NULL: none): borrowed, alive while a reference is. */
 const registry *gen_methods(const generation *gen);
@@ -81,16 +96,33 @@ generation *gen_take_current(gen_current *current);
  * holder's lock) only when it changed. What it looked up in the generation it holds stays valid
  * until its next refresh. One reader per thread.
  */
+/* Lets go of the reference to gen a reader held (see gen_reader_leaves). */
+typedef void gen_let_go_fn(void *context, generation *gen);
+
 typedef struct gen_reader {
-    gen_current *source;     /* borrowed */
+    gen_current *source;              /* borrowed */
+    _Atomic(generation *) *published; /* source's pointer */
+    gen_let_go_fn *let_go;            /* NULL: gen_release */
+    void *let_go_context;
     generation *held;        /* one reference */
     const registry *methods; /* held's, at hand for the lookup of each call */
     const mcp_tools *tools;  /* held's */
 } gen_reader;
 
-void gen_reader_init(gen_reader *reader, gen_current *source);
+/* let_go (may be NULL: gen_release) is called with context for each generation left behind. */
+void gen_reader_init(gen_reader *reader, gen_current *source, gen_let_go_fn *let_go, void *context);
+/* gen_reader_refresh once a generation was published: takes it, lets go of the one before. */
+void gen_reader_take(gen_reader *reader);
+
 /* The generation to use until the next refresh. */
-generation *gen_reader_refresh(gen_reader *reader);
+static inline generation *gen_reader_refresh(gen_reader *reader)
+{
+    /* Compared, never followed: only the generation the reader holds is used. */
+    if (atomic_load_explicit(reader->published, memory_order_acquire) != reader->held)
+        gen_reader_take(reader);
+    return reader->held;
+}
+
 void gen_reader_fini(gen_reader *reader);
 
 #endif

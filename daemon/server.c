@@ -127,7 +127,6 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
             goto fail;
         generations = srv->own_generations;
     }
-    gen_reader_init(&srv->generations, generations);
     call_settings settings = {
         .out = srv->out,
         .max_depth = options->max_depth,
@@ -137,6 +136,7 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     };
     if (call_table_new(&settings, &srv->calls) != 0)
         goto fail;
+    gen_reader_init(&srv->generations, generations, call_let_go_generation, srv->calls);
     /* Held longer than a stop would wait for them: worth a warning. */
     call_name_stalls_after(srv->calls, options->shutdown_grace_ms);
     *out = srv;
@@ -150,9 +150,10 @@ void srv_free(server *srv)
 {
     if (!srv)
         return;
-    call_table_free(srv->calls);
+    /* Before the table it lets go through: calls still running take over its reference. */
     if (srv->generations.source)
         gen_reader_fini(&srv->generations);
+    call_table_free(srv->calls);
     gen_current_free(srv->own_generations);
     if (srv->out)
         crash_report_watch(NULL);

@@ -208,7 +208,7 @@ static int setup(void **state)
     generation *gen;
     assert_int_equal(gen_new_borrowed(f->methods, f->tools, &gen), 0);
     assert_int_equal(gen_current_new(gen, &f->generations), 0);
-    gen_reader_init(&f->reader, f->generations);
+    gen_reader_init(&f->reader, f->generations, call_let_go_generation, f->calls);
     f->dispatch.generations = &f->reader;
     f->dispatch.calls = f->calls;
     f->dispatch.out = f->out;
@@ -221,8 +221,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    call_table_free(f->calls);
     gen_reader_fini(&f->reader);
+    call_table_free(f->calls);
     gen_current_free(f->generations);
     out_free(f->out);
     mcp_tools_free(f->tools);

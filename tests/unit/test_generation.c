@@ -99,7 +99,7 @@ static void test_reader_sees_a_publish_at_its_refresh(void **state)
     gen_current *current;
     assert_int_equal(gen_current_new(make_generation(&one, handle_keep), &current), 0);
     gen_reader reader;
-    gen_reader_init(&reader, current);
+    gen_reader_init(&reader, current, NULL, NULL);
     assert_ptr_equal(lookup(&reader)->user_data, &one);
 
     gen_publish(current, make_generation(&two, handle_keep));
@@ -150,7 +150,7 @@ static void test_calls_keep_their_generation_across_a_swap(void **state)
     gen_current *current;
     assert_int_equal(gen_current_new(make_generation(&one, handle_keep), &current), 0);
     gen_reader reader;
-    gen_reader_init(&reader, current);
+    gen_reader_init(&reader, current, call_let_go_generation, calls);
 
     start_on(calls, &reader, "1");
     start_on(calls, &reader, "2");
@@ -184,13 +184,13 @@ static void test_calls_keep_their_generation_across_a_swap(void **state)
 
 /* ---- Swaps under load ------------------------------------------------------------------- */
 
-enum { READERS = 4, SWAPS = 100, CALLS_BETWEEN_SWAPS = 20 };
+enum { SWAPS = 100, CALLS_BETWEEN_SWAPS = 20 };
 
 static probe probes[SWAPS + 1];
 static atomic_int used_freed;  /* a call found its generation's method freed */
-static atomic_int went_back;   /* a reader saw an older generation after a newer one */
-static atomic_long calls_made; /* by all readers */
+static atomic_long calls_made; /* calls that ran */
 static atomic_bool publishing_over;
+static _Atomic(probe *) last_ran; /* the probe of the last call run */
 
 /* A call: its method's probe must stay alive while it runs. */
 static int handle_use(rpcd_call *call, const char *params, size_t length, void *data)
@@ -200,51 +200,41 @@ static int handle_use(rpcd_call *call, const char *params, size_t length, void *
     atomic_fetch_add(&p->users, 1);
     if (atomic_load(&p->freed))
         atomic_fetch_add(&used_freed, 1);
+    atomic_store(&last_ran, p);
     atomic_fetch_sub(&p->users, 1);
+    atomic_fetch_add(&calls_made, 1);
     return RPCD_OK;
 }
 
-typedef struct reading {
-    pthread_t thread;
-    gen_current *current;
-    int last_version; /* of the generation its last call ran on */
-} reading;
-
-/* One call as the call path makes it: the lookup, the reference call_start takes, the run, and
- * the release at its end. Returns the version it ran. */
-static int make_call(gen_reader *reader, int newest)
+/* Publishes each generation once the workers have run calls of the one before. */
+static void *publish_all(void *data)
 {
-    generation *gen = gen_reader_refresh(reader);
-    const reg_method *method = reg_find(reader->methods, "m", 1);
-    gen_hold(gen);
-    probe *p = method->user_data;
-    if (p->version < newest)
-        atomic_fetch_add(&went_back, 1);
-    method->handler(NULL, NULL, 0, method->user_data);
-    gen_release(gen);
-    atomic_fetch_add(&calls_made, 1);
-    return p->version;
-}
-
-/* A reading thread, calling until the publishing is over, then once more. */
-static void *read_calls(void *data)
-{
-    reading *r = data;
-    gen_reader reader;
-    gen_reader_init(&reader, r->current);
-    int newest = 0;
-    while (!atomic_load(&publishing_over))
-        newest = make_call(&reader, newest);
-    r->last_version = make_call(&reader, newest);
-    gen_reader_fini(&reader);
+    gen_current *current = data;
+    for (int v = 1; v <= SWAPS; v++) {
+        long before = atomic_load(&calls_made);
+        while (atomic_load(&calls_made) < before + CALLS_BETWEEN_SWAPS)
+            sched_yield();
+        gen_publish(current, make_generation(&probes[v], handle_use));
+    }
+    atomic_store(&publishing_over, true);
     return NULL;
 }
 
+/* Starts one call (a notification) the way the reader does: refresh, lookup, start. */
+static int start_one(call_table *calls, gen_reader *reader)
+{
+    assert_int_equal(call_wait_for_room(calls), 0);
+    gen_reader_refresh(reader);
+    call_request request = {.gen = reader->held, .method = lookup(reader)};
+    assert_int_equal(call_start(calls, &request), CALL_STARTED);
+    return ((const probe *)request.method->user_data)->version;
+}
+
 /*
- * Generations published while four threads look methods up and run them, each publish once the
- * readers made calls on the one before: no call ever runs a method of a freed generation, no
- * reader goes back to an older one, a call after the last publish runs the newest, and every
- * generation but the current one is freed, never under a call, once the threads let go of it.
+ * Generations published by another thread while the reader starts calls that four workers run:
+ * no call ever runs a method of a freed generation, the reader never goes back to an older one,
+ * a call started after the last publish runs the newest, and every generation but the current
+ * one is freed, never under a call, once its calls and the reader are done with it.
  */
 static void test_swaps_under_concurrent_calls(void **state)
 {
@@ -254,37 +244,44 @@ static void test_swaps_under_concurrent_calls(void **state)
         probes[v].version = v;
     }
     atomic_store(&used_freed, 0);
-    atomic_store(&went_back, 0);
     atomic_store(&calls_made, 0);
     atomic_store(&publishing_over, false);
+    output *out;
+    assert_int_equal(out_new(discard, NULL, &out), 0);
+    call_table *calls;
+    call_settings settings = {.out = out, .max_depth = 64, .workers = 4, .max_in_flight = 64};
+    assert_int_equal(call_table_new(&settings, &calls), 0);
     gen_current *current;
     assert_int_equal(gen_current_new(make_generation(&probes[0], handle_use), &current), 0);
-    reading readers[READERS];
-    for (int i = 0; i < READERS; i++) {
-        readers[i] = (reading){.current = current};
-        assert_int_equal(pthread_create(&readers[i].thread, NULL, read_calls, &readers[i]), 0);
+    gen_reader reader;
+    gen_reader_init(&reader, current, call_let_go_generation, calls);
+
+    pthread_t publisher;
+    assert_int_equal(pthread_create(&publisher, NULL, publish_all, current), 0);
+    int newest = 0;
+    while (!atomic_load(&publishing_over)) {
+        int version = start_one(calls, &reader);
+        assert_true(version >= newest);
+        newest = version;
     }
-    for (int v = 1; v <= SWAPS; v++) {
-        long before = atomic_load(&calls_made);
-        while (atomic_load(&calls_made) < before + CALLS_BETWEEN_SWAPS)
-            sched_yield();
-        gen_publish(current, make_generation(&probes[v], handle_use));
-    }
-    atomic_store(&publishing_over, true);
-    for (int i = 0; i < READERS; i++) {
-        pthread_join(readers[i].thread, NULL);
-        assert_int_equal(readers[i].last_version, SWAPS);
-    }
+    pthread_join(publisher, NULL);
+    assert_int_equal(call_wait_idle(calls, 10000), 0);
+    assert_int_equal(start_one(calls, &reader), SWAPS);
+    assert_int_equal(call_wait_idle(calls, 10000), 0);
+    assert_ptr_equal(atomic_load(&last_ran), &probes[SWAPS]);
 
     assert_int_equal(atomic_load(&used_freed), 0);
-    assert_int_equal(atomic_load(&went_back), 0);
     for (int v = 0; v < SWAPS; v++) {
         assert_true(atomic_load(&probes[v].freed));
         assert_int_equal(atomic_load(&probes[v].freed_while_used), 0);
     }
     assert_false(atomic_load(&probes[SWAPS].freed));
+    gen_reader_fini(&reader);
     gen_current_free(current);
     assert_true(atomic_load(&probes[SWAPS].freed));
+    call_table_free(calls);
+    out_free(out);
+    call_store_release();
 }
 
 int main(void)
