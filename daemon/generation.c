@@ -1,25 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Generations and their publication: a reference count per generation (the calls started on
- * it, the readers that look methods up in it, and the holder while it is current), and the one
- * atomic pointer to the current generation.
+ * Generations and their publication: a reference count per generation (the holder while it is
+ * current, the reader that looks methods up in it, its calls once that reader has moved on), and
+ * the one atomic pointer to the current generation.
  */
 #include "generation.h"
 #include "lock.h"
 
 #include <stdlib.h>
-
-struct generation {
-    atomic_size_t references;
-    size_t calls;     /* running: see gen_call_started */
-    bool reader_left; /* the calls hold the reference the reader had */
-    registry *methods;
-    mcp_tools *tools;
-    loader *plugins;
-    bool owned;         /* methods, tools and plugins are freed with the generation */
-    gen_serial *serial; /* per method index */
-    size_t serial_count;
-};
 
 struct gen_current {
     _Atomic(generation *) current; /* holds one reference */
@@ -88,16 +76,6 @@ void gen_release(generation *gen)
         free_parts(gen->methods, gen->tools, gen->plugins);
     free(gen->serial);
     free(gen);
-}
-
-void gen_call_started(generation *gen)
-{
-    gen->calls++;
-}
-
-bool gen_call_ended(generation *gen)
-{
-    return --gen->calls == 0 && gen->reader_left;
 }
 
 bool gen_reader_leaves(generation *gen)

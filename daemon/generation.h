@@ -44,13 +44,36 @@ void gen_release(generation *gen);
  * reference passes to them, and the last to end releases it. All three under the lock of the
  * call table that runs the calls (one table per generation, as for its serial state).
  */
-void gen_call_started(generation *gen);
+static inline void gen_call_started(generation *gen);
 /* True when this was the last call and the reader had let go: the caller then calls
  * gen_release(gen), once that lock is released. */
-bool gen_call_ended(generation *gen);
+static inline bool gen_call_ended(generation *gen);
 /* The reader lets go: true when calls still run, which now hold its reference; false when
  * none do, and the caller releases the reference itself. */
 bool gen_reader_leaves(generation *gen);
+
+/* In the open for the two inline functions above, which every call runs: use the functions. */
+struct generation {
+    atomic_size_t references;
+    size_t calls;     /* running: see gen_call_started */
+    bool reader_left; /* the calls hold the reference the reader had */
+    registry *methods;
+    mcp_tools *tools;
+    loader *plugins;
+    bool owned;                /* methods, tools and plugins are freed with the generation */
+    struct gen_serial *serial; /* per method index */
+    size_t serial_count;
+};
+
+static inline void gen_call_started(generation *gen)
+{
+    gen->calls++;
+}
+
+static inline bool gen_call_ended(generation *gen)
+{
+    return --gen->calls == 0 && gen->reader_left;
+}
 
 /* The method table and the MCP tools (NULL: none): borrowed, alive while a reference is. */
 const registry *gen_methods(const generation *gen);
