@@ -16,7 +16,7 @@
 
 static bool valid_json(const call_slot *slot, const char *text, size_t length)
 {
-    return text && js_validate(text, length, slot->context->max_depth, NULL, NULL) == 0;
+    return text && js_validate(text, length, slot->table->max_depth, NULL, NULL) == 0;
 }
 
 /*
@@ -129,8 +129,19 @@ static int send_notification(call_slot *slot, const char *method, size_t method_
         return RPCD_ERR_NO_MEMORY;
     struct iovec part = {line->data, line->length};
     /* A client that went away is not the plugin's problem: the call just carries on. */
-    out_write_line(slot->context->out, &part, 1);
+    out_write_line(slot->table->out, &part, 1);
     return RPCD_OK;
+}
+
+/* A warning about a notification a plugin tried to send: what it did, the name, what came of it. */
+static void warn_notification(const call_slot *slot, const char *method, const char *did,
+                              const char *outcome)
+{
+    char name[128];
+    reg_printable_name(method, strlen(method), name, sizeof name);
+    reg_shown shown;
+    reg_show(slot->method, &shown);
+    log_message(LOG_WARNING, "%s: %s %s \"%s\"%s", shown.plugin, shown.method, did, name, outcome);
 }
 
 static int host_call_notify(rpcd_call *call, const char *method, const char *params,
@@ -142,25 +153,15 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
     if (!slot)
         return RPCD_ERR_STALE;
     int status;
-    char name[128];
-    reg_shown shown;
     if (reserved_name_reason(method, strlen(method))) {
-        reg_printable_name(method, strlen(method), name, sizeof name);
-        reg_show(slot->method, &shown);
-        log_message(LOG_WARNING,
-                    "%s: %s tried to send a notification \"%s\", a name rpcd reserves for "
-                    "itself; refused",
-                    shown.plugin, shown.method, name);
+        warn_notification(slot, method, "tried to send a notification",
+                          ", a name rpcd reserves for itself; refused");
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else if (params && (!valid_json(slot, params, params_length) ||
                           (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
                            params[strspn(params, " \t\r\n")] != '['))) {
-        reg_printable_name(method, strlen(method), name, sizeof name);
-        reg_show(slot->method, &shown);
-        log_message(LOG_WARNING,
-                    "%s: %s sent a notification \"%s\" with params that are not "
-                    "a JSON array or object; dropped",
-                    shown.plugin, shown.method, name);
+        warn_notification(slot, method, "sent a notification",
+                          " with params that are not a JSON array or object; dropped");
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else {
         status = send_notification(slot, method, strlen(method), params, params_length);
@@ -236,7 +237,7 @@ static const char *host_call_method(rpcd_call *call)
     call_slot *slot = slot_lock_live(call);
     if (!slot)
         return NULL;
-    const char *name = slot->method->name; /* owned by the registry, alive until exit */
+    const char *name = slot->method->name; /* alive while the call holds its generation */
     lock_release(&slot->lock);
     return name;
 }

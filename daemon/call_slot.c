@@ -2,7 +2,7 @@
 /*
  * The process-wide store of call slots, in chunks that never move, and the handles that name a
  * slot and its generation: a handle from an ended call finds a newer generation and is refused.
- * Also the list of the calls a context still has in the store, for a stop that leaves them.
+ * Also the list of the calls a table still has in the store, for a stop that leaves them.
  */
 #include "call_internal.h"
 #include "lock.h"
@@ -29,10 +29,10 @@ call_slot *slot_at(uint32_t index)
     return chunk ? &chunk[index % SLOTS_PER_CHUNK] : NULL;
 }
 
-rpcd_call *slot_handle(uint32_t index, uint32_t generation)
+rpcd_call *slot_handle(uint32_t index, uint32_t slot_generation)
 {
     uintptr_t value =
-        ((uintptr_t)index + 1) | ((uintptr_t)(generation & GENERATION_MASK) << INDEX_BITS);
+        ((uintptr_t)index + 1) | ((uintptr_t)(slot_generation & GENERATION_MASK) << INDEX_BITS);
     return (rpcd_call *)value;
 }
 
@@ -82,6 +82,13 @@ done:
     return status;
 }
 
+/* Every buffer of a slot, the one list of them: a buffer left out would leak, or keep a large
+ * call's memory. */
+#define SLOT_BUFFERS(X)                                                                            \
+    X(id)                                                                                          \
+    X(progress_token)                                                                              \
+    X(params_copy) X(meta_copy) X(result) X(failure_message) X(failure_data) X(scratch) X(line)
+
 static void trim(buffer *buf)
 {
     if (buf->capacity > KEEP_BUFFER_BYTES)
@@ -93,15 +100,9 @@ static void trim(buffer *buf)
 void slot_release(uint32_t index)
 {
     call_slot *slot = slot_at(index);
-    trim(&slot->id);
-    trim(&slot->progress_token);
-    trim(&slot->params_copy);
-    trim(&slot->meta_copy);
-    trim(&slot->result);
-    trim(&slot->failure_message);
-    trim(&slot->failure_data);
-    trim(&slot->scratch);
-    trim(&slot->line);
+#define TRIM(name) trim(&slot->name);
+    SLOT_BUFFERS(TRIM)
+#undef TRIM
     lock_take(&store_lock);
     slot->next_free = free_head;
     free_head = index;
@@ -123,15 +124,9 @@ void call_store_release(void)
             call_slot *slots = atomic_load(&chunks[chunk]);
             for (uint32_t i = 0; i < SLOTS_PER_CHUNK && chunk * SLOTS_PER_CHUNK + i < total; i++) {
                 call_slot *slot = &slots[i];
-                buf_free(&slot->id);
-                buf_free(&slot->progress_token);
-                buf_free(&slot->params_copy);
-                buf_free(&slot->meta_copy);
-                buf_free(&slot->result);
-                buf_free(&slot->failure_message);
-                buf_free(&slot->failure_data);
-                buf_free(&slot->scratch);
-                buf_free(&slot->line);
+#define FREE(name) buf_free(&slot->name);
+                SLOT_BUFFERS(FREE)
+#undef FREE
                 pthread_mutex_destroy(&slot->lock);
             }
             free(slots);

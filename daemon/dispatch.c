@@ -121,7 +121,7 @@ static int start_tool_call(const dispatcher *dispatch, const env_message *messag
         has_tool = true;
     if (!problem && params.has_arguments && js_kind_of(params.arguments) != JS_OBJECT)
         problem = "\"arguments\" must be an object";
-    if (!problem && !(method = mcp_tool_method(dispatch->tools, tool, tool_length)))
+    if (!problem && !(method = mcp_tool_method(dispatch->generations->tools, tool, tool_length)))
         problem = "unknown tool";
     if (problem) {
         if (!is_request)
@@ -146,6 +146,7 @@ static int start_tool_call(const dispatcher *dispatch, const env_message *messag
     /* The tool's schema says object: a call without arguments has none, not no params. */
     js_span no_arguments = {"{}", 2};
     call_request request = {
+        .gen = dispatch->generations->held,
         .method = method,
         .id = id,
         .params = params.has_arguments ? &params.arguments : &no_arguments,
@@ -183,7 +184,7 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
     js_span params = {NULL, 0};
     if (message->has_params)
         params = message->params;
-    int answer = mcp_answer(dispatch->tools, name, name_length, params, &result);
+    int answer = mcp_answer(dispatch->generations->tools, name, name_length, params, &result);
     if (answer == -1) {
         buf_free(&result);
         return 0;
@@ -248,7 +249,7 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
     }
     bool builtin = name && handle_builtin(dispatch, &message, name, name_length);
     const reg_method *method =
-        name && !builtin ? reg_find(dispatch->methods, name, name_length) : NULL;
+        name && !builtin ? reg_find(dispatch->generations->methods, name, name_length) : NULL;
     free(heap);
     if (builtin)
         return 0;
@@ -271,6 +272,7 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
                           : 0;
     }
     call_request request = {
+        .gen = dispatch->generations->held,
         .method = method,
         .id = is_request ? &message.id : NULL,
         .params = message.has_params ? &message.params : NULL,
@@ -309,6 +311,8 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
 {
     if (is_blank(line, length))
         return 0;
+    /* The methods of this line's calls: a generation published meanwhile serves the next. */
+    gen_reader_refresh(dispatch->generations);
 
     js_span value;
     size_t offset = 0;

@@ -20,11 +20,12 @@
 
 struct server {
     srv_options options;
-    const registry *methods;
+    gen_current *own_generations; /* when options.generations is NULL */
+    gen_reader generations;
     out_write_fn write;
     void *sink;
     output *out;
-    call_context *calls;
+    call_table *calls;
     atomic_bool stopping;
     grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
     bool grace_watched;
@@ -67,23 +68,30 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     if (!srv)
         return -1;
     srv->options = *options;
-    srv->methods = methods;
     srv->write = write;
     srv->sink = sink;
     if (out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
     crash_report_watch(srv->out);
+    gen_current *generations = options->generations;
+    if (!generations) {
+        generation *gen;
+        if (gen_new_borrowed(methods, options->tools, &gen) != 0 ||
+            gen_current_new(gen, &srv->own_generations) != 0)
+            goto fail;
+        generations = srv->own_generations;
+    }
     call_settings settings = {
         .out = srv->out,
-        .methods = methods,
         .max_depth = options->max_depth,
         .workers = options->workers,
         .max_in_flight = options->max_in_flight,
         .max_in_flight_bytes = options->max_in_flight_bytes,
     };
-    if (call_context_new(&settings, &srv->calls) != 0)
+    if (call_table_new(&settings, &srv->calls) != 0)
         goto fail;
+    gen_reader_init(&srv->generations, generations, call_let_go_generation, srv->calls);
     /* Held longer than a stop would wait for them: worth a warning. */
     call_name_stalls_after(srv->calls, options->shutdown_grace_ms);
     *out = srv;
@@ -97,7 +105,11 @@ void srv_free(server *srv)
 {
     if (!srv)
         return;
-    call_context_free(srv->calls);
+    /* Before the table it lets go through: calls still running take over its reference. */
+    if (srv->generations.source)
+        gen_reader_fini(&srv->generations);
+    call_table_free(srv->calls);
+    gen_current_free(srv->own_generations);
     if (srv->out)
         crash_report_watch(NULL);
     out_free(srv->out);
@@ -172,12 +184,11 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     call_begin_group(srv->calls);
 
     dispatcher dispatch = {
-        .methods = srv->methods,
+        .generations = &srv->generations,
         .calls = srv->calls,
         .out = srv->out,
         .max_depth = srv->options.max_depth,
         .max_batch = srv->options.max_batch,
-        .tools = srv->options.tools,
     };
     int result = SRV_DONE;
     while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {
