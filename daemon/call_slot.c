@@ -15,9 +15,9 @@ static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(call_slot *) chunks[MAX_CHUNKS];
 /*
  * Slots handed out so far; only these are initialized. A chunk's slots are set up one by one as
- * they are first needed, not all when the chunk is allocated: touching a whole chunk (256 slots,
- * about 100 KiB) faulted in every page of it and cost the first request about 0.4 ms.
- * Written under store_lock, read without it: stored once the new slot is ready.
+ * they are first needed, not all when the chunk is allocated: touching a whole chunk faulted in
+ * every page of it, memory and time the first request paid for (bench/README.md, "Figures behind
+ * design choices"). Written under store_lock, read without it: stored once the new slot is ready.
  */
 static _Atomic uint32_t slot_total;
 static uint32_t free_head = NO_SLOT;
