@@ -107,12 +107,45 @@ static void read_tool_params(const env_message *message, tool_params *out)
     }
 }
 
+/* Answers a request with an error (data: raw JSON text or NULL); a notification gets nothing. */
+static int answer_error(const dispatcher *dispatch, const env_message *message, call_batch *batch,
+                        uint64_t ticket, int64_t code, const char *data, size_t data_length)
+{
+    if (message->kind != ENV_REQUEST)
+        return 0;
+    return call_respond_error(dispatch->calls, batch, ticket, &message->id, code, NULL, data,
+                              data_length);
+}
+
+/*
+ * Starts a call once there is room for it; a request that cannot start gets its one answer. The
+ * same for every call, whether its method was named by the message or found another way.
+ */
+static int start_call(const dispatcher *dispatch, const env_message *message,
+                      const call_request *request)
+{
+    call_batch *batch = request->batch;
+    uint64_t ticket = request->ticket;
+    /* Shutting down: the request was read, so it still gets its one answer. */
+    if (call_wait_for_room(dispatch->calls) != 0)
+        return answer_error(dispatch, message, batch, ticket, RPC_REQUEST_CANCELLED, NULL, 0);
+    switch (call_start(dispatch->calls, request)) {
+    case CALL_STARTED: return 0;
+    case CALL_DUPLICATE_ID: {
+        static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, data,
+                            sizeof data - 1);
+    }
+    default:
+        log_message(LOG_ERROR, "out of memory for a call of %s", request->method->name);
+        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+    }
+}
+
 /* Starts an MCP tools/call: the tool's method, with the call's arguments as params. */
 static int start_tool_call(const dispatcher *dispatch, const env_message *message,
                            call_batch *batch, uint64_t ticket)
 {
-    bool is_request = message->kind == ENV_REQUEST;
-    const js_span *id = is_request ? &message->id : NULL;
     tool_params params;
     read_tool_params(message, &params);
     const char *problem = NULL;
@@ -133,7 +166,7 @@ static int start_tool_call(const dispatcher *dispatch, const env_message *messag
     if (!problem && !(method = mcp_tool_method(dispatch->tools, tool, tool_length)))
         problem = "unknown tool";
     if (problem) {
-        if (!is_request)
+        if (message->kind != ENV_REQUEST)
             return 0;
         buffer data = BUFFER_INIT;
         int failed = buf_append_string(&data, "{\"detail\":");
@@ -143,36 +176,23 @@ static int start_tool_call(const dispatcher *dispatch, const env_message *messag
             failed |= buf_append_json_string(&data, tool, tool_length);
         }
         failed |= buf_append_char(&data, '}');
-        int status = call_respond_error(dispatch->calls, batch, ticket, id, RPC_INVALID_PARAMS,
-                                        NULL, failed ? NULL : data.data, failed ? 0 : data.length);
+        int status = answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS,
+                                  failed ? NULL : data.data, failed ? 0 : data.length);
         buf_free(&data);
         return status;
     }
-    if (call_wait_for_room(dispatch->calls) != 0)
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, id,
-                                               RPC_REQUEST_CANCELLED, NULL, NULL, 0)
-                          : 0;
     /* The tool's schema says object: a call without arguments has none, not no params. */
     js_span no_arguments = {"{}", 2};
     call_request request = {
         .method = method,
-        .id = id,
+        .id = message->kind == ENV_REQUEST ? &message->id : NULL,
         .params = params.has_arguments ? &params.arguments : &no_arguments,
         .batch = batch,
         .ticket = ticket,
         .mcp_tool = true,
         .meta_params = &message->params,
     };
-    int started = call_start(dispatch->calls, &request);
-    if (started == CALL_STARTED || !is_request)
-        return 0;
-    if (started == CALL_DUPLICATE_ID) {
-        static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
-        return call_respond_error(dispatch->calls, batch, ticket, id, RPC_INVALID_REQUEST, NULL,
-                                  data, sizeof data - 1);
-    }
-    return call_respond_error(dispatch->calls, batch, ticket, id, RPC_INTERNAL_ERROR, NULL, NULL,
-                              0);
+    return start_call(dispatch, message, &request);
 }
 
 /*
@@ -180,11 +200,9 @@ static int start_tool_call(const dispatcher *dispatch, const env_message *messag
  * (answered, or a notification of one), 0 otherwise.
  */
 static int handle_mcp(const dispatcher *dispatch, const env_message *message, const char *name,
-                      size_t name_length, call_batch *batch, int *status)
+                      size_t name_length, call_batch *batch, uint64_t ticket, int *status)
 {
     if (name_length == 10 && memcmp(name, "tools/call", 10) == 0) {
-        uint64_t ticket =
-            message->kind == ENV_REQUEST && !batch ? out_ticket_take(dispatch->out) : 0;
         *status = start_tool_call(dispatch, message, batch, ticket);
         return 1;
     }
@@ -198,18 +216,42 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
         return 0;
     }
     *status = 0;
-    if (message->kind == ENV_REQUEST) {
-        uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
-        if (answer == 0)
-            *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, result.data,
-                                          result.length);
-        else
-            *status = call_respond_error(dispatch->calls, batch, ticket, &message->id,
-                                         answer == -2 ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR,
-                                         NULL, NULL, 0);
-    }
+    if (answer == 0 && message->kind == ENV_REQUEST)
+        *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, result.data,
+                                      result.length);
+    else if (answer != 0)
+        *status = answer_error(dispatch, message, batch, ticket,
+                               answer == -2 ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR, NULL, 0);
     buf_free(&result);
     return 1;
+}
+
+/*
+ * A message's method name, decoded only when it holds escapes: into small (small_size bytes),
+ * or into *heap (new, for the caller to free). NULL when memory ran out.
+ */
+static const char *method_name(js_span method, char *small, size_t small_size, char **heap,
+                               size_t *length)
+{
+    const char *name = method.start + 1;
+    *length = method.length - 2;
+    *heap = NULL;
+    if (!memchr(name, '\\', *length))
+        return name;
+    size_t needed = js_string_decoded_length(method);
+    char *room = needed <= small_size ? small : (*heap = malloc(needed));
+    if (room && js_string_decode(method, room, needed, length) == 0)
+        return room;
+    return NULL;
+}
+
+/* Answers an invalid message: -32600, with its id when it had a valid one. */
+static int answer_invalid(const dispatcher *dispatch, const env_message *message, call_batch *batch)
+{
+    log_message(LOG_DEBUG, "invalid request: %s", message->problem);
+    uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
+    return call_respond_error(dispatch->calls, batch, ticket, message->has_id ? &message->id : NULL,
+                              RPC_INVALID_REQUEST, NULL, NULL, 0);
 }
 
 /*
@@ -229,29 +271,17 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
         log_message(LOG_DEBUG, "ignored a response object: rpcd sends no requests");
         return 0;
     }
-    if (message.kind == ENV_INVALID) {
-        log_message(LOG_DEBUG, "invalid request: %s", message.problem);
-        uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
-        return call_respond_error(dispatch->calls, batch, ticket,
-                                  message.has_id ? &message.id : NULL, RPC_INVALID_REQUEST, NULL,
-                                  NULL, 0);
-    }
+    if (message.kind == ENV_INVALID)
+        return answer_invalid(dispatch, &message, batch);
 
-    /* The method name, decoded only when it holds escapes; NULL when memory ran out. */
+    /* A request's place in ordered output; notifications have none, batch items their batch's. */
+    uint64_t ticket = message.kind == ENV_REQUEST && !batch ? out_ticket_take(dispatch->out) : 0;
     char small[256];
-    char *heap = NULL;
-    const char *name = message.method.start + 1;
-    size_t name_length = message.method.length - 2;
-    if (memchr(name, '\\', name_length)) {
-        size_t needed = js_string_decoded_length(message.method);
-        char *room = needed <= sizeof small ? small : (heap = malloc(needed));
-        if (room && js_string_decode(message.method, room, needed, &name_length) == 0)
-            name = room;
-        else
-            name = NULL;
-    }
+    char *heap;
+    size_t name_length;
+    const char *name = method_name(message.method, small, sizeof small, &heap, &name_length);
     int mcp_status = 0;
-    if (name && handle_mcp(dispatch, &message, name, name_length, batch, &mcp_status)) {
+    if (name && handle_mcp(dispatch, &message, name, name_length, batch, ticket, &mcp_status)) {
         free(heap);
         return mcp_status;
     }
@@ -261,44 +291,17 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
     free(heap);
     if (builtin)
         return 0;
-
-    bool is_request = message.kind == ENV_REQUEST;
-    uint64_t ticket = is_request && !batch ? out_ticket_take(dispatch->out) : 0;
-    if (!name)
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
-                                               RPC_INTERNAL_ERROR, NULL, NULL, 0)
-                          : 0;
     if (!method)
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
-                                               RPC_METHOD_NOT_FOUND, NULL, NULL, 0)
-                          : 0;
-
-    if (call_wait_for_room(dispatch->calls) != 0) {
-        /* Shutting down: the request was read, so it still gets its one answer. */
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
-                                               RPC_REQUEST_CANCELLED, NULL, NULL, 0)
-                          : 0;
-    }
+        return answer_error(dispatch, &message, batch, ticket,
+                            name ? RPC_METHOD_NOT_FOUND : RPC_INTERNAL_ERROR, NULL, 0);
     call_request request = {
         .method = method,
-        .id = is_request ? &message.id : NULL,
+        .id = message.kind == ENV_REQUEST ? &message.id : NULL,
         .params = message.has_params ? &message.params : NULL,
         .batch = batch,
         .ticket = ticket,
     };
-    switch (call_start(dispatch->calls, &request)) {
-    case CALL_STARTED: return 0;
-    case CALL_DUPLICATE_ID: {
-        static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
-        return call_respond_error(dispatch->calls, batch, ticket, &message.id, RPC_INVALID_REQUEST,
-                                  NULL, data, sizeof data - 1);
-    }
-    default:
-        log_message(LOG_ERROR, "out of memory for a call of %s", method->name);
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
-                                               RPC_INTERNAL_ERROR, NULL, NULL, 0)
-                          : 0;
-    }
+    return start_call(dispatch, &message, &request);
 }
 
 /* Answers a line over a limit: id null, and data naming the limit (what: plain ASCII). */
