@@ -12,7 +12,6 @@
 #include "crash_report.h"
 #include "executor.h"
 #include "log.h"
-#include "mcp.h"
 #include "response_line.h"
 #include "rpc_error.h"
 #include "stop_signals.h"
@@ -446,10 +445,10 @@ static js_span result_text(const call_slot *slot)
 }
 
 /*
- * The response of an MCP tools/call: a handler's failure is a tool error the model can read
- * (isError), not a JSON-RPC error; only a cancelled call is answered as one.
+ * The response of a call whose result is shaped (call_shaper): a handler's failure is told in
+ * its result, not as a JSON-RPC error; only a cancelled call is answered as one.
  */
-static void write_tool_result(call_slot *slot, int status, bool failed)
+static void write_shaped_result(call_slot *slot, int status, bool failed)
 {
     const js_span id = {slot->id.data, slot->id.length};
     buffer *result = &slot->line;
@@ -457,13 +456,13 @@ static void write_tool_result(call_slot *slot, int status, bool failed)
     int written;
     if (!failed) {
         js_span text = result_text(slot);
-        written = mcp_append_tool_result(result, text.start, text.length);
+        written = slot->shaper->result(result, text.start, text.length);
     } else {
         rpcerr_failure failure;
         failure_of(slot, status, &failure);
         char text[512];
         rpcerr_failure_text(&failure, text, sizeof text);
-        written = mcp_append_tool_error(result, text, strlen(text));
+        written = slot->shaper->failure(result, text, strlen(text));
     }
     if (written == 0)
         call_respond_result(slot->context, slot->batch, slot->ticket, &id, result->data,
@@ -490,8 +489,8 @@ static void write_response(call_slot *slot, int status, bool silent)
         return;
     }
     const js_span id = {slot->id.data, slot->id.length};
-    if (slot->mcp_tool && status != RPCD_ERR_CANCELLED) {
-        write_tool_result(slot, status, failed);
+    if (slot->shaper && status != RPCD_ERR_CANCELLED) {
+        write_shaped_result(slot, status, failed);
         return;
     }
     if (!failed) {
@@ -644,11 +643,11 @@ int call_start(call_context *context, const call_request *request)
         failed |= buf_append(&slot->id, request->id->start, request->id->length);
     slot->params = NULL;
     slot->params_length = 0;
-    slot->mcp_tool = request->mcp_tool;
-    slot->has_meta = request->meta_params != NULL;
-    if (request->meta_params)
-        failed |=
-            buf_append(&slot->meta_copy, request->meta_params->start, request->meta_params->length);
+    slot->shaper = request->shaper;
+    slot->has_progress_params = request->progress_params != NULL;
+    if (request->progress_params)
+        failed |= buf_append(&slot->progress_params, request->progress_params->start,
+                             request->progress_params->length);
     if (request->params) {
         /* The reader moves on to the next line (and a deferred call outlives this one): the
          * call keeps its own copy. */
@@ -656,7 +655,7 @@ int call_start(call_context *context, const call_request *request)
         slot->params = slot->params_copy.data;
         slot->params_length = request->params->length;
     }
-    slot->held_bytes = slot->params_length + slot->meta_copy.length;
+    slot->held_bytes = slot->params_length + slot->progress_params.length;
     if (failed) {
         slot_release(index);
         return CALL_NO_MEMORY;

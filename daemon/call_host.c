@@ -176,8 +176,8 @@ static int host_call_progress(rpcd_call *call, double done, double total, const 
     int status = RPCD_OK;
     if (slot->token_state == TOKEN_UNKNOWN) {
         js_span params = {slot->params, slot->params_length}, token;
-        if (slot->has_meta)
-            params = (js_span){slot->meta_copy.data, slot->meta_copy.length};
+        if (slot->has_progress_params)
+            params = (js_span){slot->progress_params.data, slot->progress_params.length};
         slot->token_state = TOKEN_ABSENT;
         if (env_find_progress_token(params, &token) &&
             buf_append(&slot->progress_token, token.start, token.length) == 0)

@@ -96,7 +96,7 @@ void slot_release(uint32_t index)
     trim(&slot->id);
     trim(&slot->progress_token);
     trim(&slot->params_copy);
-    trim(&slot->meta_copy);
+    trim(&slot->progress_params);
     trim(&slot->result);
     trim(&slot->failure_message);
     trim(&slot->failure_data);
@@ -126,7 +126,7 @@ void call_store_release(void)
                 buf_free(&slot->id);
                 buf_free(&slot->progress_token);
                 buf_free(&slot->params_copy);
-                buf_free(&slot->meta_copy);
+                buf_free(&slot->progress_params);
                 buf_free(&slot->result);
                 buf_free(&slot->failure_message);
                 buf_free(&slot->failure_data);

@@ -68,45 +68,6 @@ static bool handle_builtin(const dispatcher *dispatch, const env_message *messag
     return true;
 }
 
-/* What tools/call reads of its params. */
-typedef struct tool_params {
-    js_span name, arguments;
-    bool has_name, has_arguments;
-    const char *duplicate; /* a member read here that appears twice, or NULL */
-} tool_params;
-
-static void read_tool_params(const env_message *message, tool_params *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!message->has_params || js_kind_of(message->params) != JS_OBJECT)
-        return;
-    bool seen_name = false, seen_meta = false;
-    js_iter members;
-    js_span key, value;
-    js_iter_init(&members, message->params);
-    while (js_iter_next(&members, &key, &value)) {
-        if (js_string_equals(key, "name", 4)) {
-            if (seen_name)
-                out->duplicate = "\"name\" appears twice";
-            seen_name = true;
-            out->name = value;
-            out->has_name = js_kind_of(value) == JS_STRING;
-        } else if (js_string_equals(key, "arguments", 9)) {
-            if (out->has_arguments)
-                out->duplicate = "\"arguments\" appears twice";
-            out->arguments = value;
-            out->has_arguments = true;
-        } else if (js_string_equals(key, "_meta", 5)) {
-            /* The progress token is read from it later: it must mean one thing now. */
-            if (seen_meta)
-                out->duplicate = "\"_meta\" appears twice";
-            else if (env_meta_has_duplicate(value))
-                out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
-            seen_meta = true;
-        }
-    }
-}
-
 /* Answers a request with an error (data: raw JSON text or NULL); a notification gets nothing. */
 static int answer_error(const dispatcher *dispatch, const env_message *message, call_batch *batch,
                         uint64_t ticket, int64_t code, const char *data, size_t data_length)
@@ -142,87 +103,43 @@ static int start_call(const dispatcher *dispatch, const env_message *message,
     }
 }
 
-/* Starts an MCP tools/call: the tool's method, with the call's arguments as params. */
-static int start_tool_call(const dispatcher *dispatch, const env_message *message,
-                           call_batch *batch, uint64_t ticket)
-{
-    tool_params params;
-    read_tool_params(message, &params);
-    const char *problem = NULL;
-    const reg_method *method = NULL;
-    char tool[128]; /* MCP's longest tool name */
-    size_t tool_length = 0;
-    bool has_tool = false; /* tool holds the name as decoded, to be shown back */
-    if (params.duplicate)
-        problem = params.duplicate; /* no name is shown: which one would it be? */
-    else if (!params.has_name)
-        problem = "\"name\" must be a tool name";
-    else if (js_string_decode(params.name, tool, sizeof tool, &tool_length) != 0)
-        problem = "\"name\" is longer than 128 bytes, the longest tool name";
-    else
-        has_tool = true;
-    if (!problem && params.has_arguments && js_kind_of(params.arguments) != JS_OBJECT)
-        problem = "\"arguments\" must be an object";
-    if (!problem && !(method = mcp_tool_method(dispatch->tools, tool, tool_length)))
-        problem = "unknown tool";
-    if (problem) {
-        if (message->kind != ENV_REQUEST)
-            return 0;
-        buffer data = BUFFER_INIT;
-        int failed = buf_append_string(&data, "{\"detail\":");
-        failed |= buf_append_json_string(&data, problem, strlen(problem));
-        if (has_tool) {
-            failed |= buf_append_string(&data, ",\"tool\":");
-            failed |= buf_append_json_string(&data, tool, tool_length);
-        }
-        failed |= buf_append_char(&data, '}');
-        int status = answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS,
-                                  failed ? NULL : data.data, failed ? 0 : data.length);
-        buf_free(&data);
-        return status;
-    }
-    /* The tool's schema says object: a call without arguments has none, not no params. */
-    js_span no_arguments = {"{}", 2};
-    call_request request = {
-        .method = method,
-        .id = message->kind == ENV_REQUEST ? &message->id : NULL,
-        .params = params.has_arguments ? &params.arguments : &no_arguments,
-        .batch = batch,
-        .ticket = ticket,
-        .mcp_tool = true,
-        .meta_params = &message->params,
-    };
-    return start_call(dispatch, message, &request);
-}
-
 /*
- * The MCP requests the daemon answers itself. Returns 1 when the message was one of them
- * (answered, or a notification of one), 0 otherwise.
+ * The MCP methods, which the MCP front end answers or turns into a plugin's call. Returns 1 when
+ * the message was one of them (answered, started, or a notification of one), 0 otherwise.
  */
 static int handle_mcp(const dispatcher *dispatch, const env_message *message, const char *name,
                       size_t name_length, call_batch *batch, uint64_t ticket, int *status)
 {
-    if (name_length == 10 && memcmp(name, "tools/call", 10) == 0) {
-        *status = start_tool_call(dispatch, message, batch, ticket);
-        return 1;
-    }
-    buffer result = BUFFER_INIT;
     js_span params = {NULL, 0};
     if (message->has_params)
         params = message->params;
-    int answer = mcp_answer(dispatch->tools, name, name_length, params, &result);
-    if (answer == -1) {
-        buf_free(&result);
+    buffer out = BUFFER_INIT;
+    mcp_route route;
+    if (mcp_route_message(dispatch->tools, name, name_length, params, &out, &route) != 0) {
+        buf_free(&out);
         return 0;
     }
     *status = 0;
-    if (answer == 0 && message->kind == ENV_REQUEST)
-        *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, result.data,
-                                      result.length);
-    else if (answer != 0)
-        *status = answer_error(dispatch, message, batch, ticket,
-                               answer == -2 ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR, NULL, 0);
-    buf_free(&result);
+    if (route.kind == MCP_ANSWERED && message->kind == ENV_REQUEST) {
+        *status =
+            call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data, out.length);
+    } else if (route.kind == MCP_REFUSED) {
+        *status =
+            answer_error(dispatch, message, batch, ticket, rpcerr_code_for_status(route.status, 0),
+                         route.has_data ? out.data : NULL, route.has_data ? out.length : 0);
+    } else if (route.kind == MCP_CALL) {
+        call_request request = {
+            .method = route.method,
+            .id = message->kind == ENV_REQUEST ? &message->id : NULL,
+            .params = &route.params,
+            .batch = batch,
+            .ticket = ticket,
+            .shaper = route.shaper,
+            .progress_params = route.progress_params.length > 0 ? &route.progress_params : NULL,
+        };
+        *status = start_call(dispatch, message, &request);
+    }
+    buf_free(&out);
     return 1;
 }
 
