@@ -55,8 +55,8 @@ typedef struct rpcerr_failure {
     uint32_t abi_minor;  /* of the plugin: which statuses it knew */
     bool recorded;       /* call_fail or call_fail_code recorded this very status */
     int64_t code;        /* the code call_fail_code last recorded (0 after call_fail) */
-    const char *message; /* the recorded message (NUL-terminated), or NULL */
-    const char *data;    /* the recorded data (raw JSON), or NULL */
+    const char *message; /* the recorded message (NUL-terminated) when recorded, else NULL */
+    const char *data;    /* the recorded data (raw JSON) when recorded, else NULL */
     size_t data_length;
     const char *plugin; /* the method's plugin and name */
     const char *method;
