@@ -78,20 +78,19 @@ static int answer_error(const dispatcher *dispatch, const env_message *message, 
                               data_length);
 }
 
-/*
- * Starts a call once there is room for it; a request that cannot start gets its one answer. The
- * same for every call, whether its method was named by the message or found another way.
- */
-static int start_call(const dispatcher *dispatch, const env_message *message,
-                      const call_request *request)
+/* What start_call gives answer_not_started when it was interrupted waiting for room. */
+enum { WAIT_INTERRUPTED = 1 };
+
+/* Answers a request whose call did not start (started: WAIT_INTERRUPTED or call_start's). */
+static int answer_not_started(const dispatcher *dispatch, const env_message *message,
+                              const call_request *request, int started)
 {
     call_batch *batch = request->batch;
     uint64_t ticket = request->ticket;
-    /* Shutting down: the request was read, so it still gets its one answer. */
-    if (call_wait_for_room(dispatch->calls) != 0)
+    switch (started) {
+    case WAIT_INTERRUPTED:
+        /* Shutting down: the request was read, so it still gets its one answer. */
         return answer_error(dispatch, message, batch, ticket, RPC_REQUEST_CANCELLED, NULL, 0);
-    switch (call_start(dispatch->calls, request)) {
-    case CALL_STARTED: return 0;
     case CALL_DUPLICATE_ID: {
         static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
         return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, data,
@@ -101,6 +100,21 @@ static int start_call(const dispatcher *dispatch, const env_message *message,
         log_message(LOG_ERROR, "out of memory for a call of %s", request->method->name);
         return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
     }
+}
+
+/*
+ * Starts a call once there is room for it; a request that cannot start gets its one answer. The
+ * same for every call, whether its method was named by the message or found another way. Inline:
+ * it runs once per call, and its answers are out of the way in answer_not_started.
+ */
+static inline int start_call(const dispatcher *dispatch, const env_message *message,
+                             const call_request *request)
+{
+    int started = call_wait_for_room(dispatch->calls) != 0 ? WAIT_INTERRUPTED
+                                                           : call_start(dispatch->calls, request);
+    if (started == CALL_STARTED)
+        return 0;
+    return answer_not_started(dispatch, message, request, started);
 }
 
 /*
@@ -115,10 +129,8 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
         params = message->params;
     buffer out = BUFFER_INIT;
     mcp_route route;
-    if (mcp_route_message(dispatch->tools, name, name_length, params, &out, &route) != 0) {
-        buf_free(&out);
-        return 0;
-    }
+    if (mcp_route_message(dispatch->tools, name, name_length, params, &out, &route) != 0)
+        return 0; /* out untouched: nothing to free */
     *status = 0;
     if (route.kind == MCP_ANSWERED && message->kind == ENV_REQUEST) {
         *status =

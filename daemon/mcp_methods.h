@@ -18,8 +18,8 @@ typedef enum mcp_method_id {
     MCP_METHOD_COUNT,
 } mcp_method_id;
 
-/* The name of each (static text, by id). */
-extern const char *const mcp_method_names[MCP_METHOD_COUNT];
+/* The name of the MCP method id (static text), or NULL outside 0..MCP_METHOD_COUNT-1. */
+const char *mcp_method_name(int id);
 
 /* The id of the MCP method named name (length bytes, borrowed), or -1 when it is none. */
 int mcp_method_find(const char *name, size_t length);

@@ -11,26 +11,10 @@
 #include <math.h>
 #include <string.h>
 
-/* Every line starts so: the one place the version is written. */
-#define HEAD "{\"jsonrpc\":\"2.0\","
-
-int rl_result_parts(struct iovec parts[RL_RESULT_PARTS], const js_span *id, const char *result,
-                    size_t result_length)
-{
-    static const char head[] = HEAD "\"id\":";
-    static const char middle[] = ",\"result\":";
-    parts[0] = (struct iovec){(void *)head, sizeof head - 1};
-    parts[1] = (struct iovec){(void *)id->start, id->length};
-    parts[2] = (struct iovec){(void *)middle, sizeof middle - 1};
-    parts[3] = (struct iovec){(void *)result, result_length};
-    parts[4] = (struct iovec){"}", 1};
-    return RL_RESULT_PARTS;
-}
-
 int rl_append_error(buffer *out, const js_span *id, int64_t code, const char *message,
                     const char *data, size_t data_length)
 {
-    int status = buf_append_string(out, HEAD "\"id\":");
+    int status = buf_append_string(out, RL_HEAD "\"id\":");
     if (id)
         status |= buf_append(out, id->start, id->length);
     else
@@ -48,7 +32,7 @@ int rl_append_error(buffer *out, const js_span *id, int64_t code, const char *me
 int rl_append_notification(buffer *out, const char *method, size_t method_length,
                            const char *params, size_t params_length)
 {
-    int status = buf_append_string(out, HEAD "\"method\":");
+    int status = buf_append_string(out, RL_HEAD "\"method\":");
     status |= buf_append_json_string(out, method, method_length);
     if (params) {
         /* Pretty-printed JSON must not split the line it goes into. */
@@ -76,8 +60,8 @@ static int append_number(buffer *out, double value)
 int rl_append_progress(buffer *out, const char *token, size_t token_length, double done,
                        double total, const char *message)
 {
-    int status = buf_append_string(out, HEAD "\"method\":\"notifications/progress\",\"params\":"
-                                             "{\"progressToken\":");
+    int status = buf_append_string(out, RL_HEAD "\"method\":\"notifications/progress\",\"params\":"
+                                                "{\"progressToken\":");
     status |= buf_append(out, token, token_length);
     status |= buf_append_string(out, ",\"progress\":");
     status |= append_number(out, done);
@@ -95,7 +79,7 @@ int rl_append_progress(buffer *out, const char *token, size_t token_length, doub
 
 int rl_never_ran_parts(struct iovec parts[RL_NEVER_RAN_PARTS], const char *id, size_t id_length)
 {
-    static const char head[] = HEAD "\"id\":";
+    static const char head[] = RL_HEAD "\"id\":";
     static const char tail[] = ",\"error\":{\"code\":-32800,\"message\":\"Request cancelled\","
                                "\"data\":{\"detail\":\"" RPCERR_NEVER_RAN_DETAIL "\"}}}";
     parts[0] = (struct iovec){(void *)head, sizeof head - 1};

@@ -196,7 +196,7 @@ static void test_one_list(void **state)
     fixture *f = *state;
     buffer out = BUFFER_INIT;
     for (int id = 0; id < MCP_METHOD_COUNT; id++) {
-        const char *name = mcp_method_names[id];
+        const char *name = mcp_method_name(id);
         assert_int_equal(mcp_method_find(name, strlen(name)), id);
         mcp_route route;
         buf_clear(&out);
@@ -209,6 +209,8 @@ static void test_one_list(void **state)
         rpcd_method method = rpcd_method_new(name, handler);
         assert_int_equal(reg_add(f->methods, &method, NULL, "p", NULL), REG_ERR_INVALID);
     }
+    assert_null(mcp_method_name(-1));
+    assert_null(mcp_method_name(MCP_METHOD_COUNT));
     /* Anything else is not MCP's, and out is left alone. */
     static const char *const others[] = {"echo", "tools/", "tools/call2", "Ping", ""};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
