@@ -99,11 +99,11 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
         failed |= buf_append(&slot->id, request->id->start, request->id->length);
     slot->params = NULL;
     slot->params_length = 0;
-    slot->mcp_tool = request->mcp_tool;
-    slot->has_meta = request->meta_params != NULL;
-    if (request->meta_params)
-        failed |=
-            buf_append(&slot->meta_copy, request->meta_params->start, request->meta_params->length);
+    slot->shaper = request->shaper;
+    slot->has_progress_params = request->progress_params != NULL;
+    if (request->progress_params)
+        failed |= buf_append(&slot->progress_params, request->progress_params->start,
+                             request->progress_params->length);
     if (request->params) {
         /* The reader moves on to the next line (and a deferred call outlives this one): the
          * call keeps its own copy. */
@@ -111,7 +111,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
         slot->params = slot->params_copy.data;
         slot->params_length = request->params->length;
     }
-    slot->held_bytes = slot->params_length + slot->meta_copy.length;
+    slot->held_bytes = slot->params_length + slot->progress_params.length;
     return failed ? -1 : 0;
 }
 

@@ -11,6 +11,7 @@
 #ifndef RPCD_CALL_H
 #define RPCD_CALL_H
 
+#include "buffer.h"
 #include "generation.h"
 #include "json_scan.h"
 #include "output.h"
@@ -61,18 +62,33 @@ void call_batch_release(call_batch *batch);
 int call_respond_error(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
                        int64_t code, const char *message, const char *data, size_t data_length);
 
+/*
+ * Makes the result of a call's response, for a protocol that wraps what handlers give: the
+ * response is then a result even when the handler failed (only a cancelled call is still
+ * answered with an error). The functions append to out and return 0 or -1 (memory); they are
+ * called on any thread, and must be thread-safe.
+ */
+typedef struct call_shaper {
+    /* The result for a handler's result: valid JSON text, on one line. */
+    int (*result)(buffer *out, const char *result, size_t length);
+    /* The result for a handler's failure, told in text (see rpcerr_failure_text). */
+    int (*failure)(buffer *out, const char *text, size_t length);
+} call_shaper;
+
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
 typedef struct call_request {
-    generation
-        *gen; /* borrowed, held by the caller: method's; its calls hold it (gen_call_started) */
+    /* Borrowed, held by the caller: the method's generation; its calls hold it. */
+    generation *gen;
     const reg_method *method;
     const js_span *id;     /* NULL for a notification */
     const js_span *params; /* NULL when the request had none */
     call_batch *batch;     /* NULL when not part of a batch */
     uint64_t ticket;       /* for an ordered response, 0 otherwise; not in a batch */
-    bool mcp_tool;         /* an MCP tools/call: the response is a tool result */
-    /* Where params._meta is (tools/call's own params); NULL: in params. */
-    const js_span *meta_params;
+    /* Borrowed, static: shapes the result. NULL: the handler's result is the response's. */
+    const call_shaper *shaper;
+    /* Where a progress report looks for _meta.progressToken, when not in params: the params of
+     * a message that were rewritten into the handler's. NULL: in params. */
+    const js_span *progress_params;
 } call_request;
 
 enum call_start_result {

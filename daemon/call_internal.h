@@ -59,12 +59,12 @@ typedef struct call_slot {
     uint32_t id_next;     /* next slot in the same id bucket, NO_SLOT at the end */
     uint32_t serial_next; /* next slot waiting for the same serialized method */
     buffer id;
-    int token_state;       /* TOKEN_UNKNOWN until the first progress report looks */
-    buffer progress_token; /* params._meta.progressToken, when TOKEN_PRESENT */
-    buffer params_copy;    /* the params: the reader reuses its buffer for the next line */
-    bool mcp_tool;         /* answer as an MCP tool result */
-    bool has_meta;         /* params._meta is in meta_copy, not in params (tools/call) */
-    buffer meta_copy;
+    int token_state;           /* TOKEN_UNKNOWN until the first progress report looks */
+    buffer progress_token;     /* params._meta.progressToken, when TOKEN_PRESENT */
+    buffer params_copy;        /* the params: the reader reuses its buffer for the next line */
+    const call_shaper *shaper; /* makes the response's result, or NULL (call_request) */
+    bool has_progress_params;  /* the progress token is read from progress_params */
+    buffer progress_params;    /* call_request's progress_params, copied */
     const char *params;
     size_t params_length;
     size_t held_bytes; /* params and _meta: what counts against max_in_flight_bytes */

@@ -10,13 +10,15 @@
 #include "lock.h"
 
 #include "log.h"
+#include "response_line.h"
+#include "rpc_error.h"
 
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static const char never_ran_detail[] = "rpcd stopped before the call ran";
+static const char never_ran_detail[] = RPCERR_NEVER_RAN_DETAIL;
 
 static call_slot *slot_of_job(exec_job *job)
 {
@@ -211,16 +213,9 @@ size_t call_end_unstarted_from_signal(call_table *table, output *out, bool out_s
         /* A batch's array and an ordered response wait for others: nothing safe to write. */
         bool writable = out_seized && !slot->batch && slot->ticket == 0;
         if (wanted && writable) {
-            static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-            static const char tail[] = ",\"error\":{\"code\":-32800,\"message\":\"Request "
-                                       "cancelled\",\"data\":{\"detail\":\"rpcd stopped before "
-                                       "the call ran\"}}}";
-            struct iovec parts[] = {
-                {(void *)head, sizeof head - 1},
-                {slot->id.data, slot->id.length},
-                {(void *)tail, sizeof tail - 1},
-            };
-            if (out_write_seized(out, parts, 3) == 0)
+            struct iovec parts[RL_NEVER_RAN_PARTS];
+            int count = rl_never_ran_parts(parts, slot->id.data, slot->id.length);
+            if (out_write_seized(out, parts, count) == 0)
                 answered++;
             else
                 unanswered++;

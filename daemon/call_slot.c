@@ -87,7 +87,8 @@ done:
 #define SLOT_BUFFERS(X)                                                                            \
     X(id)                                                                                          \
     X(progress_token)                                                                              \
-    X(params_copy) X(meta_copy) X(result) X(failure_message) X(failure_data) X(scratch) X(line)
+    X(params_copy)                                                                                 \
+    X(progress_params) X(result) X(failure_message) X(failure_data) X(scratch) X(line)
 
 static void trim(buffer *buf)
 {

@@ -5,6 +5,8 @@
  * the one atomic pointer to the current generation.
  */
 #include "generation.h"
+
+#include "mcp.h"
 #include "lock.h"
 
 #include <stdlib.h>

@@ -9,7 +9,6 @@
 #define RPCD_GENERATION_H
 
 #include "loader.h"
-#include "mcp.h"
 #include "registry.h"
 
 #include <pthread.h>
@@ -18,6 +17,8 @@
 #include <stdint.h>
 
 typedef struct generation generation;
+/* The MCP tool table (mcp.h), which a generation holds without needing to know it. */
+typedef struct mcp_tools mcp_tools;
 
 /*
  * Makes a generation of methods, tools (may be NULL) and the plugins that registered the methods

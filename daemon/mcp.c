@@ -6,6 +6,7 @@
 #include "mcp.h"
 
 #include "log.h"
+#include "mcp_methods.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,38 +362,13 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
 int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
                buffer *out)
 {
-#define IS(literal)                                                                                \
-    (method_length == sizeof(literal) - 1 && memcmp(method, literal, method_length) == 0)
     int status;
-    if (IS("initialize"))
-        status = answer_initialize(params, out);
-    else if (IS("ping"))
-        status = buf_append_string(out, "{}");
-    else if (IS("server/discover"))
-        status = answer_discover(out);
-    else if (IS("tools/list"))
-        status = answer_tools_list(tools, params, out);
-    else
-        return -1;
-#undef IS
-    return status == -2 ? -2 : status != 0 ? -3 : 0;
-}
-
-int mcp_append_tool_result(buffer *out, const char *result, size_t length)
-{
-    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
-    failed |= buf_append_json_string(out, result, length);
-    failed |= buf_append_string(out, "}]");
-    if (length > 0 && result[0] == '{') {
-        failed |= buf_append_string(out, ",\"structuredContent\":");
-        failed |= buf_append(out, result, length);
+    switch (mcp_method_find(method, method_length)) {
+    case MCP_INITIALIZE: status = answer_initialize(params, out); break;
+    case MCP_PING: status = buf_append_string(out, "{}"); break;
+    case MCP_SERVER_DISCOVER: status = answer_discover(out); break;
+    case MCP_TOOLS_LIST: status = answer_tools_list(tools, params, out); break;
+    default: return -1; /* not MCP's, or a call of a plugin's method (mcp_route_message) */
     }
-    return failed | buf_append_string(out, ",\"isError\":false}");
-}
-
-int mcp_append_tool_error(buffer *out, const char *text, size_t length)
-{
-    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
-    failed |= buf_append_json_string(out, text, length);
-    return failed | buf_append_string(out, "}],\"isError\":true}");
+    return status == -2 ? -2 : status != 0 ? -3 : 0;
 }

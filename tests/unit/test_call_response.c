@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "call_fixture.h"
+#include "mcp.h"
 
 static int handle_invalid(rpcd_call *call, const char *params, size_t length, void *data)
 {
@@ -103,6 +104,9 @@ static void test_notification_gets_nothing(void **state)
     fixture_close(&f);
 }
 
+/* MCP's tool shaper, as tools/call gives it to the call path. */
+static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error};
+
 static void start_tool(fixture *f, const char *name, const char *id)
 {
     js_span id_span = {id, strlen(id)};
@@ -112,7 +116,7 @@ static void start_tool(fixture *f, const char *name, const char *id)
         .method = reg_find(f->methods, name, strlen(name)),
         .id = &id_span,
         .params = &params,
-        .mcp_tool = true,
+        .shaper = &tool_shaper,
     };
     assert_int_equal(call_start(f->calls, &request), CALL_STARTED);
 }
