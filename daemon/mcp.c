@@ -230,20 +230,10 @@ const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size
  */
 static int member(js_span params, const char *key, js_span *value)
 {
-    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+    if (params.length == 0)
         return 0;
-    js_iter members;
-    js_span name, found;
-    int count = 0;
-    js_iter_init(&members, params);
-    while (js_iter_next(&members, &name, &found)) {
-        if (js_string_equals(name, key, strlen(key))) {
-            if (count++ > 0)
-                return -1;
-            *value = found;
-        }
-    }
-    return count;
+    size_t count = js_object_get(params, key, strlen(key), value);
+    return count > 1 ? -1 : (int)count;
 }
 
 static int append_server_info(buffer *out)
@@ -253,7 +243,7 @@ static int append_server_info(buffer *out)
     return failed | buf_append_char(out, '}');
 }
 
-/* A tool list can change only if plugins are reloaded, which rpcd does not do (yet). */
+/* A tool list can change only if plugins are reloaded, which rpcd does not do. */
 static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":false}}";
 
 static int answer_initialize(js_span params, buffer *out)
