@@ -143,8 +143,10 @@ void rpcerr_failure_text(const rpcerr_failure *failure, char *text, size_t size)
 {
     int status = failure->status;
     const char *detail = status == RPCD_OK ? invalid_result : failure->message;
-    int64_t code =
-        status == RPCD_OK ? RPC_INTERNAL_ERROR : rpcerr_code_for_status(status, failure->code);
+    /* A code the handler did not record now belongs to no one: never another call's. */
+    int64_t code = status == RPCD_OK
+                       ? RPC_INTERNAL_ERROR
+                       : rpcerr_code_for_status(status, failure->recorded ? failure->code : 0);
     const char *standard = rpcerr_standard_message(code);
     const char *name = rpcerr_status_name_in(status, failure->abi_minor);
     if (status == RPCD_ERR_APPLICATION && detail)

@@ -264,6 +264,9 @@ static void test_failure_texts(void **state)
     /* The code without a standard message: "Error". */
     failure = failure_of(RPCD_ERR_APPLICATION, false, 0, NULL, NULL);
     assert_text(&failure, 512, "Error (RPCD_ERR_APPLICATION, in sum)");
+    /* A code left in the record by an earlier failure is not this one's. */
+    failure = failure_of(RPCD_ERR_APPLICATION, false, -32602, NULL, NULL);
+    assert_text(&failure, 512, "Error (RPCD_ERR_APPLICATION, in sum)");
     failure = failure_of(RPCD_ERR_INTERNAL, true, 0, "disk full", NULL);
     assert_text(&failure, 512, "Internal error: disk full");
     /* Cut to the room given. */
