@@ -1,590 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Calls from start to end: the context they share (ids in flight, back-pressure, cancellation,
- * serialized methods), batches, and the response each call ends with. Each slot keeps its
- * buffers from one call to the next, so a steady stream of calls allocates nothing once the
- * slots in use have warmed up.
+ * A call from start to end: its slot filled from the request, its id tracked, its place behind
+ * a serialized method taken, and at its end the response, the bookkeeping and the next call of
+ * its serialized method. Each slot keeps its buffers from one call to the next, so a steady
+ * stream of calls allocates nothing once the slots in use have warmed up.
  */
 #include "call_internal.h"
 #include "lock.h"
 
 #include "buffer.h"
-#include "crash_report.h"
-#include "envelope.h"
 #include "executor.h"
-#include "log.h"
-#include "mcp.h"
-#include "rpc_error.h"
-#include "stop_signals.h"
 
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static void run_job(exec_job *job);
-
-/* The most calls a group holds back before it hands them over. */
-enum { GROUP_MOST = 64 };
-
-/*
- * Quick calls with params this long go to a worker all the same: writing their response takes
- * the reader's time that reading the next lines could use.
- */
-enum { QUICK_PARAMS_MOST = 64 * 1024 };
-
-int call_context_new(const call_settings *settings, call_context **out)
-{
-    call_context *context = calloc(1, sizeof *context);
-    if (!context)
-        return -1;
-    context->out = settings->out;
-    context->max_depth = settings->max_depth;
-    context->max_in_flight = settings->max_in_flight ? settings->max_in_flight : 1;
-    context->max_in_flight_bytes =
-        settings->max_in_flight_bytes ? settings->max_in_flight_bytes : SIZE_MAX;
-    /* One worker promises one call at a time: a quick call beside it would break that. */
-    context->quick_on_reader = settings->workers != 1;
-    pthread_mutex_init(&context->lock, NULL);
-    /* Its waits are timed by the monotonic clock: a change of the date stretches none of them. */
-    pthread_condattr_t monotonic;
-    pthread_condattr_init(&monotonic);
-    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
-    pthread_cond_init(&context->changed, &monotonic);
-    pthread_condattr_destroy(&monotonic);
-    context->id_bucket_count = 64;
-    context->id_buckets = malloc(context->id_bucket_count * sizeof *context->id_buckets);
-    context->serial_count = settings->methods ? reg_count(settings->methods) : 0;
-    context->serial = calloc(context->serial_count + 1, sizeof *context->serial);
-    if (!context->id_buckets || !context->serial ||
-        (settings->workers > 0 && exec_new(settings->workers, &context->pool) != 0)) {
-        free(context->id_buckets);
-        free(context->serial);
-        free(context);
-        return -1;
-    }
-    for (size_t i = 0; i < context->id_bucket_count; i++)
-        context->id_buckets[i] = NO_SLOT;
-    *out = context;
-    return 0;
-}
-
-void call_context_free(call_context *context)
-{
-    if (!context)
-        return;
-    call_wait_idle(context, -1);
-    exec_free(context->pool);
-    pthread_cond_destroy(&context->changed);
-    pthread_mutex_destroy(&context->lock);
-    free(context->id_buckets);
-    free(context->serial);
-    free(context);
-}
-
-/* The slot in flight with exactly this id text, or NO_SLOT. Context lock held. */
-static uint32_t find_id(const call_context *context, const char *id, size_t length)
-{
-    size_t bucket = reg_hash(id, length) & (context->id_bucket_count - 1);
-    for (uint32_t index = context->id_buckets[bucket]; index != NO_SLOT;) {
-        call_slot *slot = slot_at(index);
-        if (slot->id.length == length && memcmp(slot->id.data, id, length) == 0)
-            return index;
-        index = slot->id_next;
-    }
-    return NO_SLOT;
-}
-
-/* Doubles the id table when it gets crowded; keeps it as it is when memory runs out. */
-static void grow_ids(call_context *context)
-{
-    size_t count = context->id_bucket_count * 2;
-    uint32_t *buckets = malloc(count * sizeof *buckets);
-    if (!buckets)
-        return;
-    for (size_t i = 0; i < count; i++)
-        buckets[i] = NO_SLOT;
-    for (size_t i = 0; i < context->id_bucket_count; i++) {
-        for (uint32_t index = context->id_buckets[i]; index != NO_SLOT;) {
-            call_slot *slot = slot_at(index);
-            uint32_t next = slot->id_next;
-            size_t bucket = reg_hash(slot->id.data, slot->id.length) & (count - 1);
-            slot->id_next = buckets[bucket];
-            buckets[bucket] = index;
-            index = next;
-        }
-    }
-    free(context->id_buckets);
-    context->id_buckets = buckets;
-    context->id_bucket_count = count;
-}
-
-/* Context lock held. */
-static void track_id(call_context *context, call_slot *slot)
-{
-    if (context->tracked_count >= context->id_bucket_count)
-        grow_ids(context);
-    size_t bucket = reg_hash(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
-    slot->id_next = context->id_buckets[bucket];
-    context->id_buckets[bucket] = slot->index;
-    slot->tracked = true;
-    context->tracked_count++;
-}
-
-/* Context lock held. */
-static void untrack_id(call_context *context, call_slot *slot)
-{
-    size_t bucket = reg_hash(slot->id.data, slot->id.length) & (context->id_bucket_count - 1);
-    for (uint32_t *link = &context->id_buckets[bucket]; *link != NO_SLOT;
-         link = &slot_at(*link)->id_next) {
-        if (*link == slot->index) {
-            *link = slot->id_next;
-            break;
-        }
-    }
-    slot->tracked = false;
-    context->tracked_count--;
-}
-
-static bool has_room(call_context *context)
-{
-    return atomic_load(&context->in_flight) < context->max_in_flight;
-}
-
-/*
- * call_interrupt_waits_from_signal sets interrupted without the lock and cannot signal the
- * condition variable: a wait must see the flag on its own, so it wakes at least this often. Only
- * the reader's waits for room and bytes, which are rare and short, pay for it.
- */
-enum { INTERRUPT_CHECK_MS = 10 };
-
-static void deadline_in(int timeout_ms, struct timespec *deadline)
-{
-    clock_gettime(CLOCK_MONOTONIC, deadline);
-    deadline->tv_sec += timeout_ms / 1000;
-    deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline->tv_nsec >= 1000000000L) {
-        deadline->tv_sec++;
-        deadline->tv_nsec -= 1000000000L;
-    }
-}
-
-/*
- * Waits for changed, INTERRUPT_CHECK_MS at most, then lets a stop signal held back meanwhile
- * reach its handler (see stop_signals.h). Lock held, taken with pthread_mutex_lock.
- */
-static void wait_for_change(call_context *context)
-{
-    struct timespec deadline;
-    deadline_in(INTERRUPT_CHECK_MS, &deadline);
-    pthread_cond_timedwait(&context->changed, &context->lock, &deadline);
-    stop_signals_deliver_pending();
-}
-
-int call_wait_for_room(call_context *context)
-{
-    /* Changed under the lock, read here without it: this runs once per request, and taking the
-     * lock the finishing workers take showed as contention in the throughput profile. */
-    if (has_room(context))
-        return atomic_load(&context->interrupted) ? -1 : 0;
-
-    /* Held calls of a group count in flight: they must run, or nothing would ever end. */
-    call_submit_group(context);
-
-    /* The reader stops reading: what is written meanwhile must go out at once. */
-    log_message(LOG_DEBUG, "%zu calls in flight (max_in_flight): reading paused",
-                context->max_in_flight);
-    stop_signals_hold();
-    out_set_reader_idle(context->out, true);
-    pthread_mutex_lock(&context->lock);
-    while (!has_room(context) && !atomic_load(&context->interrupted))
-        wait_for_change(context);
-    pthread_mutex_unlock(&context->lock);
-    stop_signals_release();
-    out_set_reader_idle(context->out, false);
-    return atomic_load(&context->interrupted) ? -1 : 0;
-}
-
-void call_wait_for_bytes(call_context *context)
-{
-    if (atomic_load(&context->in_flight_bytes) < context->max_in_flight_bytes)
-        return;
-    log_message(LOG_DEBUG, "calls in flight hold %zu bytes (max_in_flight_bytes): reading paused",
-                atomic_load(&context->in_flight_bytes));
-    stop_signals_hold();
-    pthread_mutex_lock(&context->lock);
-    while (context->in_flight_bytes >= context->max_in_flight_bytes &&
-           !atomic_load(&context->interrupted))
-        wait_for_change(context);
-    pthread_mutex_unlock(&context->lock);
-    stop_signals_release();
-}
-
-void call_interrupt_waits(call_context *context)
-{
-    lock_take(&context->lock);
-    atomic_store(&context->interrupted, true);
-    pthread_cond_broadcast(&context->changed);
-    lock_release(&context->lock);
-}
-
-void call_interrupt_waits_from_signal(call_context *context)
-{
-    atomic_store(&context->interrupted, true);
-}
-
-int call_wait_idle(call_context *context, int timeout_ms)
-{
-    struct timespec deadline;
-    deadline_in(timeout_ms >= 0 ? timeout_ms : 0, &deadline);
-    pthread_mutex_lock(&context->lock);
-    int status = 0;
-    while (context->in_flight > 0) {
-        if (timeout_ms < 0) {
-            pthread_cond_wait(&context->changed, &context->lock);
-        } else if (pthread_cond_timedwait(&context->changed, &context->lock, &deadline) != 0) {
-            status = context->in_flight > 0 ? -1 : 0;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&context->lock);
-    return status;
-}
-
-/* Marks one slot cancelled; a stronger style wins over a weaker one. Slot lock held. */
-static void mark_cancelled(call_slot *slot, int style)
-{
-    if (!atomic_load(&slot->cancelled) || style < slot->cancel_style)
-        slot->cancel_style = style;
-    atomic_store(&slot->cancelled, true);
-}
-
-int call_cancel(call_context *context, js_span id, int style)
-{
-    lock_take(&context->lock);
-    uint32_t index = find_id(context, id.start, id.length);
-    if (index != NO_SLOT) {
-        call_slot *slot = slot_at(index);
-        lock_take(&slot->lock);
-        mark_cancelled(slot, style);
-        lock_release(&slot->lock);
-    }
-    lock_release(&context->lock);
-    return index != NO_SLOT;
-}
-
-void call_cancel_all(call_context *context)
-{
-    /* Every slot of the store: only this context's active ones are touched. */
-    uint32_t total = slot_count();
-    for (uint32_t index = 0; index < total; index++) {
-        call_slot *slot = slot_at(index);
-        lock_take(&slot->lock);
-        if (slot->active && slot->context == context)
-            mark_cancelled(slot, CALL_CANCEL_FLAG);
-        lock_release(&slot->lock);
-    }
-}
-
-/* ---- Batches -------------------------------------------------------------------------- */
-
-struct call_batch {
-    pthread_mutex_t lock; /* guards the items */
-    atomic_size_t references;
-    size_t item_count;
-    buffer items; /* the responses so far, comma-separated */
-    call_context *context;
-    uint64_t ticket;
-};
-
-int call_batch_new(call_context *context, uint64_t ticket, call_batch **out)
-{
-    call_batch *batch = calloc(1, sizeof *batch);
-    if (!batch || pthread_mutex_init(&batch->lock, NULL) != 0) {
-        free(batch);
-        return -1;
-    }
-    atomic_init(&batch->references, 1);
-    batch->context = context;
-    batch->ticket = ticket;
-    *out = batch;
-    return 0;
-}
-
-static void batch_hold(call_batch *batch)
-{
-    atomic_fetch_add(&batch->references, 1);
-}
-
-static int batch_append(call_batch *batch, const struct iovec *parts, int part_count)
-{
-    int status = 0;
-    lock_take(&batch->lock);
-    if (batch->item_count > 0)
-        status |= buf_append_char(&batch->items, ',');
-    for (int i = 0; i < part_count; i++)
-        status |= buf_append(&batch->items, parts[i].iov_base, parts[i].iov_len);
-    batch->item_count++;
-    lock_release(&batch->lock);
-    return status ? -1 : 0;
-}
-
-void call_batch_release(call_batch *batch)
-{
-    /* Each item appends its response before it lets go: the last one sees them all. */
-    if (atomic_fetch_sub(&batch->references, 1) != 1)
-        return;
-    if (batch->item_count > 0) {
-        struct iovec parts[] = {
-            {"[", 1},
-            {batch->items.data, batch->items.length},
-            {"]", 1},
-        };
-        out_write_ticket(batch->context->out, batch->ticket, parts, 3);
-    } else {
-        out_ticket_drop(batch->context->out, batch->ticket);
-    }
-    buf_free(&batch->items);
-    pthread_mutex_destroy(&batch->lock);
-    free(batch);
-}
-
-/* Sends one response line, alone or into its batch. */
-static int respond(call_context *context, call_batch *batch, uint64_t ticket,
-                   const struct iovec *parts, int part_count)
-{
-    if (batch)
-        return batch_append(batch, parts, part_count);
-    return out_write_ticket(context->out, ticket, parts, part_count);
-}
-
-int call_respond_result(call_context *context, call_batch *batch, uint64_t ticket,
-                        const js_span *id, const char *result, size_t result_length)
-{
-    struct iovec parts[] = {
-        {"{\"jsonrpc\":\"2.0\",\"id\":", 22},
-        {(void *)id->start, id->length},
-        {",\"result\":", 10},
-        {(void *)result, result_length},
-        {"}", 1},
-    };
-    return respond(context, batch, ticket, parts, 5);
-}
-
-int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket, const js_span *id,
-                       int64_t code, const char *message, const char *data, size_t data_length)
-{
-    buffer line = BUFFER_INIT;
-    if (!message)
-        message = rpcerr_standard_message(code);
-    int status =
-        env_append_error(&line, id, code, message ? message : "Server error", data, data_length);
-    if (status == 0) {
-        struct iovec part = {line.data, line.length};
-        status = respond(context, batch, ticket, &part, 1);
-    } else {
-        out_ticket_drop(context->out, ticket);
-    }
-    buf_free(&line);
-    return status;
-}
-
-/* ---- Ending a call -------------------------------------------------------------------- */
-
-/*
- * The name of a handler's status in the ABI minor its plugin was built against: NULL for a
- * status that minor did not have (RPCD_DEFERRED before 1.1), which is then an unknown status,
- * as it was when the plugin was built.
- */
-static const char *status_name(const call_slot *slot, int status)
-{
-    if (status == RPCD_DEFERRED && slot->method->abi_minor < 1)
-        return NULL;
-    return rpcerr_status_name(status);
-}
-
-/* error.data for an error that came from a plugin's status. */
-static int append_plugin_error_data(buffer *data, const call_slot *slot, int status,
-                                    const char *detail)
-{
-    const char *name = status_name(slot, status);
-    int failed = buf_append_string(data, "{\"exception\":");
-    failed |= name ? buf_append_json_string(data, name, strlen(name))
-                   : buf_append_string(data, "\"unknown status\"");
-    if (!name)
-        failed |= buf_printf(data, ",\"status\":%d", status);
-    failed |= buf_append_string(data, ",\"plugin\":");
-    failed |=
-        buf_append_json_string(data, slot->method->owner_name, strlen(slot->method->owner_name));
-    failed |= buf_append_string(data, ",\"method\":");
-    failed |= buf_append_json_string(data, slot->method->name, slot->method->name_length);
-    if (detail) {
-        failed |= buf_append_string(data, ",\"detail\":");
-        failed |= buf_append_json_string(data, detail, strlen(detail));
-    }
-    if (slot->has_failure_data) {
-        failed |= buf_append_string(data, ",\"data\":");
-        failed |= buf_append(data, slot->failure_data.data, slot->failure_data.length);
-    }
-    failed |= buf_append_char(data, '}');
-    return failed ? -1 : 0;
-}
-
-/* Builds the error response of a call that ended with status into slot->line. */
-static int build_error(call_slot *slot, int status)
-{
-    const js_span id = {slot->id.data, slot->id.length};
-    buffer *data = &slot->scratch;
-    buf_clear(data);
-    /* The recorded message and data belong to the failure the handler reports, no other. */
-    bool recorded = slot->failure_status == status && status != 0;
-    if (!recorded)
-        slot->has_failure_data = false;
-    const char *message = recorded && slot->has_failure_message ? slot->failure_message.data : NULL;
-
-    int64_t code;
-    const char *detail = message;
-    char reason[96];
-    if (status == RPCD_OK) {
-        /* Only an invalid result ends here with success. */
-        code = RPC_INTERNAL_ERROR;
-        status = RPCD_ERR_INVALID_ARGUMENT;
-        detail = "the handler's result is not valid JSON";
-    } else if (status == RPCD_ERR_APPLICATION) {
-        if (!recorded) {
-            code = RPC_INTERNAL_ERROR;
-            detail = "RPCD_ERR_APPLICATION returned without call_fail_code";
-        } else if (!rpcerr_code_allowed_for_plugin(slot->failure_code)) {
-            code = RPC_INTERNAL_ERROR;
-            snprintf(reason, sizeof reason, "error code %" PRId64 " is reserved",
-                     slot->failure_code);
-            detail = reason;
-        } else {
-            /* The plugin's own error: its code, message and data, unchanged. */
-            return env_append_error(&slot->line, &id, slot->failure_code, message,
-                                    slot->has_failure_data ? slot->failure_data.data : NULL,
-                                    slot->failure_data.length);
-        }
-    } else {
-        code = rpcerr_code_for_status(status, 0);
-    }
-    if (append_plugin_error_data(data, slot, status, detail) != 0)
-        return -1;
-    return env_append_error(&slot->line, &id, code, rpcerr_standard_message(code), data->data,
-                            data->length);
-}
-
-static void log_failure(const call_slot *slot, int status)
-{
-    if (log_get_level() < LOG_DEBUG)
-        return;
-    const char *name = status_name(slot, status);
-    reg_shown shown;
-    reg_show(slot->method, &shown);
-    log_message(LOG_DEBUG, "%s: %s failed with %s (%d)%s", shown.plugin, shown.method,
-                name ? name : "an unknown status", status,
-                slot->is_request ? "" : " in a notification");
-}
-
-/* The text of a call's result: its own copy, its params (an echo's), or null. */
-static js_span result_text(const call_slot *slot)
-{
-    if (!slot->has_result)
-        return (js_span){"null", 4};
-    if (slot->result_is_params)
-        return (js_span){slot->params, slot->params_length};
-    return (js_span){slot->result.data, slot->result.length};
-}
-
-/*
- * The response of an MCP tools/call: a handler's failure is a tool error the model can read
- * (isError), not a JSON-RPC error; only a cancelled call is answered as one.
- */
-static void write_tool_result(call_slot *slot, int status, bool failed)
-{
-    const js_span id = {slot->id.data, slot->id.length};
-    buffer *result = &slot->line;
-    buf_clear(result);
-    int written;
-    if (!failed) {
-        js_span text = result_text(slot);
-        written = mcp_append_tool_result(result, text.start, text.length);
-    } else {
-        /* "Invalid params: need two numbers", or the plugin's own message for its own code. */
-        bool recorded = slot->failure_status == status && status != RPCD_OK;
-        const char *detail =
-            recorded && slot->has_failure_message ? slot->failure_message.data : NULL;
-        if (status == RPCD_OK)
-            detail = "the handler's result is not valid JSON";
-        int64_t code = status == RPCD_OK ? RPC_INTERNAL_ERROR
-                                         : rpcerr_code_for_status(status, slot->failure_code);
-        const char *standard = rpcerr_standard_message(code);
-        char text[512];
-        if (status == RPCD_ERR_APPLICATION && detail)
-            snprintf(text, sizeof text, "%s (error %" PRId64 ")", detail, slot->failure_code);
-        else if (detail)
-            snprintf(text, sizeof text, "%s: %s", standard ? standard : "Error", detail);
-        else
-            snprintf(text, sizeof text, "%s (%s, in %s)", standard ? standard : "Error",
-                     status_name(slot, status) ? status_name(slot, status) : "unknown status",
-                     slot->method->name);
-        written = mcp_append_tool_error(result, text, strlen(text));
-    }
-    if (written == 0)
-        call_respond_result(slot->context, slot->batch, slot->ticket, &id, result->data,
-                            result->length);
-    else
-        call_respond_error(slot->context, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
-                           NULL, 0);
-}
-
-/* Writes the response of an ended call (nothing for notifications and silent cancels). */
-static void write_response(call_slot *slot, int status, bool silent)
-{
-    if (status == RPCD_OK && slot->result_invalid) {
-        reg_shown shown;
-        reg_show(slot->method, &shown);
-        log_message(LOG_WARNING, "%s: %s gave a result that is not valid JSON", shown.plugin,
-                    shown.method);
-    }
-    bool failed = status != RPCD_OK || slot->result_invalid;
-    if (failed)
-        log_failure(slot, status);
-    if (!slot->is_request || silent) {
-        out_ticket_drop(slot->context->out, slot->ticket);
-        return;
-    }
-    const js_span id = {slot->id.data, slot->id.length};
-    if (slot->mcp_tool && status != RPCD_ERR_CANCELLED) {
-        write_tool_result(slot, status, failed);
-        return;
-    }
-    if (!failed) {
-        call_respond_result(slot->context, slot->batch, slot->ticket, &id, result_text(slot).start,
-                            result_text(slot).length);
-        return;
-    }
-    buf_clear(&slot->line);
-    if (build_error(slot, status) == 0) {
-        struct iovec part = {slot->line.data, slot->line.length};
-        respond(slot->context, slot->batch, slot->ticket, &part, 1);
-    } else {
-        call_respond_error(slot->context, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
-                           NULL, 0);
-    }
-}
-
-/* Queues a call for a worker, or runs it here when there are none. */
-static void dispatch_slot(call_slot *slot)
-{
-    if (slot->context->pool)
-        exec_submit(slot->context->pool, &slot->job);
-    else
-        run_job(&slot->job);
-}
 
 void call_finish(uint32_t index, int status)
 {
@@ -597,7 +26,7 @@ void call_finish(uint32_t index, int status)
 void call_finish_locked(call_slot *slot, int status)
 {
     uint32_t index = slot->index;
-    call_context *context = slot->context;
+    call_table *table = slot->table;
     slot->active = false;
     slot->generation++; /* from here on, the plugin's handle is stale */
     bool cancelled = atomic_load(&slot->cancelled);
@@ -610,88 +39,46 @@ void call_finish_locked(call_slot *slot, int status)
      * the answer must not be told the call is still in flight. The call itself counts as in
      * flight until its response is out, so that max_in_flight bounds what is not answered yet. */
     if (slot->tracked) {
-        lock_take(&context->lock);
-        untrack_id(context, slot);
-        lock_release(&context->lock);
+        lock_take(&table->lock);
+        table_untrack_id(table, slot);
+        lock_release(&table->lock);
     }
-    write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
+    call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
 
     if (slot->batch)
         call_batch_release(slot->batch);
+    generation *gen = slot->gen;
     const reg_method *method = slot->method;
     size_t held_bytes = slot->held_bytes;
     slot_release(index);
 
     call_slot *next = NULL;
-    lock_take(&context->lock);
-    if (method->flags & RPCD_METHOD_SERIALIZED && method->index < context->serial_count) {
-        serial_queue *queue = &context->serial[method->index];
-        if (queue->head != NO_SLOT && queue->busy) {
-            next = slot_at(queue->head);
-            queue->head = next->serial_next;
-            if (queue->head == NO_SLOT)
-                queue->tail = NO_SLOT;
-        } else {
-            queue->busy = false;
-        }
-    }
-    /* The last touch of the context: once nothing is in flight, its owner may free it and the
+    lock_take(&table->lock);
+    if (method->flags & RPCD_METHOD_SERIALIZED)
+        next = sched_pass_turn(gen, method);
+    /* The last touch of the table: once nothing is in flight, its owner may free it and the
      * output while this thread (a worker, or a plugin's own after call_complete) goes on. A next
      * call is itself in flight. */
-    context->in_flight--;
-    context->in_flight_bytes -= held_bytes;
-    pthread_cond_broadcast(&context->changed);
-    lock_release(&context->lock);
+    bool last_of_gen = gen_call_ended(gen);
+    table->in_flight--;
+    table->in_flight_bytes -= held_bytes;
+    pthread_cond_broadcast(&table->changed);
+    lock_release(&table->lock);
+    if (last_of_gen)
+        gen_release(gen); /* its methods may go with it: nothing of them is used after */
     if (next)
-        dispatch_slot(next);
+        sched_dispatch(next);
 }
 
-static void run_job(exec_job *job)
+/* Fills a free slot from request. Returns 0, or -1 when memory ran out copying its text. */
+static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
+                     const call_request *request)
 {
-    call_slot *slot = (call_slot *)((char *)job - offsetof(call_slot, job));
-    lock_take(&slot->lock);
-    /* Not started yet: a client's cancel, or a shutdown, means it never needs to. */
-    bool skip = atomic_load(&slot->cancelled) && (slot->cancel_style != CALL_CANCEL_FLAG ||
-                                                  atomic_load(&slot->context->interrupted));
-    slot->state = SLOT_RUNNING;
-    rpcd_call *handle = slot_handle(slot->index, slot->generation);
-    lock_release(&slot->lock);
-
-    /* A call cancelled before it started never reaches its handler. */
-    crash_call running = {slot->method->owner_name, slot->method->name, slot->id.data,
-                          slot->id.length};
-    const crash_call *outer = crash_call_enter(&running);
-    call_handler_enter();
-    int status = skip ? RPCD_ERR_CANCELLED
-                      : slot->method->handler(handle, slot->params, slot->params_length,
-                                              slot->method->user_data);
-    call_handler_leave();
-    crash_call_leave(outer);
-    /* RPCD_DEFERRED came with ABI 1.1: from a plugin built before, 1 is an unknown status. */
-    if (status == RPCD_DEFERRED && slot->method->abi_minor >= 1) {
-        lock_take(&slot->lock);
-        slot->state = SLOT_DEFERRED;
-        if (!slot->completed_early) {
-            lock_release(&slot->lock);
-            return; /* call_complete ends it */
-        }
-        /* Under the same hold of the lock: a late call_complete finds the call ended. */
-        call_finish_locked(slot, slot->early_status);
-        return;
-    }
-    call_finish(slot->index, status);
-}
-
-int call_start(call_context *context, const call_request *request)
-{
-    uint32_t index;
-    if (slot_acquire(&index) != 0)
-        return CALL_NO_MEMORY;
     /* Nobody reads a slot's fields before it is active (see lock_live, call_cancel_all): they
      * are filled without its lock, which publishes them when active is set. */
-    call_slot *slot = slot_at(index);
     slot->index = index;
-    slot->context = context;
+    slot->table = table;
+    slot->gen = request->gen;
     slot->method = request->method;
     slot->batch = request->batch;
     slot->ticket = request->ticket;
@@ -700,11 +87,12 @@ int call_start(call_context *context, const call_request *request)
     slot->token_state = TOKEN_UNKNOWN;
     slot->has_result = slot->result_is_params = slot->result_invalid = false;
     slot->failure_status = 0;
+    slot->failure_code = 0;
     slot->has_failure_message = slot->has_failure_data = false;
     slot->state = SLOT_QUEUED;
     slot->completed_early = false;
     slot->cancel_style = CALL_CANCEL_FLAG;
-    slot->job.run = run_job;
+    slot->job.run = sched_run;
     slot->serial_next = NO_SLOT;
     atomic_store(&slot->cancelled, false);
     int failed = 0;
@@ -712,11 +100,11 @@ int call_start(call_context *context, const call_request *request)
         failed |= buf_append(&slot->id, request->id->start, request->id->length);
     slot->params = NULL;
     slot->params_length = 0;
-    slot->mcp_tool = request->mcp_tool;
-    slot->has_meta = request->meta_params != NULL;
-    if (request->meta_params)
-        failed |=
-            buf_append(&slot->meta_copy, request->meta_params->start, request->meta_params->length);
+    slot->shaper = request->shaper;
+    slot->has_progress_params = request->progress_params != NULL;
+    if (request->progress_params)
+        failed |= buf_append(&slot->progress_params, request->progress_params->start,
+                             request->progress_params->length);
     if (request->params) {
         /* The reader moves on to the next line (and a deferred call outlives this one): the
          * call keeps its own copy. */
@@ -724,82 +112,44 @@ int call_start(call_context *context, const call_request *request)
         slot->params = slot->params_copy.data;
         slot->params_length = request->params->length;
     }
-    slot->held_bytes = slot->params_length + slot->meta_copy.length;
-    if (failed) {
+    slot->held_bytes = slot->params_length + slot->progress_params.length;
+    return failed ? -1 : 0;
+}
+
+int call_start(call_table *table, const call_request *request)
+{
+    uint32_t index;
+    if (slot_acquire(&index) != 0)
+        return CALL_NO_MEMORY;
+    call_slot *slot = slot_at(index);
+    if (fill_slot(slot, index, table, request) != 0) {
         slot_release(index);
         return CALL_NO_MEMORY;
     }
 
-    bool run_now = true;
-    lock_take(&context->lock);
+    lock_take(&table->lock);
     /* An id null cannot be told apart from another: only real ids are tracked. */
     bool trackable = request->id && js_kind_of(*request->id) != JS_NULL;
-    if (trackable && find_id(context, request->id->start, request->id->length) != NO_SLOT) {
-        lock_release(&context->lock);
+    if (trackable && table_find_id(table, request->id->start, request->id->length) != NO_SLOT) {
+        lock_release(&table->lock);
         slot_release(index);
         return CALL_DUPLICATE_ID;
     }
     if (trackable)
-        track_id(context, slot);
-    if (request->method->flags & RPCD_METHOD_SERIALIZED &&
-        request->method->index < context->serial_count) {
-        serial_queue *queue = &context->serial[request->method->index];
-        if (queue->busy) {
-            if (queue->head == NO_SLOT)
-                queue->head = index;
-            else
-                slot_at(queue->tail)->serial_next = index;
-            queue->tail = index;
-            run_now = false;
-        } else {
-            queue->busy = true;
-            queue->head = queue->tail = NO_SLOT;
-        }
-    }
-    context->in_flight++;
-    context->in_flight_bytes += slot->held_bytes;
-    lock_release(&context->lock);
+        table_track_id(table, slot);
+    bool run_now =
+        !(request->method->flags & RPCD_METHOD_SERIALIZED) || sched_take_turn(table, slot);
+    gen_call_started(slot->gen);
+    table->in_flight++;
+    table->in_flight_bytes += slot->held_bytes;
+    lock_release(&table->lock);
 
     lock_take(&slot->lock);
     slot->active = true;
     lock_release(&slot->lock);
     if (slot->batch)
-        batch_hold(slot->batch);
-    bool quick = context->quick_on_reader && request->method->flags & RPCD_METHOD_QUICK &&
-                 slot->params_length < QUICK_PARAMS_MOST;
-    if (run_now && quick) {
-        run_job(&slot->job); /* no hand-off: the call is over before the next line is read */
-    } else if (run_now && context->grouping > 0 && context->pool) {
-        if (context->group_last)
-            context->group_last->next = &slot->job;
-        else
-            context->group_first = &slot->job;
-        context->group_last = &slot->job;
-        if (++context->group_count == GROUP_MOST)
-            call_submit_group(context);
-    } else if (run_now) {
-        dispatch_slot(slot);
-    }
+        call_batch_hold(slot->batch);
+    if (run_now)
+        sched_hand_over(table, slot);
     return CALL_STARTED;
-}
-
-void call_begin_group(call_context *context)
-{
-    context->grouping++;
-}
-
-void call_end_group(call_context *context)
-{
-    if (--context->grouping == 0)
-        call_submit_group(context);
-}
-
-void call_submit_group(call_context *context)
-{
-    if (context->group_count == 0)
-        return;
-    exec_submit_chain(context->pool, context->group_first, context->group_last,
-                      context->group_count);
-    context->group_first = context->group_last = NULL;
-    context->group_count = 0;
 }

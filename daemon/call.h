@@ -11,6 +11,8 @@
 #ifndef RPCD_CALL_H
 #define RPCD_CALL_H
 
+#include "buffer.h"
+#include "generation.h"
 #include "json_scan.h"
 #include "output.h"
 #include "registry.h"
@@ -21,21 +23,24 @@
 #include <stdint.h>
 
 typedef struct call_settings {
-    output *out;             /* borrowed: where responses and notifications go */
-    const registry *methods; /* borrowed: for per-method state (serialized methods) */
-    size_t max_depth;        /* deepest nesting accepted in what plugins hand back */
-    size_t workers;          /* handler threads; 0 runs each handler on the thread that starts it */
-    size_t max_in_flight;    /* calls queued or running before call_wait_for_room blocks */
+    output *out;          /* borrowed: where responses and notifications go */
+    size_t max_depth;     /* deepest nesting accepted in what plugins hand back */
+    size_t workers;       /* handler threads; 0 runs each handler on the thread that starts it */
+    size_t max_in_flight; /* calls queued or running before call_wait_for_room blocks */
     size_t max_in_flight_bytes; /* params bytes they may hold: see call_wait_for_bytes; 0: none */
 } call_settings;
 
-/* What every call of one server shares. */
-typedef struct call_context call_context;
+/*
+ * The calls in flight of one server: their ids (a duplicate is refused, a cancel finds its
+ * call), how many there are and what params they hold (back-pressure), and the pool that runs
+ * them. Not a call's context: that is rpcd_call.
+ */
+typedef struct call_table call_table;
 
 /* Starts the worker pool. Returns 0 and *out (new), or -1. */
-int call_context_new(const call_settings *settings, call_context **out);
-/* Waits for every call to end, stops the workers and frees the context. */
-void call_context_free(call_context *context);
+int call_table_new(const call_settings *settings, call_table **out);
+/* Waits for every call to end, stops the workers and frees the table. */
+void call_table_free(call_table *table);
 
 /* A batch in progress: one response array, written when its last item is done. */
 typedef struct call_batch call_batch;
@@ -45,7 +50,7 @@ typedef struct call_batch call_batch;
  * creator holds one reference, released with call_batch_release once every item has been
  * started. Returns 0 and *out (new), or -1 (memory).
  */
-int call_batch_new(call_context *context, uint64_t ticket, call_batch **out);
+int call_batch_new(call_table *table, uint64_t ticket, call_batch **out);
 /* Drops a reference; the last one writes the array (nothing when it is empty) and frees. */
 void call_batch_release(call_batch *batch);
 
@@ -54,19 +59,36 @@ void call_batch_release(call_batch *batch);
  * NULL). message NULL uses the specification's text for code. data is raw JSON text or NULL.
  * Returns 0 or -1.
  */
-int call_respond_error(call_context *context, call_batch *batch, uint64_t ticket, const js_span *id,
+int call_respond_error(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
                        int64_t code, const char *message, const char *data, size_t data_length);
+
+/*
+ * Makes the result of a call's response, for a protocol that wraps what handlers give: the
+ * response is then a result even when the handler failed (only a cancelled call is still
+ * answered with an error). The functions append to out and return 0 or -1 (memory); they are
+ * called on any thread, and must be thread-safe.
+ */
+typedef struct call_shaper {
+    /* The result for a handler's result: valid JSON text, on one line. */
+    int (*result)(buffer *out, const char *result, size_t length);
+    /* The result for a handler's failure, told in text (see rpcerr_failure_text). */
+    int (*failure)(buffer *out, const char *text, size_t length);
+} call_shaper;
 
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
 typedef struct call_request {
+    /* Borrowed, held by the caller: the method's generation; its calls hold it. */
+    generation *gen;
     const reg_method *method;
     const js_span *id;     /* NULL for a notification */
     const js_span *params; /* NULL when the request had none */
     call_batch *batch;     /* NULL when not part of a batch */
     uint64_t ticket;       /* for an ordered response, 0 otherwise; not in a batch */
-    bool mcp_tool;         /* an MCP tools/call: the response is a tool result */
-    /* Where params._meta is (tools/call's own params); NULL: in params. */
-    const js_span *meta_params;
+    /* Borrowed, static: shapes the result. NULL: the handler's result is the response's. */
+    const call_shaper *shaper;
+    /* Where a progress report looks for _meta.progressToken, when not in params: the params of
+     * a message that were rewritten into the handler's. NULL: in params. */
+    const js_span *progress_params;
 } call_request;
 
 enum call_start_result {
@@ -79,7 +101,7 @@ enum call_start_result {
  * Starts a call: queued for a worker (or run at once without workers). Its response is written
  * when it ends. Does not wait for room: the reader calls call_wait_for_room first.
  */
-int call_start(call_context *context, const call_request *request);
+int call_start(call_table *table, const call_request *request);
 
 /*
  * Between these two, calls started on this thread are held back and then handed to the workers
@@ -87,30 +109,30 @@ int call_start(call_context *context, const call_request *request);
  * calls instead of one each. Only for the reading thread; pairs may nest, the outermost end
  * hands over what is held.
  */
-void call_begin_group(call_context *context);
-void call_end_group(call_context *context);
+void call_begin_group(call_table *table);
+void call_end_group(call_table *table);
 /* Hands over the calls held so far and keeps grouping: the reader is about to wait. */
-void call_submit_group(call_context *context);
+void call_submit_group(call_table *table);
 
 /*
  * Blocks while max_in_flight calls are queued or running, until one ends or
  * call_interrupt_waits is called. Returns 0, or -1 when interrupted.
  */
-int call_wait_for_room(call_context *context);
+int call_wait_for_room(call_table *table);
 /*
  * Blocks while the calls in flight hold max_in_flight_bytes of params and _meta or more, until
  * one ends or call_interrupt_waits is called. For the reader, inside a long line: a single call
  * may hold more than the limit, so that any line up to max_line_bytes is served.
  */
-void call_wait_for_bytes(call_context *context);
+void call_wait_for_bytes(call_table *table);
 /* Makes call_wait_for_room and call_wait_for_bytes return now and from now on. Thread-safe,
  * idempotent. */
-void call_interrupt_waits(call_context *context);
+void call_interrupt_waits(call_table *table);
 /*
  * The same for a signal handler: async-signal-safe, any thread. It cannot wake the waits, which
  * see it within 10 ms.
  */
-void call_interrupt_waits_from_signal(call_context *context);
+void call_interrupt_waits_from_signal(call_table *table);
 
 enum call_cancel_style {
     CALL_CANCEL_RESPOND, /* $/cancelRequest: the call ends with -32800 */
@@ -122,22 +144,28 @@ enum call_cancel_style {
  * Cancels the call in flight whose id is exactly id's text. Returns 1 when one was found, 0
  * otherwise (unknown or finished ids are no error). Thread-safe.
  */
-int call_cancel(call_context *context, js_span id, int style);
+int call_cancel(call_table *table, js_span id, int style);
 /* Marks every call in flight cancelled (CALL_CANCEL_FLAG). Thread-safe. */
-void call_cancel_all(call_context *context);
+void call_cancel_all(call_table *table);
 
 /*
  * Waits until no call is in flight, at most timeout_ms (negative: no limit).
  * Returns 0 when none is left, -1 on timeout.
  */
-int call_wait_idle(call_context *context, int timeout_ms);
+int call_wait_idle(call_table *table, int timeout_ms);
 
 /*
  * Writes a success response for id with result (raw JSON text), alone with ticket or into
  * batch (may be NULL). Returns 0 or -1.
  */
-int call_respond_result(call_context *context, call_batch *batch, uint64_t ticket,
-                        const js_span *id, const char *result, size_t result_length);
+int call_respond_result(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
+                        const char *result, size_t result_length);
+
+/*
+ * A reader of generations (see gen_reader_init) that starts calls in table lets go of gen: its
+ * reference passes to the calls of gen still running, or is released. table is a call_table.
+ */
+void call_let_go_generation(void *table, generation *gen);
 
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);
@@ -152,25 +180,25 @@ void call_store_release(void);
  * -32800 and data.detail "rpcd stopped before the call ran" (a call the client cancelled is
  * answered as it asked): after a stop, none of them will run. Thread-safe.
  */
-void call_end_unstarted(call_context *context);
+void call_end_unstarted(call_table *table);
 
 /*
  * Logs one line at level for each call that has started and not ended: "situation: plugin P,
  * method M, id X". Returns how many. Thread-safe.
  */
-size_t call_log_running(call_context *context, int level, const char *situation);
+size_t call_log_running(call_table *table, int level, const char *situation);
 
 /*
  * While serving: when calls have waited behind workers that were all held for after_ms, no call
  * ending meanwhile, logs a warning naming the calls that hold them (once until one ends).
  */
-void call_name_stalls_after(call_context *context, int after_ms);
+void call_name_stalls_after(call_table *table, int after_ms);
 
 /*
  * In ordered output (workers = 1), gives up the places of the calls still running, so that the
  * lines after theirs go out; should one of them end after all, its response may be dropped.
  */
-void call_drop_running_tickets(call_context *context);
+void call_drop_running_tickets(call_table *table);
 
 /*
  * The same two for a signal handler on the reading thread that ends the process: no allocation,
@@ -179,8 +207,8 @@ void call_drop_running_tickets(call_context *context);
  * for others; it warns about calls left unanswered. Each returns how many calls it answered or
  * named.
  */
-size_t call_end_unstarted_from_signal(call_context *context, output *out, bool out_seized);
-size_t call_log_running_from_signal(call_context *context, const char *situation);
+size_t call_end_unstarted_from_signal(call_table *table, output *out, bool out_seized);
+size_t call_log_running_from_signal(call_table *table, const char *situation);
 
 /*
  * Around a handler's run: call_in_handler then tells, from a signal handler too, whether this

@@ -10,13 +10,14 @@
 #include "envelope.h"
 #include "log.h"
 #include "reserved_names.h"
+#include "response_line.h"
 
 #include <math.h>
 #include <string.h>
 
 static bool valid_json(const call_slot *slot, const char *text, size_t length)
 {
-    return text && js_validate(text, length, slot->context->max_depth, NULL, NULL) == 0;
+    return text && js_validate(text, length, slot->table->max_depth, NULL, NULL) == 0;
 }
 
 /*
@@ -112,25 +113,29 @@ static int host_call_fail_code(rpcd_call *call, int64_t code, const char *messag
     return result;
 }
 
-/* Writes a notification line; called with the slot locked, which keeps it before the response. */
-static int send_notification(call_slot *slot, const char *method, size_t method_length,
-                             const char *params, size_t params_length)
+/*
+ * Writes the notification line built in slot->scratch (built: what building it returned); called
+ * with the slot locked, which keeps it before the response.
+ */
+static int send_notification(call_slot *slot, int built)
 {
-    buffer *line = &slot->scratch;
-    buf_clear(line);
-    int status = buf_append_string(line, "{\"jsonrpc\":\"2.0\",\"method\":");
-    status |= buf_append_json_string(line, method, method_length);
-    if (params) {
-        status |= buf_append_string(line, ",\"params\":");
-        status |= append_json_line(line, params, params_length);
-    }
-    status |= buf_append_char(line, '}');
-    if (status != 0)
+    if (built != 0)
         return RPCD_ERR_NO_MEMORY;
-    struct iovec part = {line->data, line->length};
+    struct iovec part = {slot->scratch.data, slot->scratch.length};
     /* A client that went away is not the plugin's problem: the call just carries on. */
-    out_write_line(slot->context->out, &part, 1);
+    out_write_line(slot->table->out, &part, 1);
     return RPCD_OK;
+}
+
+/* A warning about a notification a plugin tried to send: what it did, the name, what came of it. */
+static void warn_notification(const call_slot *slot, const char *method, const char *did,
+                              const char *outcome)
+{
+    char name[128];
+    reg_printable_name(method, strlen(method), name, sizeof name);
+    reg_shown shown;
+    reg_show(slot->method, &shown);
+    log_message(LOG_WARNING, "%s: %s %s \"%s\"%s", shown.plugin, shown.method, did, name, outcome);
 }
 
 static int host_call_notify(rpcd_call *call, const char *method, const char *params,
@@ -142,41 +147,24 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
     if (!slot)
         return RPCD_ERR_STALE;
     int status;
-    char name[128];
-    reg_shown shown;
     if (reserved_name_reason(method, strlen(method))) {
-        reg_printable_name(method, strlen(method), name, sizeof name);
-        reg_show(slot->method, &shown);
-        log_message(LOG_WARNING,
-                    "%s: %s tried to send a notification \"%s\", a name rpcd reserves for "
-                    "itself; refused",
-                    shown.plugin, shown.method, name);
+        warn_notification(slot, method, "tried to send a notification",
+                          ", a name rpcd reserves for itself; refused");
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else if (params && (!valid_json(slot, params, params_length) ||
                           (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
                            params[strspn(params, " \t\r\n")] != '['))) {
-        reg_printable_name(method, strlen(method), name, sizeof name);
-        reg_show(slot->method, &shown);
-        log_message(LOG_WARNING,
-                    "%s: %s sent a notification \"%s\" with params that are not "
-                    "a JSON array or object; dropped",
-                    shown.plugin, shown.method, name);
+        warn_notification(slot, method, "sent a notification",
+                          " with params that are not a JSON array or object; dropped");
         status = RPCD_ERR_INVALID_ARGUMENT;
     } else {
-        status = send_notification(slot, method, strlen(method), params, params_length);
+        buf_clear(&slot->scratch);
+        status =
+            send_notification(slot, rl_append_notification(&slot->scratch, method, strlen(method),
+                                                           params, params_length));
     }
     lock_release(&slot->lock);
     return status;
-}
-
-/* JSON has no NaN or infinity; integral values print without a fraction. */
-static int append_number(buffer *buf, double value)
-{
-    if (!isfinite(value))
-        return -1;
-    if (value == floor(value) && fabs(value) < 9007199254740992.0)
-        return buf_printf(buf, "%.0f", value);
-    return buf_printf(buf, "%.17g", value);
 }
 
 static int host_call_progress(rpcd_call *call, double done, double total, const char *message)
@@ -189,33 +177,18 @@ static int host_call_progress(rpcd_call *call, double done, double total, const 
     int status = RPCD_OK;
     if (slot->token_state == TOKEN_UNKNOWN) {
         js_span params = {slot->params, slot->params_length}, token;
-        if (slot->has_meta)
-            params = (js_span){slot->meta_copy.data, slot->meta_copy.length};
+        if (slot->has_progress_params)
+            params = (js_span){slot->progress_params.data, slot->progress_params.length};
         slot->token_state = TOKEN_ABSENT;
         if (env_find_progress_token(params, &token) &&
             buf_append(&slot->progress_token, token.start, token.length) == 0)
             slot->token_state = TOKEN_PRESENT;
     }
     if (slot->token_state == TOKEN_PRESENT) {
-        buffer params = BUFFER_INIT;
-        int failed = buf_append_string(&params, "{\"progressToken\":");
-        failed |= buf_append(&params, slot->progress_token.data, slot->progress_token.length);
-        failed |= buf_append_string(&params, ",\"progress\":");
-        failed |= append_number(&params, done);
-        if (total >= 0 && isfinite(total)) {
-            failed |= buf_append_string(&params, ",\"total\":");
-            failed |= append_number(&params, total);
-        }
-        if (message) {
-            failed |= buf_append_string(&params, ",\"message\":");
-            failed |= buf_append_json_string(&params, message, strlen(message));
-        }
-        failed |= buf_append_char(&params, '}');
-        static const char method[] = "notifications/progress";
-        status =
-            failed ? RPCD_ERR_NO_MEMORY
-                   : send_notification(slot, method, sizeof method - 1, params.data, params.length);
-        buf_free(&params);
+        buf_clear(&slot->scratch);
+        status = send_notification(
+            slot, rl_append_progress(&slot->scratch, slot->progress_token.data,
+                                     slot->progress_token.length, done, total, message));
     }
     lock_release(&slot->lock);
     return status;
@@ -236,7 +209,7 @@ static const char *host_call_method(rpcd_call *call)
     call_slot *slot = slot_lock_live(call);
     if (!slot)
         return NULL;
-    const char *name = slot->method->name; /* owned by the registry, alive until exit */
+    const char *name = slot->method->name; /* alive while the call holds its generation */
     lock_release(&slot->lock);
     return name;
 }

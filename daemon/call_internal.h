@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The insides of calls, shared by call.c (contexts, batches, starting and ending calls),
- * call_slot.c (the slot store behind handles) and call_host.c (the host functions plugins use
- * on a call). Nothing else in the daemon includes it (tests/unit/test_call.c does, to reach a
- * slot's lock).
+ * The insides of calls, shared by call.c (starting and ending calls), call_table.c (ids in
+ * flight, back-pressure, cancellation), scheduler.c (running calls), call_batch.c,
+ * call_response.c, call_slot.c (the slot store behind handles) and call_host.c (the host
+ * functions plugins use on a call). Nothing else in the daemon includes it (unit tests do).
  */
 #ifndef RPCD_CALL_INTERNAL_H
 #define RPCD_CALL_INTERNAL_H
@@ -11,6 +11,7 @@
 #include "buffer.h"
 #include "call.h"
 #include "executor.h"
+#include "generation.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -48,21 +49,22 @@ typedef struct call_slot {
     exec_job job;
     uint32_t index;
 
-    call_context *context;
+    call_table *table;
+    generation *gen; /* the method's, held until the call ends (gen_call_started) */
     const reg_method *method;
     call_batch *batch;
     uint64_t ticket;
     bool is_request;
-    bool tracked;         /* in the context's id table */
+    bool tracked;         /* in the table's id table */
     uint32_t id_next;     /* next slot in the same id bucket, NO_SLOT at the end */
     uint32_t serial_next; /* next slot waiting for the same serialized method */
     buffer id;
-    int token_state;       /* TOKEN_UNKNOWN until the first progress report looks */
-    buffer progress_token; /* params._meta.progressToken, when TOKEN_PRESENT */
-    buffer params_copy;    /* the params: the reader reuses its buffer for the next line */
-    bool mcp_tool;         /* answer as an MCP tool result */
-    bool has_meta;         /* params._meta is in meta_copy, not in params (tools/call) */
-    buffer meta_copy;
+    int token_state;           /* TOKEN_UNKNOWN until the first progress report looks */
+    buffer progress_token;     /* params._meta.progressToken, when TOKEN_PRESENT */
+    buffer params_copy;        /* the params: the reader reuses its buffer for the next line */
+    const call_shaper *shaper; /* makes the response's result, or NULL (call_request) */
+    bool has_progress_params;  /* the progress token is read from progress_params */
+    buffer progress_params;    /* call_request's progress_params, copied */
     const char *params;
     size_t params_length;
     size_t held_bytes; /* params and _meta: what counts against max_in_flight_bytes */
@@ -82,14 +84,7 @@ typedef struct call_slot {
     buffer line;    /* the response line */
 } call_slot;
 
-/* A serialized method's queue: one call runs, the others wait here in order. */
-typedef struct serial_queue {
-    bool busy;
-    uint32_t head;
-    uint32_t tail;
-} serial_queue;
-
-struct call_context {
+struct call_table {
     output *out;
     size_t max_depth;
     size_t max_in_flight;
@@ -105,8 +100,7 @@ struct call_context {
     uint32_t *id_buckets;   /* slot indices by id hash; NO_SLOT when empty */
     size_t id_bucket_count; /* a power of two */
     size_t tracked_count;
-    serial_queue *serial; /* per method index */
-    size_t serial_count;
+    gen_serial *busy_serial; /* serialized methods with a call running (for a stop) */
 
     /* The reading thread's group of calls not handed to the workers yet (call_begin_group). */
     int grouping; /* call_begin_group depth */
@@ -118,7 +112,7 @@ struct call_context {
 /* The slot of index (NULL when its chunk was never made). */
 call_slot *slot_at(uint32_t index);
 /* The handle a plugin gets for the call in slot index at generation. */
-rpcd_call *slot_handle(uint32_t index, uint32_t generation);
+rpcd_call *slot_handle(uint32_t index, uint32_t slot_generation);
 /* The slot of a live call, locked; NULL when the handle is unknown or its call has ended. */
 call_slot *slot_lock_live(rpcd_call *call);
 /* A free slot for a new call. Returns 0 and *index, or -1 (memory, or the store is full). */
@@ -128,6 +122,8 @@ void slot_release(uint32_t index);
 /* How many slots the store has made so far (all below it can be looked at). */
 uint32_t slot_count(void);
 
+/* ---- call.c ---- */
+
 /* Ends the call in slot index with status: response, bookkeeping, the next serialized call. */
 void call_finish(uint32_t index, int status);
 /*
@@ -136,5 +132,50 @@ void call_finish(uint32_t index, int status);
  * ending one call exactly one does.
  */
 void call_finish_locked(call_slot *slot, int status);
+
+/* ---- call_table.c: ids in flight (table lock held for each) ---- */
+
+/* The slot in flight with exactly this id text, or NO_SLOT. */
+uint32_t table_find_id(const call_table *table, const char *id, size_t length);
+/* Enters slot's id, growing the table when it is crowded. */
+void table_track_id(call_table *table, call_slot *slot);
+/* Forgets slot's id. */
+void table_untrack_id(call_table *table, call_slot *slot);
+
+/* ---- call_batch.c ---- */
+
+/* Takes a reference for one more item; call_batch_release drops it. */
+void call_batch_hold(call_batch *batch);
+/* Adds one response (parts) to the batch's array. Returns 0 or -1 (memory). */
+int call_batch_append(call_batch *batch, const struct iovec *parts, int part_count);
+
+/* ---- call_response.c ---- */
+
+/* Writes the response of an ended call (nothing for notifications and silent cancels). */
+void call_write_response(call_slot *slot, int status, bool silent);
+
+/* ---- scheduler.c ---- */
+
+/*
+ * Takes the turn of slot's serialized method, or queues slot behind the call that has it.
+ * Returns true when slot may run now. Table lock held.
+ */
+bool sched_take_turn(call_table *table, call_slot *slot);
+/*
+ * Passes the turn of a serialized method whose call ended to the next call waiting for it,
+ * returned (to hand over), or ends the turn and returns NULL. Table lock held.
+ */
+call_slot *sched_pass_turn(generation *gen, const reg_method *method);
+/*
+ * Moves the calls waiting behind a running serialized call onto *chain (through job.next). They
+ * go first: ending one of them must not hand the next to the pool. Table lock held.
+ */
+void sched_take_waiting(call_table *table, exec_job **chain);
+/* Hands a call that may run now over: run here (a quick call), held in the group, or queued. */
+void sched_hand_over(call_table *table, call_slot *slot);
+/* Queues a call for a worker, or runs it here when there are none. */
+void sched_dispatch(call_slot *slot);
+/* Runs a call's handler, then ends the call unless the handler deferred it. */
+void sched_run(exec_job *job);
 
 #endif

@@ -10,37 +10,19 @@
 #include "lock.h"
 
 #include "log.h"
+#include "response_line.h"
+#include "rpc_error.h"
 
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static const char never_ran_detail[] = "rpcd stopped before the call ran";
+static const char never_ran_detail[] = RPCERR_NEVER_RAN_DETAIL;
 
 static call_slot *slot_of_job(exec_job *job)
 {
     return (call_slot *)((char *)job - offsetof(call_slot, job));
-}
-
-/*
- * Moves the calls waiting behind a running serialized call onto *chain (through job.next). They
- * go first: ending one of them must not hand the next to the pool. Context lock held.
- */
-static void take_serial_waiting(call_context *context, exec_job **chain)
-{
-    for (size_t i = 0; i < context->serial_count; i++) {
-        serial_queue *queue = &context->serial[i];
-        if (!queue->busy)
-            continue; /* its head and tail mean something only while busy */
-        while (queue->head != NO_SLOT) {
-            call_slot *slot = slot_at(queue->head);
-            queue->head = slot->serial_next;
-            slot->job.next = *chain;
-            *chain = &slot->job;
-        }
-        queue->tail = NO_SLOT;
-    }
 }
 
 /* Appends chain b to the end of chain a. */
@@ -55,15 +37,15 @@ static exec_job *join_chains(exec_job *a, exec_job *b)
     return a;
 }
 
-void call_end_unstarted(call_context *context)
+void call_end_unstarted(call_table *table)
 {
     exec_job *chain = NULL;
-    lock_take(&context->lock);
-    take_serial_waiting(context, &chain);
-    lock_release(&context->lock);
+    lock_take(&table->lock);
+    sched_take_waiting(table, &chain);
+    lock_release(&table->lock);
     exec_job *queued = NULL;
-    if (context->pool)
-        exec_take_queued(context->pool, false, &queued);
+    if (table->pool)
+        exec_take_queued(table->pool, false, &queued);
     chain = join_chains(chain, queued);
     while (chain) {
         call_slot *slot = slot_of_job(chain);
@@ -91,10 +73,10 @@ typedef struct call_name {
     bool deferred;
 } call_name;
 
-/* Copies the name of the call in slot when it belongs to context and has started. */
-static bool name_of(call_slot *slot, const call_context *context, call_name *name)
+/* Copies the name of the call in slot when it belongs to table and has started. */
+static bool name_of(call_slot *slot, const call_table *table, call_name *name)
 {
-    if (!slot->active || slot->context != context || slot->state == SLOT_QUEUED)
+    if (!slot->active || slot->table != table || slot->state == SLOT_QUEUED)
         return false;
     reg_show(slot->method, &name->names);
     name->deferred = slot->state == SLOT_DEFERRED;
@@ -120,11 +102,11 @@ static bool try_lock_a_while(pthread_mutex_t *mutex)
 }
 
 /*
- * Logs one line for each call of context that has started and not ended. From a signal handler,
+ * Logs one line for each call of table that has started and not ended. From a signal handler,
  * the line is built without printf and the slot locks are only tried (a slot whose lock stays
  * taken goes unnamed).
  */
-static size_t log_running(call_context *context, int level, const char *situation, bool from_signal)
+static size_t log_running(call_table *table, int level, const char *situation, bool from_signal)
 {
     size_t count = 0;
     uint32_t total = slot_count();
@@ -135,7 +117,7 @@ static size_t log_running(call_context *context, int level, const char *situatio
             lock_take(&slot->lock);
         else if (!try_lock_a_while(&slot->lock))
             continue;
-        bool named = name_of(slot, context, &name);
+        bool named = name_of(slot, table, &name);
         lock_release(&slot->lock);
         if (!named)
             continue;
@@ -162,56 +144,56 @@ static size_t log_running(call_context *context, int level, const char *situatio
     return count;
 }
 
-size_t call_log_running(call_context *context, int level, const char *situation)
+size_t call_log_running(call_table *table, int level, const char *situation)
 {
-    return log_running(context, level, situation, false);
+    return log_running(table, level, situation, false);
 }
 
-void call_drop_running_tickets(call_context *context)
+void call_drop_running_tickets(call_table *table)
 {
     uint32_t total = slot_count();
     for (uint32_t index = 0; index < total; index++) {
         call_slot *slot = slot_at(index);
         lock_take(&slot->lock);
         uint64_t ticket = 0;
-        if (slot->active && slot->context == context && slot->state != SLOT_QUEUED)
+        if (slot->active && slot->table == table && slot->state != SLOT_QUEUED)
             ticket = slot->ticket;
         lock_release(&slot->lock);
         if (ticket != 0)
-            out_ticket_drop(context->out, ticket);
+            out_ticket_drop(table->out, ticket);
     }
 }
 
 /* The pool is full and nothing ends: say who holds it. */
-static void name_stall(void *context, size_t held, size_t waiting)
+static void name_stall(void *table, size_t held, size_t waiting)
 {
-    call_context *calls = context;
+    call_table *calls = table;
     log_message(LOG_WARNING, "every worker (%zu) held with no call ending, %zu calls waiting", held,
                 waiting);
     call_log_running(calls, LOG_WARNING, "the pool is held by");
 }
 
-void call_name_stalls_after(call_context *context, int after_ms)
+void call_name_stalls_after(call_table *table, int after_ms)
 {
-    if (context->pool && after_ms > 0)
-        exec_set_stall_hook(context->pool, after_ms, name_stall, context);
+    if (table->pool && after_ms > 0)
+        exec_set_stall_hook(table->pool, after_ms, name_stall, table);
 }
 
 /* ---- From a signal handler --------------------------------------------------------------- */
 
-size_t call_end_unstarted_from_signal(call_context *context, output *out, bool out_seized)
+size_t call_end_unstarted_from_signal(call_table *table, output *out, bool out_seized)
 {
     /* On the reading thread (see call_in_handler), whose group of held calls is its own. */
-    exec_job *chain = context->group_first;
-    context->group_first = context->group_last = NULL;
-    context->group_count = 0;
-    if (try_lock_a_while(&context->lock)) {
-        take_serial_waiting(context, &chain);
-        lock_release(&context->lock);
+    exec_job *chain = table->group_first;
+    table->group_first = table->group_last = NULL;
+    table->group_count = 0;
+    if (try_lock_a_while(&table->lock)) {
+        sched_take_waiting(table, &chain);
+        lock_release(&table->lock);
     }
     exec_job *queued = NULL;
-    if (context->pool) {
-        for (int tries = 0; tries < 100 && exec_take_queued(context->pool, true, &queued) != 0;
+    if (table->pool) {
+        for (int tries = 0; tries < 100 && exec_take_queued(table->pool, true, &queued) != 0;
              tries++) {
             struct timespec pause = {0, 1000 * 1000};
             nanosleep(&pause, NULL);
@@ -231,16 +213,9 @@ size_t call_end_unstarted_from_signal(call_context *context, output *out, bool o
         /* A batch's array and an ordered response wait for others: nothing safe to write. */
         bool writable = out_seized && !slot->batch && slot->ticket == 0;
         if (wanted && writable) {
-            static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-            static const char tail[] = ",\"error\":{\"code\":-32800,\"message\":\"Request "
-                                       "cancelled\",\"data\":{\"detail\":\"rpcd stopped before "
-                                       "the call ran\"}}}";
-            struct iovec parts[] = {
-                {(void *)head, sizeof head - 1},
-                {slot->id.data, slot->id.length},
-                {(void *)tail, sizeof tail - 1},
-            };
-            if (out_write_seized(out, parts, 3) == 0)
+            struct iovec parts[RL_NEVER_RAN_PARTS];
+            int count = rl_never_ran_parts(parts, slot->id.data, slot->id.length);
+            if (out_write_seized(out, parts, count) == 0)
                 answered++;
             else
                 unanswered++;
@@ -259,9 +234,9 @@ size_t call_end_unstarted_from_signal(call_context *context, output *out, bool o
     return answered;
 }
 
-size_t call_log_running_from_signal(call_context *context, const char *situation)
+size_t call_log_running_from_signal(call_table *table, const char *situation)
 {
-    return log_running(context, LOG_WARNING, situation, true);
+    return log_running(table, LOG_WARNING, situation, true);
 }
 
 /* ---- Which thread runs a handler ---------------------------------------------------------- */

@@ -2,7 +2,7 @@
 /*
  * The process-wide store of call slots, in chunks that never move, and the handles that name a
  * slot and its generation: a handle from an ended call finds a newer generation and is refused.
- * Also the list of the calls a context still has in the store, for a stop that leaves them.
+ * Also the list of the calls a table still has in the store, for a stop that leaves them.
  */
 #include "call_internal.h"
 #include "lock.h"
@@ -15,9 +15,9 @@ static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(call_slot *) chunks[MAX_CHUNKS];
 /*
  * Slots handed out so far; only these are initialized. A chunk's slots are set up one by one as
- * they are first needed, not all when the chunk is allocated: touching a whole chunk (256 slots,
- * about 100 KiB) faulted in every page of it and cost the first request about 0.4 ms.
- * Written under store_lock, read without it: stored once the new slot is ready.
+ * they are first needed, not all when the chunk is allocated: touching a whole chunk faulted in
+ * every page of it, memory and time the first request paid for (bench/README.md, "Figures behind
+ * design choices"). Written under store_lock, read without it: stored once the new slot is ready.
  */
 static _Atomic uint32_t slot_total;
 static uint32_t free_head = NO_SLOT;
@@ -29,10 +29,10 @@ call_slot *slot_at(uint32_t index)
     return chunk ? &chunk[index % SLOTS_PER_CHUNK] : NULL;
 }
 
-rpcd_call *slot_handle(uint32_t index, uint32_t generation)
+rpcd_call *slot_handle(uint32_t index, uint32_t slot_generation)
 {
     uintptr_t value =
-        ((uintptr_t)index + 1) | ((uintptr_t)(generation & GENERATION_MASK) << INDEX_BITS);
+        ((uintptr_t)index + 1) | ((uintptr_t)(slot_generation & GENERATION_MASK) << INDEX_BITS);
     return (rpcd_call *)value;
 }
 
@@ -82,6 +82,14 @@ done:
     return status;
 }
 
+/* Every buffer of a slot, the one list of them: a buffer left out would leak, or keep a large
+ * call's memory. */
+#define SLOT_BUFFERS(X)                                                                            \
+    X(id)                                                                                          \
+    X(progress_token)                                                                              \
+    X(params_copy)                                                                                 \
+    X(progress_params) X(result) X(failure_message) X(failure_data) X(scratch) X(line)
+
 static void trim(buffer *buf)
 {
     if (buf->capacity > KEEP_BUFFER_BYTES)
@@ -93,15 +101,9 @@ static void trim(buffer *buf)
 void slot_release(uint32_t index)
 {
     call_slot *slot = slot_at(index);
-    trim(&slot->id);
-    trim(&slot->progress_token);
-    trim(&slot->params_copy);
-    trim(&slot->meta_copy);
-    trim(&slot->result);
-    trim(&slot->failure_message);
-    trim(&slot->failure_data);
-    trim(&slot->scratch);
-    trim(&slot->line);
+#define TRIM(name) trim(&slot->name);
+    SLOT_BUFFERS(TRIM)
+#undef TRIM
     lock_take(&store_lock);
     slot->next_free = free_head;
     free_head = index;
@@ -123,15 +125,9 @@ void call_store_release(void)
             call_slot *slots = atomic_load(&chunks[chunk]);
             for (uint32_t i = 0; i < SLOTS_PER_CHUNK && chunk * SLOTS_PER_CHUNK + i < total; i++) {
                 call_slot *slot = &slots[i];
-                buf_free(&slot->id);
-                buf_free(&slot->progress_token);
-                buf_free(&slot->params_copy);
-                buf_free(&slot->meta_copy);
-                buf_free(&slot->result);
-                buf_free(&slot->failure_message);
-                buf_free(&slot->failure_data);
-                buf_free(&slot->scratch);
-                buf_free(&slot->line);
+#define FREE(name) buf_free(&slot->name);
+                SLOT_BUFFERS(FREE)
+#undef FREE
                 pthread_mutex_destroy(&slot->lock);
             }
             free(slots);

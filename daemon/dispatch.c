@@ -30,7 +30,16 @@ static bool cancellation_target(const env_message *message, const char *key, js_
 {
     if (!message->has_params || js_kind_of(message->params) != JS_OBJECT)
         return false;
-    size_t count = js_object_get(message->params, key, strlen(key), id);
+    js_iter members;
+    js_span name, value;
+    size_t count = 0;
+    js_iter_init(&members, message->params);
+    while (js_iter_next(&members, &name, &value)) {
+        if (js_string_equals(name, key, strlen(key))) {
+            *id = value;
+            count++;
+        }
+    }
     if (count > 1)
         log_message(LOG_DEBUG, "ignored a cancellation that gives \"%s\" twice", key);
     return count == 1 && (js_kind_of(*id) == JS_STRING || js_kind_of(*id) == JS_NUMBER);
@@ -59,148 +68,121 @@ static bool handle_builtin(const dispatcher *dispatch, const env_message *messag
     return true;
 }
 
-/* What tools/call reads of its params. */
-typedef struct tool_params {
-    js_span name, arguments;
-    bool has_name, has_arguments;
-    const char *duplicate; /* a member read here that appears twice, or NULL */
-} tool_params;
-
-static void read_tool_params(const env_message *message, tool_params *out)
+/* Answers a request with an error (data: raw JSON text or NULL); a notification gets nothing. */
+static int answer_error(const dispatcher *dispatch, const env_message *message, call_batch *batch,
+                        uint64_t ticket, int64_t code, const char *data, size_t data_length)
 {
-    memset(out, 0, sizeof *out);
-    if (!message->has_params || js_kind_of(message->params) != JS_OBJECT)
-        return;
-    bool seen_name = false, seen_meta = false;
-    js_iter members;
-    js_span key, value;
-    js_iter_init(&members, message->params);
-    while (js_iter_next(&members, &key, &value)) {
-        if (js_string_equals(key, "name", 4)) {
-            if (seen_name)
-                out->duplicate = "\"name\" appears twice";
-            seen_name = true;
-            out->name = value;
-            out->has_name = js_kind_of(value) == JS_STRING;
-        } else if (js_string_equals(key, "arguments", 9)) {
-            if (out->has_arguments)
-                out->duplicate = "\"arguments\" appears twice";
-            out->arguments = value;
-            out->has_arguments = true;
-        } else if (js_string_equals(key, "_meta", 5)) {
-            /* The progress token is read from it later: it must mean one thing now. */
-            if (seen_meta)
-                out->duplicate = "\"_meta\" appears twice";
-            else if (env_meta_has_duplicate(value))
-                out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
-            seen_meta = true;
-        }
-    }
+    if (message->kind != ENV_REQUEST)
+        return 0;
+    return call_respond_error(dispatch->calls, batch, ticket, &message->id, code, NULL, data,
+                              data_length);
 }
 
-/* Starts an MCP tools/call: the tool's method, with the call's arguments as params. */
-static int start_tool_call(const dispatcher *dispatch, const env_message *message,
-                           call_batch *batch, uint64_t ticket)
+/* What start_call gives answer_not_started when it was interrupted waiting for room. */
+enum { WAIT_INTERRUPTED = 1 };
+
+/* Answers a request whose call did not start (started: WAIT_INTERRUPTED or call_start's). */
+static int answer_not_started(const dispatcher *dispatch, const env_message *message,
+                              const call_request *request, int started)
 {
-    bool is_request = message->kind == ENV_REQUEST;
-    const js_span *id = is_request ? &message->id : NULL;
-    tool_params params;
-    read_tool_params(message, &params);
-    const char *problem = NULL;
-    const reg_method *method = NULL;
-    char tool[128]; /* MCP's longest tool name */
-    size_t tool_length = 0;
-    bool has_tool = false; /* tool holds the name as decoded, to be shown back */
-    if (params.duplicate)
-        problem = params.duplicate; /* no name is shown: which one would it be? */
-    else if (!params.has_name)
-        problem = "\"name\" must be a tool name";
-    else if (js_string_decode(params.name, tool, sizeof tool, &tool_length) != 0)
-        problem = "\"name\" is longer than 128 bytes, the longest tool name";
-    else
-        has_tool = true;
-    if (!problem && params.has_arguments && js_kind_of(params.arguments) != JS_OBJECT)
-        problem = "\"arguments\" must be an object";
-    if (!problem && !(method = mcp_tool_method(dispatch->tools, tool, tool_length)))
-        problem = "unknown tool";
-    if (problem) {
-        if (!is_request)
-            return 0;
-        buffer data = BUFFER_INIT;
-        int failed = buf_append_string(&data, "{\"detail\":");
-        failed |= buf_append_json_string(&data, problem, strlen(problem));
-        if (has_tool) {
-            failed |= buf_append_string(&data, ",\"tool\":");
-            failed |= buf_append_json_string(&data, tool, tool_length);
-        }
-        failed |= buf_append_char(&data, '}');
-        int status = call_respond_error(dispatch->calls, batch, ticket, id, RPC_INVALID_PARAMS,
-                                        NULL, failed ? NULL : data.data, failed ? 0 : data.length);
-        buf_free(&data);
-        return status;
-    }
-    if (call_wait_for_room(dispatch->calls) != 0)
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, id,
-                                               RPC_REQUEST_CANCELLED, NULL, NULL, 0)
-                          : 0;
-    /* The tool's schema says object: a call without arguments has none, not no params. */
-    js_span no_arguments = {"{}", 2};
-    call_request request = {
-        .method = method,
-        .id = id,
-        .params = params.has_arguments ? &params.arguments : &no_arguments,
-        .batch = batch,
-        .ticket = ticket,
-        .mcp_tool = true,
-        .meta_params = &message->params,
-    };
-    int started = call_start(dispatch->calls, &request);
-    if (started == CALL_STARTED || !is_request)
-        return 0;
-    if (started == CALL_DUPLICATE_ID) {
+    call_batch *batch = request->batch;
+    uint64_t ticket = request->ticket;
+    switch (started) {
+    case WAIT_INTERRUPTED:
+        /* Shutting down: the request was read, so it still gets its one answer. */
+        return answer_error(dispatch, message, batch, ticket, RPC_REQUEST_CANCELLED, NULL, 0);
+    case CALL_DUPLICATE_ID: {
         static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
-        return call_respond_error(dispatch->calls, batch, ticket, id, RPC_INVALID_REQUEST, NULL,
-                                  data, sizeof data - 1);
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, data,
+                            sizeof data - 1);
     }
-    return call_respond_error(dispatch->calls, batch, ticket, id, RPC_INTERNAL_ERROR, NULL, NULL,
-                              0);
+    default:
+        log_message(LOG_ERROR, "out of memory for a call of %s", request->method->name);
+        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+    }
 }
 
 /*
- * The MCP requests the daemon answers itself. Returns 1 when the message was one of them
- * (answered, or a notification of one), 0 otherwise.
+ * Starts a call once there is room for it; a request that cannot start gets its one answer. The
+ * same for every call, whether its method was named by the message or found another way. Inline:
+ * it runs once per call, and its answers are out of the way in answer_not_started.
+ */
+static inline int start_call(const dispatcher *dispatch, const env_message *message,
+                             const call_request *request)
+{
+    int started = call_wait_for_room(dispatch->calls) != 0 ? WAIT_INTERRUPTED
+                                                           : call_start(dispatch->calls, request);
+    if (started == CALL_STARTED)
+        return 0;
+    return answer_not_started(dispatch, message, request, started);
+}
+
+/*
+ * The MCP methods, which the MCP front end answers or turns into a plugin's call. Returns 1 when
+ * the message was one of them (answered, started, or a notification of one), 0 otherwise.
  */
 static int handle_mcp(const dispatcher *dispatch, const env_message *message, const char *name,
-                      size_t name_length, call_batch *batch, int *status)
+                      size_t name_length, call_batch *batch, uint64_t ticket, int *status)
 {
-    if (name_length == 10 && memcmp(name, "tools/call", 10) == 0) {
-        uint64_t ticket =
-            message->kind == ENV_REQUEST && !batch ? out_ticket_take(dispatch->out) : 0;
-        *status = start_tool_call(dispatch, message, batch, ticket);
-        return 1;
-    }
-    buffer result = BUFFER_INIT;
     js_span params = {NULL, 0};
     if (message->has_params)
         params = message->params;
-    int answer = mcp_answer(dispatch->tools, name, name_length, params, &result);
-    if (answer == -1) {
-        buf_free(&result);
-        return 0;
-    }
+    buffer out = BUFFER_INIT;
+    mcp_route route;
+    if (mcp_route_message(dispatch->generations->tools, name, name_length, params, &out, &route) !=
+        0)
+        return 0; /* out untouched: nothing to free */
     *status = 0;
-    if (message->kind == ENV_REQUEST) {
-        uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
-        if (answer == 0)
-            *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, result.data,
-                                          result.length);
-        else
-            *status = call_respond_error(dispatch->calls, batch, ticket, &message->id,
-                                         answer == -2 ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR,
-                                         NULL, NULL, 0);
+    if (route.kind == MCP_ANSWERED && message->kind == ENV_REQUEST) {
+        *status =
+            call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data, out.length);
+    } else if (route.kind == MCP_REFUSED) {
+        *status =
+            answer_error(dispatch, message, batch, ticket, rpcerr_code_for_status(route.status, 0),
+                         route.has_data ? out.data : NULL, route.has_data ? out.length : 0);
+    } else if (route.kind == MCP_CALL) {
+        call_request request = {
+            .gen = dispatch->generations->held,
+            .method = route.method,
+            .id = message->kind == ENV_REQUEST ? &message->id : NULL,
+            .params = &route.params,
+            .batch = batch,
+            .ticket = ticket,
+            .shaper = route.shaper,
+            .progress_params = route.progress_params.length > 0 ? &route.progress_params : NULL,
+        };
+        *status = start_call(dispatch, message, &request);
     }
-    buf_free(&result);
+    buf_free(&out);
     return 1;
+}
+
+/*
+ * A message's method name, decoded only when it holds escapes: into small (small_size bytes),
+ * or into *heap (new, for the caller to free). NULL when memory ran out.
+ */
+static const char *method_name(js_span method, char *small, size_t small_size, char **heap,
+                               size_t *length)
+{
+    const char *name = method.start + 1;
+    *length = method.length - 2;
+    *heap = NULL;
+    if (!memchr(name, '\\', *length))
+        return name;
+    size_t needed = js_string_decoded_length(method);
+    char *room = needed <= small_size ? small : (*heap = malloc(needed));
+    if (room && js_string_decode(method, room, needed, length) == 0)
+        return room;
+    return NULL;
+}
+
+/* Answers an invalid message: -32600, with its id when it had a valid one. */
+static int answer_invalid(const dispatcher *dispatch, const env_message *message, call_batch *batch)
+{
+    log_message(LOG_DEBUG, "invalid request: %s", message->problem);
+    uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
+    return call_respond_error(dispatch->calls, batch, ticket, message->has_id ? &message->id : NULL,
+                              RPC_INVALID_REQUEST, NULL, NULL, 0);
 }
 
 /*
@@ -220,76 +202,38 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
         log_message(LOG_DEBUG, "ignored a response object: rpcd sends no requests");
         return 0;
     }
-    if (message.kind == ENV_INVALID) {
-        log_message(LOG_DEBUG, "invalid request: %s", message.problem);
-        uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
-        return call_respond_error(dispatch->calls, batch, ticket,
-                                  message.has_id ? &message.id : NULL, RPC_INVALID_REQUEST, NULL,
-                                  NULL, 0);
-    }
+    if (message.kind == ENV_INVALID)
+        return answer_invalid(dispatch, &message, batch);
 
-    /* The method name, decoded only when it holds escapes; NULL when memory ran out. */
+    /* A request's place in ordered output; notifications have none, batch items their batch's. */
+    uint64_t ticket = message.kind == ENV_REQUEST && !batch ? out_ticket_take(dispatch->out) : 0;
     char small[256];
-    char *heap = NULL;
-    const char *name = message.method.start + 1;
-    size_t name_length = message.method.length - 2;
-    if (memchr(name, '\\', name_length)) {
-        size_t needed = js_string_decoded_length(message.method);
-        char *room = needed <= sizeof small ? small : (heap = malloc(needed));
-        if (room && js_string_decode(message.method, room, needed, &name_length) == 0)
-            name = room;
-        else
-            name = NULL;
-    }
+    char *heap;
+    size_t name_length;
+    const char *name = method_name(message.method, small, sizeof small, &heap, &name_length);
     int mcp_status = 0;
-    if (name && handle_mcp(dispatch, &message, name, name_length, batch, &mcp_status)) {
+    if (name && handle_mcp(dispatch, &message, name, name_length, batch, ticket, &mcp_status)) {
         free(heap);
         return mcp_status;
     }
     bool builtin = name && handle_builtin(dispatch, &message, name, name_length);
     const reg_method *method =
-        name && !builtin ? reg_find(dispatch->methods, name, name_length) : NULL;
+        name && !builtin ? reg_find(dispatch->generations->methods, name, name_length) : NULL;
     free(heap);
     if (builtin)
         return 0;
-
-    bool is_request = message.kind == ENV_REQUEST;
-    uint64_t ticket = is_request && !batch ? out_ticket_take(dispatch->out) : 0;
-    if (!name)
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
-                                               RPC_INTERNAL_ERROR, NULL, NULL, 0)
-                          : 0;
     if (!method)
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
-                                               RPC_METHOD_NOT_FOUND, NULL, NULL, 0)
-                          : 0;
-
-    if (call_wait_for_room(dispatch->calls) != 0) {
-        /* Shutting down: the request was read, so it still gets its one answer. */
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
-                                               RPC_REQUEST_CANCELLED, NULL, NULL, 0)
-                          : 0;
-    }
+        return answer_error(dispatch, &message, batch, ticket,
+                            name ? RPC_METHOD_NOT_FOUND : RPC_INTERNAL_ERROR, NULL, 0);
     call_request request = {
+        .gen = dispatch->generations->held,
         .method = method,
-        .id = is_request ? &message.id : NULL,
+        .id = message.kind == ENV_REQUEST ? &message.id : NULL,
         .params = message.has_params ? &message.params : NULL,
         .batch = batch,
         .ticket = ticket,
     };
-    switch (call_start(dispatch->calls, &request)) {
-    case CALL_STARTED: return 0;
-    case CALL_DUPLICATE_ID: {
-        static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
-        return call_respond_error(dispatch->calls, batch, ticket, &message.id, RPC_INVALID_REQUEST,
-                                  NULL, data, sizeof data - 1);
-    }
-    default:
-        log_message(LOG_ERROR, "out of memory for a call of %s", method->name);
-        return is_request ? call_respond_error(dispatch->calls, batch, ticket, &message.id,
-                                               RPC_INTERNAL_ERROR, NULL, NULL, 0)
-                          : 0;
-    }
+    return start_call(dispatch, &message, &request);
 }
 
 /* Answers a line over a limit: id null, and data naming the limit (what: plain ASCII). */
@@ -309,6 +253,8 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
 {
     if (is_blank(line, length))
         return 0;
+    /* The methods of this line's calls: a generation published meanwhile serves the next. */
+    gen_reader_refresh(dispatch->generations);
 
     js_span value;
     size_t offset = 0;

@@ -8,6 +8,7 @@
 #define RPCD_DISPATCH_H
 
 #include "call.h"
+#include "generation.h"
 #include "mcp.h"
 #include "output.h"
 #include "registry.h"
@@ -15,12 +16,11 @@
 #include <stddef.h>
 
 typedef struct dispatcher {
-    const registry *methods; /* borrowed */
-    call_context *calls;     /* borrowed: runs the calls */
+    call_table *calls;       /* borrowed: runs the calls */
     output *out;             /* borrowed: where responses go */
     size_t max_depth;        /* deepest nesting accepted in a line */
     size_t max_batch;        /* most items in a batch */
-    const mcp_tools *tools;  /* borrowed: the MCP tools; NULL: none */
+    gen_reader *generations; /* borrowed: the methods and MCP tools, refreshed each line */
 } dispatcher;
 
 /*

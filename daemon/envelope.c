@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Envelope classification over spans of an already validated text, and error line assembly.
+ * Envelope classification over spans of an already validated text.
  */
 #include "envelope.h"
 
-#include "rpc_error.h"
+#include "response_line.h"
 
-#include <inttypes.h>
 #include <string.h>
 
 #define KEY_IS(key, literal) js_string_equals((key), (literal), sizeof(literal) - 1)
@@ -186,17 +185,5 @@ static void judge(const envelope_members *seen, env_message *out)
 int env_append_error(buffer *out, const js_span *id, int64_t code, const char *message,
                      const char *data, size_t data_length)
 {
-    int status = buf_append_string(out, "{\"jsonrpc\":\"2.0\",\"id\":");
-    if (id)
-        status |= buf_append(out, id->start, id->length);
-    else
-        status |= buf_append_string(out, "null");
-    status |= buf_printf(out, ",\"error\":{\"code\":%" PRId64 ",\"message\":", code);
-    status |= buf_append_json_string(out, message, strlen(message));
-    if (data) {
-        status |= buf_append_string(out, ",\"data\":");
-        status |= buf_append(out, data, data_length);
-    }
-    status |= buf_append_string(out, "}}");
-    return status ? -1 : 0;
+    return rl_append_error(out, id, code, message, data, data_length);
 }

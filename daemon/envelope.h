@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The JSON-RPC 2.0 envelope rules: what a message is (request, notification, response or
- * invalid) judged from its members alone, and the shape of the lines rpcd writes back.
+ * invalid) judged from its members alone. The lines rpcd writes back are shaped in
+ * response_line.c.
  */
 #ifndef RPCD_ENVELOPE_H
 #define RPCD_ENVELOPE_H
@@ -48,8 +49,9 @@ bool env_find_progress_token(js_span params, js_span *token);
 bool env_meta_has_duplicate(js_span meta);
 
 /*
- * Appends an error response (no newline) to out. id NULL means "id": null; message is UTF-8
- * (copied, escaped); data is raw JSON text or NULL for none. Returns 0 or -1 (memory).
+ * Appends an error response (no newline) to out, as rl_append_error does. id NULL means "id": null;
+ * message is UTF-8 (copied, escaped); data is raw JSON text or NULL for none. Returns 0 or -1
+ * (memory).
  */
 int env_append_error(buffer *out, const js_span *id, int64_t code, const char *message,
                      const char *data, size_t data_length);

@@ -13,7 +13,7 @@
 
 typedef struct grace_target {
     output *out;            /* borrowed */
-    call_context *calls;    /* borrowed */
+    call_table *calls;      /* borrowed */
     int grace_ms;           /* how long after the stop */
     int exit_stopped;       /* the process's exit status after a stop */
     int exit_output_failed; /* ... when its output had failed */

@@ -6,6 +6,7 @@
 #include "mcp.h"
 
 #include "log.h"
+#include "mcp_methods.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,20 +230,10 @@ const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size
  */
 static int member(js_span params, const char *key, js_span *value)
 {
-    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+    if (params.length == 0)
         return 0;
-    js_iter members;
-    js_span name, found;
-    int count = 0;
-    js_iter_init(&members, params);
-    while (js_iter_next(&members, &name, &found)) {
-        if (js_string_equals(name, key, strlen(key))) {
-            if (count++ > 0)
-                return -1;
-            *value = found;
-        }
-    }
-    return count;
+    size_t count = js_object_get(params, key, strlen(key), value);
+    return count > 1 ? -1 : (int)count;
 }
 
 static int append_server_info(buffer *out)
@@ -252,7 +243,7 @@ static int append_server_info(buffer *out)
     return failed | buf_append_char(out, '}');
 }
 
-/* A tool list can change only if plugins are reloaded, which rpcd does not do (yet). */
+/* A tool list can change only if plugins are reloaded, which rpcd does not do. */
 static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":false}}";
 
 static int answer_initialize(js_span params, buffer *out)
@@ -361,38 +352,13 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
 int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
                buffer *out)
 {
-#define IS(literal)                                                                                \
-    (method_length == sizeof(literal) - 1 && memcmp(method, literal, method_length) == 0)
     int status;
-    if (IS("initialize"))
-        status = answer_initialize(params, out);
-    else if (IS("ping"))
-        status = buf_append_string(out, "{}");
-    else if (IS("server/discover"))
-        status = answer_discover(out);
-    else if (IS("tools/list"))
-        status = answer_tools_list(tools, params, out);
-    else
-        return -1;
-#undef IS
-    return status == -2 ? -2 : status != 0 ? -3 : 0;
-}
-
-int mcp_append_tool_result(buffer *out, const char *result, size_t length)
-{
-    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
-    failed |= buf_append_json_string(out, result, length);
-    failed |= buf_append_string(out, "}]");
-    if (length > 0 && result[0] == '{') {
-        failed |= buf_append_string(out, ",\"structuredContent\":");
-        failed |= buf_append(out, result, length);
+    switch (mcp_method_find(method, method_length)) {
+    case MCP_INITIALIZE: status = answer_initialize(params, out); break;
+    case MCP_PING: status = buf_append_string(out, "{}"); break;
+    case MCP_SERVER_DISCOVER: status = answer_discover(out); break;
+    case MCP_TOOLS_LIST: status = answer_tools_list(tools, params, out); break;
+    default: return -1; /* not MCP's, or a call of a plugin's method (mcp_route_message) */
     }
-    return failed | buf_append_string(out, ",\"isError\":false}");
-}
-
-int mcp_append_tool_error(buffer *out, const char *text, size_t length)
-{
-    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
-    failed |= buf_append_json_string(out, text, length);
-    return failed | buf_append_string(out, "}],\"isError\":true}");
+    return status == -2 ? -2 : status != 0 ? -3 : 0;
 }

@@ -2,12 +2,14 @@
 /*
  * The MCP front end: the handshake (initialize, ping, server/discover), the tool list built from
  * the plugins' methods and the config, and tools/call. It sits beside plain JSON-RPC: the same
- * methods stay callable by their own names.
+ * methods stay callable by their own names. mcp_route_message is its one entry for the dispatcher:
+ * every MCP method, answered here or turned into a plugin's call, goes through it.
  */
 #ifndef RPCD_MCP_H
 #define RPCD_MCP_H
 
 #include "buffer.h"
+#include "call.h"
 #include "config.h"
 #include "json_scan.h"
 #include "registry.h"
@@ -44,13 +46,46 @@ bool mcp_valid_tool_name(const char *name, size_t length);
 int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
                buffer *out);
 
+/* What mcp_route_message made of a message. */
+typedef enum mcp_route_kind {
+    MCP_ANSWERED, /* out holds the result */
+    MCP_REFUSED,  /* answered with the error for status; out holds error.data when has_data */
+    MCP_CALL,     /* a call of method: params, and the shaper of its result */
+} mcp_route_kind;
+
+typedef struct mcp_route {
+    mcp_route_kind kind;
+    int status;    /* MCP_REFUSED: the rpcd_status it is answered as (rpcerr_code_for_status) */
+    bool has_data; /* MCP_REFUSED */
+    const reg_method *method;  /* MCP_CALL: borrowed from the tools' registry */
+    js_span params;            /* MCP_CALL: borrowed from the message's params, or static */
+    const call_shaper *shaper; /* MCP_CALL: static; NULL when the result goes out as it is */
+    /* MCP_CALL: where _meta.progressToken is, when not in params (call_request's
+     * progress_params); empty span: in params. */
+    js_span progress_params;
+} mcp_route;
+
+/*
+ * Routes a message (request or notification) for method (method_length bytes, decoded) with
+ * params (the message's, or an empty span when it had none): the MCP methods are answered here,
+ * or refused, or become the call of a plugin's method (tools/call: the tool's method, with the
+ * arguments as params and the result shaped as a tool result). out (empty) takes the result or
+ * the error data. Returns 0 and *route, or -1 when method is no MCP method (out untouched).
+ * Thread-safe (mcp_call.c).
+ */
+int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
+                      js_span params, buffer *out, mcp_route *route);
+
 /*
  * A tools/call result (no newline) for a handler's result: its JSON as text content, and as
  * structuredContent too when it is an object. result is valid JSON. Returns 0 or -1 (memory).
  */
 int mcp_append_tool_result(buffer *out, const char *result, size_t length);
 
-/* A tools/call result for a handler's failure: isError, and text saying why. Returns 0 or -1. */
+/*
+ * A tools/call result for a handler's failure: isError, and text saying why. Returns 0 or -1.
+ * These two are the tool shaper's (mcp_call.c).
+ */
 int mcp_append_tool_error(buffer *out, const char *text, size_t length);
 
 #endif

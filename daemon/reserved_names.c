@@ -6,6 +6,8 @@
  */
 #include "reserved_names.h"
 
+#include "mcp_methods.h"
+
 #include <stdbool.h>
 #include <string.h>
 
@@ -17,9 +19,6 @@ static bool starts_with(const char *name, size_t length, const char *prefix)
 
 const char *reserved_name_reason(const char *name, size_t length)
 {
-    /* The methods the MCP front end answers itself (mcp_answer; tools/call in dispatch). */
-    static const char *const mcp_methods[] = {"initialize", "ping", "server/discover", "tools/list",
-                                              "tools/call"};
     /* JSON-RPC 2.0 specification, section 4. */
     if (starts_with(name, length, "rpc."))
         return "names starting with 'rpc.' are reserved by JSON-RPC";
@@ -29,8 +28,8 @@ const char *reserved_name_reason(const char *name, size_t length)
     /* LSP's protocol notifications, of which rpcd answers $/cancelRequest. */
     if (starts_with(name, length, "$/"))
         return "names starting with '$/' are reserved for protocol notifications ($/cancelRequest)";
-    for (size_t i = 0; i < sizeof mcp_methods / sizeof mcp_methods[0]; i++)
-        if (length == strlen(mcp_methods[i]) && memcmp(name, mcp_methods[i], length) == 0)
-            return "the name is an MCP method that rpcd answers itself";
+    /* The methods the MCP front end answers, or routes to a plugin, itself. */
+    if (mcp_method_find(name, length) >= 0)
+        return "the name is an MCP method that rpcd answers itself";
     return NULL;
 }

@@ -14,6 +14,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The loaded plugins, their methods and tools become the first generation, and current. */
+static int publish_first(rpcd_runtime *runtime)
+{
+    generation *first;
+    /* Stolen even on failure: the fields then name nothing to free. */
+    int status = gen_new(runtime->methods, runtime->tools, runtime->plugins, &first);
+    if (status == 0)
+        status = gen_current_new(first, &runtime->generations);
+    if (status != 0)
+        runtime->methods = NULL, runtime->tools = NULL, runtime->plugins = NULL;
+    return status;
+}
+
 int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runtime, char *error,
              size_t error_size)
 {
@@ -40,6 +53,10 @@ int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runti
         goto fail;
     if (mcp_tools_new(runtime->methods, runtime->config, &runtime->tools, error, error_size) != 0)
         goto fail;
+    if (publish_first(runtime) != 0) {
+        snprintf(error, error_size, "out of memory");
+        goto fail;
+    }
     /* After every plugin's init, which may need root to open what it keeps open. */
     if (priv_drop(&target, error, error_size) != 0)
         goto fail;
@@ -77,15 +94,21 @@ srv_options rt_serve_options(const rpcd_runtime *runtime)
         /* One worker runs calls in order; the responses then keep that order too. */
         .ordered = config->workers == 1,
         .tools = runtime->tools,
+        .generations = runtime->generations,
     };
     return options;
 }
 
 void rt_stop(rpcd_runtime *runtime)
 {
-    mcp_tools_free(runtime->tools);
-    ld_unload_all(runtime->plugins, runtime->methods);
-    reg_free(runtime->methods);
+    if (runtime->generations) {
+        /* The last reference, once the calls have ended: the plugins go with it. */
+        gen_current_free(runtime->generations);
+    } else {
+        mcp_tools_free(runtime->tools);
+        ld_unload_all(runtime->plugins, runtime->methods);
+        reg_free(runtime->methods);
+    }
     cfg_free(runtime->config);
     call_store_release();
     block_store_release();

@@ -7,6 +7,7 @@
 #define RPCD_RUNTIME_H
 
 #include "config.h"
+#include "generation.h"
 #include "loader.h"
 #include "mcp.h"
 #include "registry.h"
@@ -17,9 +18,14 @@
 
 typedef struct rpcd_runtime {
     rpcd_config *config; /* owned */
-    registry *methods;   /* owned */
-    loader *plugins;     /* owned */
-    mcp_tools *tools;    /* owned: the methods exposed as MCP tools */
+    /*
+     * The first generation's parts: owned while rt_start builds them, then the generation's
+     * (borrowed here, alive until rt_stop).
+     */
+    registry *methods;
+    loader *plugins;
+    mcp_tools *tools;         /* the methods exposed as MCP tools */
+    gen_current *generations; /* owned: where the current generation is published */
 } rpcd_runtime;
 
 /* How to start: from the command line. */

@@ -20,11 +20,12 @@
 
 struct server {
     srv_options options;
-    const registry *methods;
+    gen_current *own_generations; /* when options.generations is NULL */
+    gen_reader generations;
     out_write_fn write;
     void *sink;
     output *out;
-    call_context *calls;
+    call_table *calls;
     atomic_bool stopping;
     grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
     bool grace_watched;
@@ -67,23 +68,30 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     if (!srv)
         return -1;
     srv->options = *options;
-    srv->methods = methods;
     srv->write = write;
     srv->sink = sink;
     if (out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
     crash_report_watch(srv->out);
+    gen_current *generations = options->generations;
+    if (!generations) {
+        generation *gen;
+        if (gen_new_borrowed(methods, options->tools, &gen) != 0 ||
+            gen_current_new(gen, &srv->own_generations) != 0)
+            goto fail;
+        generations = srv->own_generations;
+    }
     call_settings settings = {
         .out = srv->out,
-        .methods = methods,
         .max_depth = options->max_depth,
         .workers = options->workers,
         .max_in_flight = options->max_in_flight,
         .max_in_flight_bytes = options->max_in_flight_bytes,
     };
-    if (call_context_new(&settings, &srv->calls) != 0)
+    if (call_table_new(&settings, &srv->calls) != 0)
         goto fail;
+    gen_reader_init(&srv->generations, generations, call_let_go_generation, srv->calls);
     /* Held longer than a stop would wait for them: worth a warning. */
     call_name_stalls_after(srv->calls, options->shutdown_grace_ms);
     *out = srv;
@@ -97,7 +105,11 @@ void srv_free(server *srv)
 {
     if (!srv)
         return;
-    call_context_free(srv->calls);
+    /* Before the table it lets go through: calls still running take over its reference. */
+    if (srv->generations.source)
+        gen_reader_fini(&srv->generations);
+    call_table_free(srv->calls);
+    gen_current_free(srv->own_generations);
     if (srv->out)
         crash_report_watch(NULL);
     out_free(srv->out);
@@ -157,6 +169,76 @@ static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
     return status;
 }
 
+/* Reads and dispatches lines until the end of input, a stop or a failure: an srv_result. */
+static int serve_lines(server *srv, line_reader *reader)
+{
+    dispatcher dispatch = {
+        .generations = &srv->generations,
+        .calls = srv->calls,
+        .out = srv->out,
+        .max_depth = srv->options.max_depth,
+        .max_batch = srv->options.max_batch,
+    };
+    while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {
+        const char *line;
+        size_t length;
+        int status = lr_next(reader, &line, &length);
+        if (status == LR_LINE) {
+            /* Scanning a long line takes a while: calls held back must not wait for it. */
+            if (length >= LONG_LINE_BYTES)
+                call_submit_group(srv->calls);
+            disp_line(&dispatch, line, length);
+        } else if (status == LR_TOO_LONG) {
+            disp_line_too_long(&dispatch, length, srv->options.max_line_bytes);
+        } else if (status == LR_EOF) {
+            return SRV_DONE;
+        } else if (status == LR_ERROR) {
+            if (errno == ECANCELED)
+                return SRV_DONE;
+            log_message(LOG_ERROR, "reading requests failed: %s", strerror(errno));
+            return SRV_INPUT_FAILED;
+        } else {
+            log_message(LOG_ERROR, "out of memory while reading a line");
+            return SRV_NO_MEMORY;
+        }
+    }
+    return SRV_DONE;
+}
+
+/*
+ * Once nothing more is read: at the end of input every request read gets its answer, unless a
+ * stop or a closed output comes meanwhile; then (or when reading ended any other way) the calls
+ * are told and given the grace period. Returns result, or what the stop made of it.
+ */
+static int end_calls(server *srv, int result)
+{
+    bool stopped = atomic_load(&srv->stopping);
+    if (!out_failed(srv->out) && result == SRV_DONE && !stopped) {
+        if (wait_for_calls(srv, -1, true) != 0)
+            stopped = atomic_load(&srv->stopping);
+    }
+    if (!out_failed(srv->out) && result == SRV_DONE && !stopped)
+        return result;
+    /* Nobody to answer, or asked to go: tell the calls, give them the grace period. Calls that
+     * have not started never will: they are answered now, whatever holds the pool. */
+    call_cancel_all(srv->calls);
+    call_interrupt_waits(srv->calls);
+    call_end_unstarted(srv->calls);
+    grace_set_phase(GRACE_WAITING);
+    /* The period counts from the stop, not from when this thread got here. */
+    int grace_ms = srv->grace_watched && stopped ? grace_left_ms() : srv->options.shutdown_grace_ms;
+    if (wait_for_calls(srv, grace_ms, false) == 0)
+        return result == SRV_DONE ? SRV_STOPPED : result;
+    grace_set_phase(GRACE_ENDING);
+    call_end_unstarted(srv->calls);
+    call_log_running(srv->calls, LOG_WARNING,
+                     "still running at the end of the grace period; left unanswered");
+    call_drop_running_tickets(srv->calls);
+    log_message(LOG_WARNING, "calls still running after %d ms; leaving them",
+                srv->options.shutdown_grace_ms);
+    return result == SRV_DONE ? SRV_STOPPED_EARLY : result;
+}
+
 int srv_run(server *srv, lr_read_fn read, void *source)
 {
     line_reader *reader = NULL;
@@ -170,77 +252,13 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     }
     /* Calls started from one read are handed to the workers together (see reader_idle). */
     call_begin_group(srv->calls);
-
-    dispatcher dispatch = {
-        .methods = srv->methods,
-        .calls = srv->calls,
-        .out = srv->out,
-        .max_depth = srv->options.max_depth,
-        .max_batch = srv->options.max_batch,
-        .tools = srv->options.tools,
-    };
-    int result = SRV_DONE;
-    while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {
-        const char *line;
-        size_t length;
-        int status = lr_next(reader, &line, &length);
-        if (status == LR_LINE) {
-            /* Scanning a long line takes a while: calls held back must not wait for it. */
-            if (length >= LONG_LINE_BYTES)
-                call_submit_group(srv->calls);
-            disp_line(&dispatch, line, length);
-        } else if (status == LR_TOO_LONG) {
-            disp_line_too_long(&dispatch, length, srv->options.max_line_bytes);
-        } else if (status == LR_EOF) {
-            break;
-        } else if (status == LR_ERROR) {
-            if (errno != ECANCELED) {
-                log_message(LOG_ERROR, "reading requests failed: %s", strerror(errno));
-                result = SRV_INPUT_FAILED;
-            }
-            break;
-        } else {
-            log_message(LOG_ERROR, "out of memory while reading a line");
-            result = SRV_NO_MEMORY;
-            break;
-        }
-    }
+    int result = serve_lines(srv, reader);
     call_end_group(srv->calls);
     lr_free(reader);
     /* From here on nothing is read: whatever is still in flight, a flush must not wait. */
     out_set_reader_idle(srv->out, true);
 
-    bool stopped = atomic_load(&srv->stopping);
-    if (!out_failed(srv->out) && result == SRV_DONE && !stopped) {
-        /* End of input: every request read gets its answer, unless a stop or a closed output
-         * comes meanwhile. */
-        if (wait_for_calls(srv, -1, true) != 0)
-            stopped = atomic_load(&srv->stopping);
-    }
-    if (out_failed(srv->out) || result != SRV_DONE || stopped) {
-        /* Nobody to answer, or asked to go: tell the calls, give them the grace period. Calls
-         * that have not started never will: they are answered now, whatever holds the pool. */
-        call_cancel_all(srv->calls);
-        call_interrupt_waits(srv->calls);
-        call_end_unstarted(srv->calls);
-        grace_set_phase(GRACE_WAITING);
-        /* The period counts from the stop, not from when this thread got here. */
-        int grace_ms =
-            srv->grace_watched && stopped ? grace_left_ms() : srv->options.shutdown_grace_ms;
-        if (wait_for_calls(srv, grace_ms, false) != 0) {
-            grace_set_phase(GRACE_ENDING);
-            call_end_unstarted(srv->calls);
-            call_log_running(srv->calls, LOG_WARNING,
-                             "still running at the end of the grace period; left unanswered");
-            call_drop_running_tickets(srv->calls);
-            log_message(LOG_WARNING, "calls still running after %d ms; leaving them",
-                        srv->options.shutdown_grace_ms);
-            if (result == SRV_DONE)
-                result = SRV_STOPPED_EARLY;
-        } else if (result == SRV_DONE) {
-            result = SRV_STOPPED;
-        }
-    }
+    result = end_calls(srv, result);
     grace_set_phase(GRACE_ENDING);
     if (out_flush(srv->out) != 0 || out_failed(srv->out)) {
         int error = out_error(srv->out);

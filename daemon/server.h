@@ -25,6 +25,8 @@ typedef struct srv_options {
     int shutdown_grace_ms;         /* after a stop, how long calls in flight may take to finish */
     bool ordered;                  /* responses in request order */
     const struct mcp_tools *tools; /* borrowed: the MCP tools; NULL: none */
+    /* borrowed: where the current generation is published; NULL: methods and tools are served */
+    struct gen_current *generations;
     /*
      * After srv_stop, end the process once shutdown_grace_ms are over should the reading thread
      * be held in a handler meanwhile (see grace.h), with exit_stopped, or exit_output_failed

@@ -146,7 +146,8 @@ static void *complete_call(void *data)
 typedef struct fixture {
     registry *methods;
     output *out;
-    call_context *calls;
+    call_table *calls;
+    generation *gen;
     captured written;
 } fixture;
 
@@ -161,15 +162,16 @@ static void fixture_open(fixture *f)
     assert_int_equal(reg_add(f->methods, &method, NULL, "testplugin", NULL), 0);
     assert_int_equal(out_new(count_lines, &f->written, &f->out), 0);
     /* No workers: the handler runs inside call_start, on the test's thread. */
-    call_settings settings = {
-        .out = f->out, .methods = f->methods, .max_depth = 64, .workers = 0, .max_in_flight = 16};
-    assert_int_equal(call_context_new(&settings, &f->calls), 0);
+    call_settings settings = {.out = f->out, .max_depth = 64, .workers = 0, .max_in_flight = 16};
+    assert_int_equal(call_table_new(&settings, &f->calls), 0);
+    assert_int_equal(gen_new_borrowed(f->methods, NULL, &f->gen), 0);
 }
 
 /* Only once every call ended exactly once: a call ended twice would leave the wait hanging. */
 static void fixture_close(fixture *f)
 {
-    call_context_free(f->calls);
+    call_table_free(f->calls);
+    gen_release(f->gen);
     out_free(f->out);
     reg_free(f->methods);
     pthread_mutex_destroy(&f->written.lock);
@@ -181,7 +183,8 @@ static void start(fixture *f, const char *name, int id)
     char text[16];
     int length = snprintf(text, sizeof text, "%d", id);
     js_span id_span = {text, (size_t)length};
-    call_request request = {.method = reg_find(f->methods, name, strlen(name)), .id = &id_span};
+    call_request request = {
+        .gen = f->gen, .method = reg_find(f->methods, name, strlen(name)), .id = &id_span};
     assert_non_null(request.method);
     assert_int_equal(call_start(f->calls, &request), CALL_STARTED);
 }

@@ -42,10 +42,12 @@ static int capture_write(void *sink, const struct iovec *parts, int part_count)
 typedef struct fixture {
     registry *methods;
     output *out;
-    call_context *calls;
+    call_table *calls;
     captured written;
     rpcd_config *config;
     mcp_tools *tools;
+    gen_current *generations;
+    gen_reader reader;
     dispatcher dispatch;
 } fixture;
 
@@ -201,15 +203,17 @@ static int setup(void **state)
     assert_int_equal(mcp_tools_new(f->methods, f->config, &f->tools, error, sizeof error), 0);
     assert_int_equal(out_new(capture_write, &f->written, &f->out), 0);
     /* No workers: each handler runs inside disp_line, so its output is there when it returns. */
-    call_settings settings = {
-        .out = f->out, .methods = f->methods, .max_depth = 64, .workers = 0, .max_in_flight = 16};
-    assert_int_equal(call_context_new(&settings, &f->calls), 0);
-    f->dispatch.methods = f->methods;
+    call_settings settings = {.out = f->out, .max_depth = 64, .workers = 0, .max_in_flight = 16};
+    assert_int_equal(call_table_new(&settings, &f->calls), 0);
+    generation *gen;
+    assert_int_equal(gen_new_borrowed(f->methods, f->tools, &gen), 0);
+    assert_int_equal(gen_current_new(gen, &f->generations), 0);
+    gen_reader_init(&f->reader, f->generations, call_let_go_generation, f->calls);
+    f->dispatch.generations = &f->reader;
     f->dispatch.calls = f->calls;
     f->dispatch.out = f->out;
     f->dispatch.max_depth = 64;
     f->dispatch.max_batch = 10;
-    f->dispatch.tools = f->tools;
     *state = f;
     return 0;
 }
@@ -217,7 +221,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    call_context_free(f->calls);
+    gen_reader_fini(&f->reader);
+    call_table_free(f->calls);
+    gen_current_free(f->generations);
     out_free(f->out);
     mcp_tools_free(f->tools);
     cfg_free(f->config);

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The response of a call: its result, or the error its status and recorded failure make
+ * (code, message and data), or a result made by the call's shaper; alone, or into its batch.
+ */
+#include "call_internal.h"
+
+#include "buffer.h"
+#include "log.h"
+#include "response_line.h"
+#include "rpc_error.h"
+
+#include <string.h>
+
+/* Sends one response line, alone or into its batch. */
+static int respond(call_table *table, call_batch *batch, uint64_t ticket, const struct iovec *parts,
+                   int part_count)
+{
+    if (batch)
+        return call_batch_append(batch, parts, part_count);
+    return out_write_ticket(table->out, ticket, parts, part_count);
+}
+
+int call_respond_result(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
+                        const char *result, size_t result_length)
+{
+    struct iovec parts[RL_RESULT_PARTS];
+    int count = rl_result_parts(parts, id, result, result_length);
+    return respond(table, batch, ticket, parts, count);
+}
+
+int call_respond_error(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
+                       int64_t code, const char *message, const char *data, size_t data_length)
+{
+    buffer line = BUFFER_INIT;
+    int status = rl_append_error(&line, id, code, message ? message : rpcerr_message(code), data,
+                                 data_length);
+    if (status == 0) {
+        struct iovec part = {line.data, line.length};
+        status = respond(table, batch, ticket, &part, 1);
+    } else {
+        out_ticket_drop(table->out, ticket);
+    }
+    buf_free(&line);
+    return status;
+}
+
+/* ---- Ending a call -------------------------------------------------------------------- */
+
+/* The name of a handler's status in the ABI minor its plugin was built against, or NULL. */
+static const char *status_name(const call_slot *slot, int status)
+{
+    return rpcerr_status_name_in(status, slot->method->abi_minor);
+}
+
+/* What the error decisions need of a call that ended with status. */
+static void failure_of(const call_slot *slot, int status, rpcerr_failure *out)
+{
+    /* The recorded message and data belong to the failure the handler reports, no other. */
+    bool recorded = slot->failure_status == status && status != RPCD_OK;
+    *out = (rpcerr_failure){
+        .status = status,
+        .abi_minor = slot->method->abi_minor,
+        .recorded = recorded,
+        .code = slot->failure_code,
+        .message = recorded && slot->has_failure_message ? slot->failure_message.data : NULL,
+        .data = recorded && slot->has_failure_data ? slot->failure_data.data : NULL,
+        .data_length = slot->failure_data.length,
+        .plugin = slot->method->owner_name,
+        .method = slot->method->name,
+        .method_length = slot->method->name_length,
+    };
+}
+
+/* Builds the error response of a call that ended with status into slot->line. */
+static int build_error(call_slot *slot, int status)
+{
+    const js_span id = {slot->id.data, slot->id.length};
+    rpcerr_failure failure;
+    failure_of(slot, status, &failure);
+    rpcerr_error error;
+    if (rpcerr_for_failure(&failure, &slot->scratch, &error) != 0)
+        return -1;
+    return rl_append_error(&slot->line, &id, error.code, error.message, error.data,
+                           error.data_length);
+}
+
+static void log_failure(const call_slot *slot, int status)
+{
+    if (log_get_level() < LOG_DEBUG)
+        return;
+    const char *name = status_name(slot, status);
+    reg_shown shown;
+    reg_show(slot->method, &shown);
+    log_message(LOG_DEBUG, "%s: %s failed with %s (%d)%s", shown.plugin, shown.method,
+                name ? name : "an unknown status", status,
+                slot->is_request ? "" : " in a notification");
+}
+
+/* The text of a call's result: its own copy, its params (an echo's), or null. */
+static js_span result_text(const call_slot *slot)
+{
+    if (!slot->has_result)
+        return (js_span){"null", 4};
+    if (slot->result_is_params)
+        return (js_span){slot->params, slot->params_length};
+    return (js_span){slot->result.data, slot->result.length};
+}
+
+/*
+ * The response of a call whose result is shaped (call_shaper): a handler's failure is told in
+ * its result, not as a JSON-RPC error; only a cancelled call is answered as one.
+ */
+static void write_shaped_result(call_slot *slot, int status, bool failed)
+{
+    const js_span id = {slot->id.data, slot->id.length};
+    buffer *result = &slot->line;
+    buf_clear(result);
+    int written;
+    if (!failed) {
+        js_span text = result_text(slot);
+        written = slot->shaper->result(result, text.start, text.length);
+    } else {
+        rpcerr_failure failure;
+        failure_of(slot, status, &failure);
+        char text[512];
+        rpcerr_failure_text(&failure, text, sizeof text);
+        written = slot->shaper->failure(result, text, strlen(text));
+    }
+    if (written == 0)
+        call_respond_result(slot->table, slot->batch, slot->ticket, &id, result->data,
+                            result->length);
+    else
+        call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
+                           NULL, 0);
+}
+
+/* Writes the response of an ended call (nothing for notifications and silent cancels). */
+void call_write_response(call_slot *slot, int status, bool silent)
+{
+    if (status == RPCD_OK && slot->result_invalid) {
+        reg_shown shown;
+        reg_show(slot->method, &shown);
+        log_message(LOG_WARNING, "%s: %s gave a result that is not valid JSON", shown.plugin,
+                    shown.method);
+    }
+    bool failed = status != RPCD_OK || slot->result_invalid;
+    if (failed)
+        log_failure(slot, status);
+    if (!slot->is_request || silent) {
+        out_ticket_drop(slot->table->out, slot->ticket);
+        return;
+    }
+    const js_span id = {slot->id.data, slot->id.length};
+    if (slot->shaper && status != RPCD_ERR_CANCELLED) {
+        write_shaped_result(slot, status, failed);
+        return;
+    }
+    if (!failed) {
+        call_respond_result(slot->table, slot->batch, slot->ticket, &id, result_text(slot).start,
+                            result_text(slot).length);
+        return;
+    }
+    buf_clear(&slot->line);
+    if (build_error(slot, status) == 0) {
+        struct iovec part = {slot->line.data, slot->line.length};
+        respond(slot->table, slot->batch, slot->ticket, &part, 1);
+    } else {
+        call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
+                           NULL, 0);
+    }
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MCP requests on their way in and out: mcp_route_message answers the MCP methods or turns them
+ * into a plugin's call (tools/call: the tool's method, its arguments as params, _meta kept for
+ * progress), and the tool shaper turns that call's result or failure into a tool result.
+ */
+#include "mcp.h"
+
+#include "envelope.h"
+#include "mcp_methods.h"
+
+#include <string.h>
+
+int mcp_append_tool_result(buffer *out, const char *result, size_t length)
+{
+    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    failed |= buf_append_json_string(out, result, length);
+    failed |= buf_append_string(out, "}]");
+    if (length > 0 && result[0] == '{') {
+        failed |= buf_append_string(out, ",\"structuredContent\":");
+        failed |= buf_append(out, result, length);
+    }
+    return failed | buf_append_string(out, ",\"isError\":false}");
+}
+
+int mcp_append_tool_error(buffer *out, const char *text, size_t length)
+{
+    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    failed |= buf_append_json_string(out, text, length);
+    return failed | buf_append_string(out, "}],\"isError\":true}");
+}
+
+/* A tool's failure is a result the model can read (isError), not a JSON-RPC error. */
+static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error};
+
+/* What tools/call reads of its params. */
+typedef struct tool_params {
+    js_span name, arguments;
+    bool has_name, has_arguments;
+    const char *duplicate; /* a member read here that appears twice, or NULL */
+} tool_params;
+
+static void read_tool_params(js_span params, tool_params *out)
+{
+    memset(out, 0, sizeof *out);
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+        return;
+    bool seen_name = false, seen_meta = false;
+    js_iter members;
+    js_span key, value;
+    js_iter_init(&members, params);
+    while (js_iter_next(&members, &key, &value)) {
+        if (js_string_equals(key, "name", 4)) {
+            if (seen_name)
+                out->duplicate = "\"name\" appears twice";
+            seen_name = true;
+            out->name = value;
+            out->has_name = js_kind_of(value) == JS_STRING;
+        } else if (js_string_equals(key, "arguments", 9)) {
+            if (out->has_arguments)
+                out->duplicate = "\"arguments\" appears twice";
+            out->arguments = value;
+            out->has_arguments = true;
+        } else if (js_string_equals(key, "_meta", 5)) {
+            /* The progress token is read from it later: it must mean one thing now. */
+            if (seen_meta)
+                out->duplicate = "\"_meta\" appears twice";
+            else if (env_meta_has_duplicate(value))
+                out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
+            seen_meta = true;
+        }
+    }
+}
+
+/* Refuses tools/call params: -32602, data naming the problem and the tool when there is one. */
+static int refuse_tool_call(const char *problem, const char *tool, size_t tool_length, buffer *out,
+                            mcp_route *route)
+{
+    int failed = buf_append_string(out, "{\"detail\":");
+    failed |= buf_append_json_string(out, problem, strlen(problem));
+    if (tool) {
+        failed |= buf_append_string(out, ",\"tool\":");
+        failed |= buf_append_json_string(out, tool, tool_length);
+    }
+    failed |= buf_append_char(out, '}');
+    *route = (mcp_route){
+        .kind = MCP_REFUSED, .status = RPCD_ERR_INVALID_PARAMS, .has_data = failed == 0};
+    return 0;
+}
+
+/* tools/call: the tool's method, with the call's arguments as params. */
+static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, mcp_route *route)
+{
+    tool_params read;
+    read_tool_params(params, &read);
+    char tool[128]; /* MCP's longest tool name */
+    size_t tool_length = 0;
+    /* No name is shown for a duplicate: which one would it be? */
+    if (read.duplicate)
+        return refuse_tool_call(read.duplicate, NULL, 0, out, route);
+    if (!read.has_name)
+        return refuse_tool_call("\"name\" must be a tool name", NULL, 0, out, route);
+    if (js_string_decode(read.name, tool, sizeof tool, &tool_length) != 0)
+        return refuse_tool_call("\"name\" is longer than 128 bytes, the longest tool name", NULL, 0,
+                                out, route);
+    if (read.has_arguments && js_kind_of(read.arguments) != JS_OBJECT)
+        return refuse_tool_call("\"arguments\" must be an object", tool, tool_length, out, route);
+    const reg_method *method = mcp_tool_method(tools, tool, tool_length);
+    if (!method)
+        return refuse_tool_call("unknown tool", tool, tool_length, out, route);
+    /* The tool's schema says object: a call without arguments has none, not no params. */
+    *route = (mcp_route){
+        .kind = MCP_CALL,
+        .method = method,
+        .params = read.has_arguments ? read.arguments : (js_span){"{}", 2},
+        .shaper = &tool_shaper,
+        .progress_params = params,
+    };
+    return 0;
+}
+
+int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
+                      js_span params, buffer *out, mcp_route *route)
+{
+    switch (mcp_method_find(method, method_length)) {
+    case -1: return -1;
+    case MCP_TOOLS_CALL: return route_tool_call(tools, params, out, route);
+    default: break;
+    }
+    /* The methods the daemon answers itself. */
+    int answer = mcp_answer(tools, method, method_length, params, out);
+    if (answer == 0) {
+        *route = (mcp_route){.kind = MCP_ANSWERED};
+        return 0;
+    }
+    buf_clear(out);
+    *route = (mcp_route){
+        .kind = MCP_REFUSED,
+        .status = answer == -2 ? RPCD_ERR_INVALID_PARAMS : RPCD_ERR_NO_MEMORY,
+    };
+    return 0;
+}

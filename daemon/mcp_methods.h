@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MCP methods rpcd handles itself, in one list: the MCP front end routes by it
+ * (mcp_route_message), and reserved_names.c refuses them to plugins. It depends on nothing, so that
+ * the registry can read it without depending on the MCP front end, which depends on the registry.
+ */
+#ifndef RPCD_MCP_METHODS_H
+#define RPCD_MCP_METHODS_H
+
+#include <stddef.h>
+
+typedef enum mcp_method_id {
+    MCP_INITIALIZE,
+    MCP_PING,
+    MCP_SERVER_DISCOVER,
+    MCP_TOOLS_LIST,
+    MCP_TOOLS_CALL,
+    MCP_METHOD_COUNT,
+} mcp_method_id;
+
+/* The name of the MCP method id (static text), or NULL outside 0..MCP_METHOD_COUNT-1. */
+const char *mcp_method_name(int id);
+
+/* The id of the MCP method named name (length bytes, borrowed), or -1 when it is none. */
+int mcp_method_find(const char *name, size_t length);
+
+#endif
