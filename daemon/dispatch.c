@@ -30,16 +30,7 @@ static bool cancellation_target(const env_message *message, const char *key, js_
 {
     if (!message->has_params || js_kind_of(message->params) != JS_OBJECT)
         return false;
-    js_iter members;
-    js_span name, value;
-    size_t count = 0;
-    js_iter_init(&members, message->params);
-    while (js_iter_next(&members, &name, &value)) {
-        if (js_string_equals(name, key, strlen(key))) {
-            *id = value;
-            count++;
-        }
-    }
+    size_t count = js_object_get(message->params, key, strlen(key), id);
     if (count > 1)
         log_message(LOG_DEBUG, "ignored a cancellation that gives \"%s\" twice", key);
     return count == 1 && (js_kind_of(*id) == JS_STRING || js_kind_of(*id) == JS_NUMBER);
