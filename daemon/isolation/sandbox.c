@@ -57,16 +57,14 @@
  * their cache, the time zone, the process's own /proc entries (the sanitizers and glibc read
  * maps and status), the CPU count glibc reads from /sys, and the harmless devices.
  */
+/* clang-format off */
 static const char *const always_readable[] = {
-    "/lib",           "/lib32",
-    "/lib64",         "/usr/lib",
-    "/usr/lib32",     "/usr/lib64",
-    "/usr/local/lib", "/etc/ld.so.cache",
-    "/etc/localtime", "/usr/share/zoneinfo",
-    "/proc/self",     "/sys/devices/system/cpu",
-    "/dev/null",      "/dev/zero",
-    "/dev/urandom",   "/dev/random",
+    "/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib",
+    "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo",
+    "/proc/self", "/sys/devices/system/cpu",
+    "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
 };
+/* clang-format on */
 static const char *const always_writable[] = {"/dev/null"};
 
 static void copy_error(char *error, size_t error_size, const char *name, const char *text)
@@ -328,67 +326,27 @@ done:
  * memory, mounts and namespaces, the kernel's modules, keys, BPF, clocks and power, and
  * io_uring, whose operations no seccomp filter sees.
  */
+/* clang-format off */
 static const char *const forbidden_default[] = {
 #ifndef SANDBOX_LEAK_CHECKED
     /* LeakSanitizer stops the process's own threads with ptrace at exit. */
     "ptrace",
 #endif
-    "process_vm_readv",
-    "process_vm_writev",
-    "pidfd_getfd",
-    "kcmp",
-    "mount",
-    "umount",
-    "umount2",
-    "pivot_root",
-    "chroot",
-    "move_mount",
-    "open_tree",
-    "fsopen",
-    "fsconfig",
-    "fsmount",
-    "fspick",
-    "mount_setattr",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "create_module",
-    "kexec_load",
-    "kexec_file_load",
-    "reboot",
-    "swapon",
-    "swapoff",
-    "keyctl",
-    "add_key",
-    "request_key",
-    "bpf",
-    "perf_event_open",
-    "userfaultfd",
-    "settimeofday",
-    "clock_settime",
-    "clock_adjtime",
-    "adjtimex",
-    "stime",
-    "acct",
-    "quotactl",
-    "quotactl_fd",
-    "unshare",
-    "setns",
-    "open_by_handle_at",
-    "iopl",
-    "ioperm",
-    "syslog",
-    "sethostname",
-    "setdomainname",
-    "vhangup",
-    "uselib",
-    "_sysctl",
-    "lookup_dcookie",
-    "nfsservctl",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
+    "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+    "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "init_module", "finit_module", "delete_module", "create_module",
+    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff",
+    "keyctl", "add_key", "request_key",
+    "bpf", "perf_event_open", "userfaultfd",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime",
+    "acct", "quotactl", "quotactl_fd",
+    "unshare", "setns", "open_by_handle_at",
+    "iopl", "ioperm", "syslog", "sethostname", "setdomainname", "vhangup", "uselib", "_sysctl",
+    "lookup_dcookie", "nfsservctl",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
 };
+/* clang-format on */
 static const char *const forbidden_strict[] = {"execve", "execveat", "socket"};
 
 /* clone() flags that make a namespace: unshare by another name. */
