@@ -6,7 +6,9 @@
 #include "isolation/sandbox.h"
 
 #include "config.h"
+#include "file_safety.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -452,6 +454,44 @@ static void test_landlock_read_paths(void **state)
     remove_dirs(&dirs);
 }
 
+/* Loads a plugin the way rpcd does: fsafe_open, then dlopen of the descriptor, and its entry. */
+static int probe_load(const void *argument)
+{
+    char reason[512];
+    int fd;
+    if (fsafe_open(argument, false, &fd, reason, sizeof reason) != 0)
+        return 1;
+    void *handle = fsafe_dlopen(fd, RTLD_NOW | RTLD_LOCAL, reason, sizeof reason);
+    close(fd);
+    if (!handle) {
+        fprintf(stderr, "%s\n", reason);
+        return 2;
+    }
+    return dlsym(handle, "rpcd_plugin_entry") ? 0 : 3;
+}
+
+/*
+ * With reads restricted to a directory that holds nothing of it, a plugin still loads: its own
+ * file, and the libraries the loader maps for it (the fixture links jansson), stay readable.
+ */
+static void test_landlock_plugin_loads(void **state)
+{
+    (void)state;
+    const char *plugin = getenv("RPCD_FIXTURE_FORBIDDEN");
+    if (sandbox_landlock_abi() <= 0 || !plugin)
+        skip();
+    landlock_dirs dirs;
+    make_dirs(&dirs);
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_STRICT);
+    settings.read_paths = dirs.inside;
+    settings.plugin_path = (char *)plugin;
+    assert_int_equal(confined_errno(&settings, probe_load, plugin), 0);
+    /* Without the plugin's own rule, it does not load. */
+    settings.plugin_path = NULL;
+    assert_int_not_equal(confined_errno(&settings, probe_load, plugin), 0);
+    remove_dirs(&dirs);
+}
+
 static void test_landlock_write_paths(void **state)
 {
     (void)state;
@@ -692,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_seccomp_off),
         cmocka_unit_test(test_seccomp_strict),
         cmocka_unit_test(test_landlock_read_paths),
+        cmocka_unit_test(test_landlock_plugin_loads),
         cmocka_unit_test(test_landlock_write_paths),
         cmocka_unit_test(test_landlock_missing_path),
         cmocka_unit_test(test_limit_memory),
