@@ -54,13 +54,16 @@
 
 /*
  * What the dynamic loader, libc and the plugin host read whatever read_paths says: libraries and
- * their cache, the time zone, the process's own /proc entries (the sanitizers and glibc read
- * maps and status), the CPU count glibc reads from /sys, and the harmless devices.
+ * their cache, the time zone, messages, the resolver's files (none of them secret), the
+ * process's own /proc entries (the sanitizers and glibc read maps and status), the CPU count
+ * glibc reads from /sys, and the harmless devices.
  */
 /* clang-format off */
 static const char *const always_readable[] = {
     "/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib",
-    "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo",
+    "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/usr/share/locale",
+    "/etc/nsswitch.conf", "/etc/host.conf", "/etc/hosts", "/etc/resolv.conf", "/etc/gai.conf",
+    "/etc/services", "/etc/protocols",
     "/proc/self", "/sys/devices/system/cpu",
     "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
 };

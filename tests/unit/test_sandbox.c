@@ -321,6 +321,22 @@ static int probe_no_new_privs(const void *argument)
     return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? 0 : PROBE_WRONG;
 }
 
+/*
+ * A 32-bit system call (int 0x80) on x86-64: another ABI, with other numbers, which a filter
+ * written for this one would let through. Returns what getpid returned, or its error.
+ */
+static int probe_other_abi(const void *argument)
+{
+    (void)argument;
+#if defined(__x86_64__)
+    long result;
+    __asm__ volatile("int $0x80" : "=a"(result) : "a"(20L) : "memory"); /* i386 getpid */
+    return result == getpid() ? 0 : result < 0 ? (int)-result : PROBE_WRONG;
+#else
+    return 0;
+#endif
+}
+
 static void test_seccomp_default(void **state)
 {
     (void)state;
@@ -332,6 +348,9 @@ static void test_seccomp_default(void **state)
     assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), EPERM);
     assert_int_equal(confined_errno(&settings, probe_bpf, NULL), EPERM);
     assert_int_equal(confined_errno(&settings, probe_unshare, NULL), EPERM);
+#if defined(__x86_64__)
+    assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), EPERM);
+#endif
     /* What a tool does need still works. */
     assert_int_equal(confined_errno(&settings, probe_thread, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_inet_socket, NULL), 0);
@@ -347,6 +366,7 @@ static void test_seccomp_off(void **state)
     assert_int_equal(confined_errno(&settings, probe_mount, NULL), ENOENT);
     assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_bpf, NULL), EINVAL);
+    assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_exec, NULL), 0); /* sh's exit 0 */
     /* no_new_privs is set whatever the profile. */
     assert_int_equal(confined_errno(&settings, probe_no_new_privs, NULL), 0);
