@@ -590,6 +590,26 @@ static void test_limit_memory(void **state)
     assert_int_equal(confined_errno(&settings, probe_allocate, &bytes), 0);
 }
 
+/* Opens /dev/null until it fails or 64 descriptors were opened; the errno, 0 for no failure. */
+static int probe_open_many(const void *argument)
+{
+    (void)argument;
+    for (int i = 0; i < 64; i++)
+        if (open("/dev/null", O_RDONLY) < 0)
+            return errno;
+    return 0;
+}
+
+static void test_limit_open_files(void **state)
+{
+    (void)state;
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    settings.limit_open_files = 16;
+    assert_int_equal(confined_errno(&settings, probe_open_many, NULL), EMFILE);
+    settings.limit_open_files = 0;
+    assert_int_equal(confined_errno(&settings, probe_open_many, NULL), 0);
+}
+
 static int probe_fork(const void *argument)
 {
     (void)argument;
@@ -756,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_landlock_write_paths),
         cmocka_unit_test(test_landlock_missing_path),
         cmocka_unit_test(test_limit_memory),
+        cmocka_unit_test(test_limit_open_files),
         cmocka_unit_test(test_limit_processes),
         cmocka_unit_test(test_limit_cpu),
         cmocka_unit_test(test_user_group),
