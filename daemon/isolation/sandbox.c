@@ -384,7 +384,7 @@ static int build_filter(scmp_filter_ctx filter, sandbox_seccomp profile)
         status = forbid(filter, forbidden_strict[i]);
     if (status == 0)
         status = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1,
-                                  SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+                                  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
     return status;
 }
 
