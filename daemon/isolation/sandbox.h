@@ -46,10 +46,10 @@ void sandbox_settings_free(sandbox_settings *settings);
 /*
  * Confines the calling process for good, in this order: resource limits, no_new_privs, the
  * Landlock rule set (skipped with a warning where the kernel has no Landlock), the user and
- * group, the seccomp filter. The process must have one thread only: no_new_privs, Landlock and
- * seccomp bind the calling thread, and a thread started before would escape them. Each step is
- * checked; on failure the process is half confined and must exit. Returns 0, or -1 with a
- * one-line message in error.
+ * group, the seccomp filter. The process must have one thread only (ThreadSanitizer's own
+ * aside): no_new_privs and Landlock bind the calling thread, and a thread started before would
+ * escape them; threads started after inherit everything. Each step is checked; on failure the
+ * process is half confined and must exit. Returns 0, or -1 with a one-line message in error.
  */
 int sandbox_apply(const sandbox_settings *settings, char *error, size_t error_size);
 

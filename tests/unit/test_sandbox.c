@@ -46,6 +46,15 @@
 #endif
 #endif
 
+/* The sanitizers map terabytes of shadow memory: no address space limit fits them. */
+#if defined(LEAK_CHECKED) || defined(__SANITIZE_THREAD__)
+#define SHADOW_MAPPED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SHADOW_MAPPED 1
+#endif
+#endif
+
 enum { APPLY_FAILED = 200, PROBE_WRONG = 201 };
 
 static const char conf_name[] = "/etc/rpcd/rpcd.conf";
@@ -575,8 +584,7 @@ static int probe_allocate(const void *argument)
 static void test_limit_memory(void **state)
 {
     (void)state;
-#ifdef LEAK_CHECKED
-    /* AddressSanitizer maps terabytes of shadow memory: no address space limit fits it. */
+#ifdef SHADOW_MAPPED
     skip();
 #endif
     sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
