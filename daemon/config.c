@@ -29,8 +29,9 @@
     }
 
 /*
- * Every key, in the order the man page lists them. [rpcd] keys are read from this table alone,
- * and each may be given once; a default of 0 for a size means it is derived at load.
+ * Every key, in the order the man page lists them. [rpcd] keys, and the confinement keys of
+ * plugin sections (PLUGIN_KEY: unset is 0 or NULL), are read from this table alone, and each may
+ * be given once; a default of 0 for a size means it is derived at load.
  */
 /* clang-format off */
 static const cfg_key keys[] = {

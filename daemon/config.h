@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The config file: INI, read with libinih. [rpcd] holds the daemon's settings, each
- * [plugin NAME] one plugin's path, whether it is required, and its own keys.
+ * [plugin NAME] one plugin's path, whether it is required, its confinement, and its own keys.
  */
 #ifndef RPCD_CONFIG_H
 #define RPCD_CONFIG_H
@@ -96,9 +96,10 @@ typedef enum cfg_key_type {
 } cfg_key_type;
 
 /*
- * One key the parser accepts. Every [rpcd] key is read from this description alone; the keys
- * of plugin sections and [mcp] are listed so that the set of accepted keys can be enumerated
- * (a plugin section also takes any other key, for its plugin).
+ * One key the parser accepts. Every [rpcd] key, and every confinement key of plugin sections, is
+ * read from this description alone; path, required and the keys of [mcp] are listed so that the
+ * set of accepted keys can be enumerated (a plugin section also takes any other key, for its
+ * plugin).
  */
 typedef struct cfg_key {
     const char *section; /* "rpcd", "plugin NAME" or "mcp" */
