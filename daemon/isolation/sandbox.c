@@ -36,6 +36,9 @@
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
 #endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_LEAK__)
 #define SANDBOX_LEAK_CHECKED 1
@@ -277,11 +280,23 @@ static int allow_list(const sandbox_settings *s, int ruleset, const char *list, 
     return 0;
 }
 
+/* The rule set's attributes up to ABI 6, whatever the kernel headers have. */
+typedef struct ruleset_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+} ruleset_attr;
+
 static int apply_landlock(const sandbox_settings *s, char *error, size_t error_size)
 {
-    if (!s->read_paths && !s->write_paths)
-        return 0;
+    /*
+     * A filtered host may not signal what lies outside it, rpcd first: a host of rpcd's own user
+     * could otherwise kill it. Landlock gives that from ABI 6, rule set or not.
+     */
     int abi = sandbox_landlock_abi();
+    uint64_t scoped = s->seccomp != SANDBOX_SECCOMP_OFF && abi >= 6 ? LANDLOCK_SCOPE_SIGNAL : 0;
+    if (!s->read_paths && !s->write_paths && !scoped)
+        return 0;
     if (abi <= 0) {
         log_message(LOG_WARNING,
                     "[plugin %s]: the kernel has no Landlock: read_paths and write_paths are not "
@@ -291,8 +306,9 @@ static int apply_landlock(const sandbox_settings *s, char *error, size_t error_s
     }
     /* Only what is restricted is handled: read_paths alone leaves writes to file permissions. */
     uint64_t writes = write_rights(abi);
-    struct landlock_ruleset_attr attr = {
+    ruleset_attr attr = {
         .handled_access_fs = (s->read_paths ? READ_RIGHTS : 0) | (s->write_paths ? writes : 0),
+        .scoped = scoped,
     };
     uint64_t handled = attr.handled_access_fs;
     int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/landlock.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -126,6 +128,12 @@ static bool sanitized(void)
     return sanitize && strcmp(sanitize, "none") != 0 && sanitize[0];
 }
 
+/* Whether Landlock can keep a host's signals inside it (ABI 6). */
+static bool signals_scoped(void)
+{
+    return syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 6;
+}
+
 /* The default profile: no ptrace, no mount, no kernel keys; exec and sockets are allowed. */
 static void test_seccomp_default(void **state)
 {
@@ -137,6 +145,8 @@ static void test_seccomp_default(void **state)
         assert_int_equal(call_errno(&c, "forbidden.ptrace", NULL), EPERM);
     assert_int_equal(call_errno(&c, "forbidden.mount", NULL), EPERM);
     assert_int_equal(call_errno(&c, "forbidden.keyctl", NULL), EPERM);
+    if (signals_scoped())
+        assert_int_equal(call_errno(&c, "forbidden.signal", NULL), EPERM);
     assert_int_equal(call_errno(&c, "forbidden.exec", NULL), 0);
     assert_int_equal(call_errno(&c, "forbidden.socket", NULL), 0);
     expect_alive(&c, getuid());
@@ -165,6 +175,7 @@ static void test_seccomp_off(void **state)
     start(&c, "seccomp = off\n");
     assert_int_equal(call_errno(&c, "forbidden.mount", NULL), ENOENT);
     assert_int_equal(call_errno(&c, "forbidden.keyctl", NULL), 0);
+    assert_int_equal(call_errno(&c, "forbidden.signal", NULL), 0);
     stop(&c);
 }
 

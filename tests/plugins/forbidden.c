@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fixture for the confinement tests: each method tries one thing a confined plugin host must not
- * do (ptrace, mount, keyctl, exec a shell, an AF_INET socket, read or write outside its paths,
- * allocate past its memory, fork past its processes, spin past its CPU time) and reports the
- * errno it got as {"errno": N} (0: it was allowed), so that nothing here crashes by itself.
+ * do (ptrace, mount, keyctl, signal rpcd, exec a shell, an AF_INET socket, read or write outside
+ * its paths, allocate past its memory, fork past its processes, spin past its CPU time) and reports
+ * the errno it got as {"errno": N} (0: it was allowed), so that nothing here crashes by itself.
  */
 #include <rpcd/plugin.h>
 
@@ -80,6 +80,13 @@ static int try_keyctl(rpcd_call *call, const char *params, size_t params_length,
     (void)params, (void)params_length, (void)user_data;
     return reply_errno(call,
                        syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
+}
+
+/* Signal 0 (nothing sent) to the host's parent, rpcd. */
+static int try_signal(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    return reply_errno(call, kill(getppid(), 0));
 }
 
 /* In a child, so that an exec that works replaces the child and not the host. */
@@ -232,7 +239,7 @@ static int forbidden_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **
         {"forbidden.socket", try_socket}, {"forbidden.read", try_read},
         {"forbidden.write", try_write},   {"forbidden.allocate", try_allocate},
         {"forbidden.fork", try_fork},     {"forbidden.spin", spin},
-        {"forbidden.whoami", whoami},
+        {"forbidden.whoami", whoami},     {"forbidden.signal", try_signal},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);

@@ -346,6 +346,13 @@ static int probe_other_abi(const void *argument)
 #endif
 }
 
+/* Signal 0 to the test process, outside the confined child. */
+static int probe_signal_parent(const void *argument)
+{
+    (void)argument;
+    return errno_of(kill(getppid(), 0));
+}
+
 static void test_seccomp_default(void **state)
 {
     (void)state;
@@ -360,6 +367,9 @@ static void test_seccomp_default(void **state)
 #if defined(__x86_64__)
     assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), EPERM);
 #endif
+    /* Landlock's scope (ABI 6) keeps its signals inside. */
+    if (sandbox_landlock_abi() >= 6)
+        assert_int_equal(confined_errno(&settings, probe_signal_parent, NULL), EPERM);
     /* What a tool does need still works. */
     assert_int_equal(confined_errno(&settings, probe_thread, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_inet_socket, NULL), 0);
@@ -376,6 +386,7 @@ static void test_seccomp_off(void **state)
     assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_bpf, NULL), EINVAL);
     assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), 0);
+    assert_int_equal(confined_errno(&settings, probe_signal_parent, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_exec, NULL), 0); /* sh's exit 0 */
     /* no_new_privs is set whatever the profile. */
     assert_int_equal(confined_errno(&settings, probe_no_new_privs, NULL), 0);
@@ -390,6 +401,8 @@ static void test_seccomp_strict(void **state)
     assert_int_equal(confined_errno(&settings, probe_unix_socketpair, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), EPERM);
     assert_int_equal(confined_errno(&settings, probe_thread, NULL), 0);
+    if (sandbox_landlock_abi() >= 6)
+        assert_int_equal(confined_errno(&settings, probe_signal_parent, NULL), EPERM);
     /* The default profile leaves exec alone. */
     settings = settings_with(SANDBOX_SECCOMP_DEFAULT);
     assert_int_equal(confined_errno(&settings, probe_exec, NULL), 0);
