@@ -23,9 +23,15 @@
         "rpcd", #name, type, minimum, maximum, default_value, offsetof(rpcd_config, name)          \
     }
 
+#define PLUGIN_KEY(name, type, minimum, maximum)                                                   \
+    {                                                                                              \
+        "plugin NAME", #name, type, minimum, maximum, 0, offsetof(cfg_plugin, confinement.name)    \
+    }
+
 /*
- * Every key, in the order the man page lists them. [rpcd] keys are read from this table alone,
- * and each may be given once; a default of 0 for a size means it is derived at load.
+ * Every key, in the order the man page lists them. [rpcd] keys, and the confinement keys of
+ * plugin sections (PLUGIN_KEY: unset is 0 or NULL), are read from this table alone, and each may
+ * be given once; a default of 0 for a size means it is derived at load.
  */
 /* clang-format off */
 static const cfg_key keys[] = {
@@ -43,6 +49,15 @@ static const cfg_key keys[] = {
     DAEMON_KEY(no_new_privs,        CFG_KEY_BOOL,      0,  0,        true),
     {"plugin NAME", "path",        CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "required",    CFG_KEY_OWN, 0, 0, 0, 0},
+    PLUGIN_KEY(limit_memory,       CFG_KEY_SIZE,    16777216, TIB),
+    PLUGIN_KEY(limit_cpu_seconds,  CFG_KEY_SIZE,    1,        1000000000),
+    PLUGIN_KEY(limit_open_files,   CFG_KEY_SIZE,    16,       1048576),
+    PLUGIN_KEY(limit_processes,    CFG_KEY_SIZE,    1,        4194304),
+    PLUGIN_KEY(user,               CFG_KEY_STRING,  0,        0),
+    PLUGIN_KEY(group,              CFG_KEY_STRING,  0,        0),
+    PLUGIN_KEY(seccomp,            CFG_KEY_SECCOMP, 0,        0),
+    PLUGIN_KEY(read_paths,         CFG_KEY_PATHS,   0,        0),
+    PLUGIN_KEY(write_paths,        CFG_KEY_PATHS,   0,        0),
     {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
 };
@@ -121,20 +136,23 @@ static int set_string(parse_state *state, const char *name, const char *value, c
     return *out ? 1 : fail(state, "out of memory");
 }
 
-static int daemon_key(parse_state *state, const char *name, const char *value)
+/* Whether each of a list of paths separated by spaces is absolute. */
+static bool absolute_paths(const char *list)
 {
-    size_t index = 0;
-    while (index < KEY_COUNT &&
-           (strcmp(keys[index].section, "rpcd") != 0 || strcmp(keys[index].name, name) != 0))
-        index++;
-    if (index == KEY_COUNT)
-        return fail(state, "unknown key '%s' in [rpcd]", name);
-    if (state->key_lines[index])
-        return fail(state, "%s is given twice in [rpcd] (first on line %d)", name,
-                    state->key_lines[index]);
-    state->key_lines[index] = state->line;
-    const cfg_key *key = &keys[index];
-    void *field = (char *)state->config + key->offset;
+    bool any = false;
+    for (const char *at = list + strspn(list, " \t"); *at; at += strspn(at, " \t")) {
+        if (*at != '/')
+            return false;
+        any = true;
+        at += strcspn(at, " \t");
+    }
+    return any;
+}
+
+/* Reads value into field, the place of key. Returns 1, or inih's 0 after fail. */
+static int parse_value(parse_state *state, const cfg_key *key, void *field, const char *value)
+{
+    const char *name = key->name;
     switch (key->type) {
     case CFG_KEY_SIZE:
         if (parse_size(value, key->minimum, key->maximum, field) != 0)
@@ -150,9 +168,39 @@ static int daemon_key(parse_state *state, const char *name, const char *value)
         if (log_level_parse(value, field) != 0)
             return fail(state, "%s must be error, warning, info or debug, not '%s'", name, value);
         return 1;
+    case CFG_KEY_SECCOMP: {
+        static const char *const profiles[] = {"default", "strict", "off"};
+        for (int i = 0; i < 3; i++)
+            if (strcmp(value, profiles[i]) == 0) {
+                *(int *)field = CFG_SECCOMP_DEFAULT + i;
+                return 1;
+            }
+        return fail(state, "%s must be default, strict or off, not '%s'", name, value);
+    }
+    case CFG_KEY_PATHS:
+        if (!absolute_paths(value))
+            return fail(state, "%s must be absolute paths separated by spaces, not '%s'", name,
+                        value);
+        return set_string(state, name, value, field);
     case CFG_KEY_OWN: break;
     }
-    return fail(state, "unknown key '%s' in [rpcd]", name);
+    return fail(state, "unknown key '%s'", name);
+}
+
+static int daemon_key(parse_state *state, const char *name, const char *value)
+{
+    size_t index = 0;
+    while (index < KEY_COUNT &&
+           (strcmp(keys[index].section, "rpcd") != 0 || strcmp(keys[index].name, name) != 0))
+        index++;
+    if (index == KEY_COUNT)
+        return fail(state, "unknown key '%s' in [rpcd]", name);
+    if (state->key_lines[index])
+        return fail(state, "%s is given twice in [rpcd] (first on line %d)", name,
+                    state->key_lines[index]);
+    state->key_lines[index] = state->line;
+    const cfg_key *key = &keys[index];
+    return parse_value(state, key, (char *)state->config + key->offset, value);
 }
 
 static cfg_plugin *find_plugin(parse_state *state, const char *name)
@@ -215,6 +263,16 @@ static bool leaves_directory(const char *path)
     return false;
 }
 
+/* The confinement key of a plugin section called name, or NULL: a key for the plugin. */
+static const cfg_key *plugin_section_key(const char *name)
+{
+    for (size_t i = 0; i < KEY_COUNT; i++)
+        if (keys[i].type != CFG_KEY_OWN && strcmp(keys[i].section, "plugin NAME") == 0 &&
+            strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
 static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, const char *value)
 {
     if (strcmp(name, "path") == 0) {
@@ -238,6 +296,16 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
         if (parse_bool(value, &plugin->required) != 0)
             return fail(state, "required must be true or false, not '%s'", value);
         return 1;
+    }
+    const cfg_key *key = plugin_section_key(name);
+    if (key) {
+        void *field = (char *)plugin + key->offset;
+        bool given = key->type == CFG_KEY_SIZE      ? *(size_t *)field != 0
+                     : key->type == CFG_KEY_SECCOMP ? *(int *)field != CFG_SECCOMP_UNSET
+                                                    : *(char **)field != NULL;
+        if (given)
+            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
+        return parse_value(state, key, field, value);
     }
     for (size_t i = 0; i < plugin->pair_count; i++)
         if (strcmp(plugin->pairs[i].key, name) == 0)
@@ -508,6 +576,10 @@ void cfg_free(rpcd_config *config)
     for (size_t i = 0; i < config->plugin_count; i++) {
         cfg_plugin *plugin = &config->plugins[i];
         free_pairs(plugin->pairs, plugin->pair_count);
+        free(plugin->confinement.user);
+        free(plugin->confinement.group);
+        free(plugin->confinement.read_paths);
+        free(plugin->confinement.write_paths);
         free(plugin->name);
         free(plugin->path);
     }

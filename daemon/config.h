@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The config file: INI, read with libinih. [rpcd] holds the daemon's settings, each
- * [plugin NAME] one plugin's path, whether it is required, and its own keys.
+ * [plugin NAME] one plugin's path, whether it is required, its confinement, and its own keys.
  */
 #ifndef RPCD_CONFIG_H
 #define RPCD_CONFIG_H
@@ -15,13 +15,38 @@ typedef struct cfg_pair {
     bool used;   /* the plugin asked for it */
 } cfg_pair;
 
+/* seccomp = default | strict | off in a plugin section; unset is default. */
+typedef enum cfg_seccomp {
+    CFG_SECCOMP_UNSET = 0,
+    CFG_SECCOMP_DEFAULT,
+    CFG_SECCOMP_STRICT,
+    CFG_SECCOMP_OFF,
+} cfg_seccomp;
+
+/*
+ * A plugin section's confinement keys, for a plugin in a process of its own (daemon/isolation/
+ * sandbox.h turns them into what the process applies). 0 or NULL: not given.
+ */
+typedef struct cfg_confinement {
+    size_t limit_memory;      /* bytes of address space */
+    size_t limit_cpu_seconds; /* seconds of CPU time */
+    size_t limit_open_files;  /* file descriptors */
+    size_t limit_processes;   /* processes of the host's user */
+    char *user;               /* owned */
+    char *group;              /* owned */
+    int seccomp;              /* cfg_seccomp */
+    char *read_paths;         /* owned: absolute paths separated by spaces */
+    char *write_paths;        /* owned: the same */
+} cfg_confinement;
+
 typedef struct cfg_plugin {
     char *name;        /* owned: NAME of [plugin NAME] */
     int line;          /* where its section header is */
     char *path;        /* owned: resolved against plugin_dir; NULL when the section had none */
     bool required;     /* refuse to start when it fails to load (default true) */
     int required_line; /* where required was given, 0 when it was not */
-    cfg_pair *pairs;   /* owned: every other key, for the plugin */
+    cfg_confinement confinement; /* the confinement keys, which the plugin never sees */
+    cfg_pair *pairs;             /* owned: every other key, for the plugin */
     size_t pair_count;
 } cfg_plugin;
 
@@ -65,13 +90,16 @@ typedef enum cfg_key_type {
     CFG_KEY_BOOL,      /* true, yes or 1; false, no or 0 */
     CFG_KEY_STRING,    /* any text but the empty one */
     CFG_KEY_LOG_LEVEL, /* error, warning, info or debug */
+    CFG_KEY_SECCOMP,   /* default, strict or off */
+    CFG_KEY_PATHS,     /* absolute paths separated by spaces */
     CFG_KEY_OWN,       /* read by its section's own code (plugin sections, [mcp]) */
 } cfg_key_type;
 
 /*
- * One key the parser accepts. Every [rpcd] key is read from this description alone; the keys
- * of plugin sections and [mcp] are listed so that the set of accepted keys can be enumerated
- * (a plugin section also takes any other key, for its plugin).
+ * One key the parser accepts. Every [rpcd] key, and every confinement key of plugin sections, is
+ * read from this description alone; path, required and the keys of [mcp] are listed so that the
+ * set of accepted keys can be enumerated (a plugin section also takes any other key, for its
+ * plugin).
  */
 typedef struct cfg_key {
     const char *section; /* "rpcd", "plugin NAME" or "mcp" */
@@ -82,7 +110,8 @@ typedef struct cfg_key {
     size_t default_value; /* [rpcd]: what an unset key holds (a bool's 0 or 1, a log level);
                              0 for a size derived from others at load (workers,
                              max_in_flight_bytes), unused for strings (unset is NULL) */
-    size_t offset;        /* [rpcd]: where the value goes in rpcd_config */
+    size_t offset;        /* [rpcd]: where the value goes in rpcd_config; a plugin section's
+                             key of another type than CFG_KEY_OWN: where in cfg_plugin */
 } cfg_key;
 
 /* The number of keys the parser knows, and each of them (borrowed, static), in file order. */

@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A plugin host confining itself before its plugin loads: setrlimit, Landlock (raw system calls,
+ * the best ABI the kernel offers), privileges.c's switch of user, and a libseccomp filter whose
+ * forbidden calls fail with EPERM so that a plugin sees an ordinary error.
+ */
+#include "sandbox.h"
+
+#include "log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/landlock.h>
+#include <pwd.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Rights of later ABIs, for kernel headers older than the kernel. */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_LEAK__)
+#define SANDBOX_LEAK_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define SANDBOX_LEAK_CHECKED 1
+#endif
+#endif
+
+/* ThreadSanitizer's runtime keeps a thread of its own in every process, forked ones included. */
+#if defined(__SANITIZE_THREAD__)
+#define SANDBOX_RUNTIME_THREADS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SANDBOX_RUNTIME_THREADS 1
+#endif
+#endif
+#ifndef SANDBOX_RUNTIME_THREADS
+#define SANDBOX_RUNTIME_THREADS 0
+#endif
+
+#define READ_RIGHTS                                                                                \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+/* The rights a rule on a file (not a directory) may carry. */
+#define FILE_RIGHTS                                                                                \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |   \
+     LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/*
+ * What the dynamic loader, libc and the plugin host read whatever read_paths says: libraries and
+ * their cache, the time zone, messages, the resolver's files (none of them secret), the
+ * process's own /proc entries (the sanitizers and glibc read maps and status), the CPU count
+ * glibc reads from /sys, and the harmless devices.
+ */
+/* clang-format off */
+static const char *const always_readable[] = {
+    "/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib",
+    "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/usr/share/locale",
+    "/etc/nsswitch.conf", "/etc/host.conf", "/etc/hosts", "/etc/resolv.conf", "/etc/gai.conf",
+    "/etc/services", "/etc/protocols",
+    "/proc/self", "/sys/devices/system/cpu",
+    "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
+};
+/* clang-format on */
+static const char *const always_writable[] = {"/dev/null"};
+
+static void copy_error(char *error, size_t error_size, const char *name, const char *text)
+{
+    snprintf(error, error_size, "[plugin %s]: %s", name ? name : "?", text);
+}
+
+/* ---- settings ---------------------------------------------------------------------------- */
+
+static int resolve_ids(const char *name, const char *user, const char *group, priv_target *out,
+                       char *error, size_t error_size)
+{
+    out->change = false;
+    if (!user && !group)
+        return 0;
+    if (!user) {
+        snprintf(error, error_size,
+                 "[plugin %s]: group = %s needs user as well (the plugin host changes both or "
+                 "neither)",
+                 name, group);
+        return -1;
+    }
+    errno = 0;
+    const struct passwd *account = getpwnam(user);
+    if (!account) {
+        snprintf(error, error_size, "[plugin %s]: user %s: %s", name, user,
+                 errno ? strerror(errno) : "no such user");
+        return -1;
+    }
+    out->uid = account->pw_uid;
+    out->gid = account->pw_gid;
+    if (group) {
+        errno = 0;
+        const struct group *entry = getgrnam(group);
+        if (!entry) {
+            snprintf(error, error_size, "[plugin %s]: group %s: %s", name, group,
+                     errno ? strerror(errno) : "no such group");
+            return -1;
+        }
+        out->gid = entry->gr_gid;
+    }
+    out->change = true;
+    return 0;
+}
+
+static int copy_string(const char *from, char **to)
+{
+    *to = NULL;
+    if (!from)
+        return 0;
+    *to = strdup(from);
+    return *to ? 0 : -1;
+}
+
+int sandbox_settings_from_config(const rpcd_config *config, const cfg_plugin *plugin,
+                                 sandbox_settings *out, char *error, size_t error_size)
+{
+    const cfg_confinement *keys = &plugin->confinement;
+    memset(out, 0, sizeof *out);
+    out->limit_memory = keys->limit_memory;
+    out->limit_cpu_seconds = keys->limit_cpu_seconds;
+    out->limit_open_files = keys->limit_open_files;
+    out->limit_processes = keys->limit_processes;
+    out->seccomp = keys->seccomp == CFG_SECCOMP_STRICT ? SANDBOX_SECCOMP_STRICT
+                   : keys->seccomp == CFG_SECCOMP_OFF  ? SANDBOX_SECCOMP_OFF
+                                                       : SANDBOX_SECCOMP_DEFAULT;
+    if (copy_string(plugin->name, &out->name) != 0 ||
+        copy_string(plugin->path, &out->plugin_path) != 0 ||
+        copy_string(keys->read_paths, &out->read_paths) != 0 ||
+        copy_string(keys->write_paths, &out->write_paths) != 0) {
+        copy_error(error, error_size, plugin->name, "out of memory");
+        goto fail;
+    }
+    /* The plugin's own user, else rpcd's: a host must never keep root when rpcd gives it up. */
+    const char *user = keys->user ? keys->user : config->user;
+    const char *group = keys->user || keys->group ? keys->group : config->group;
+    if (resolve_ids(plugin->name, user, group, &out->target, error, error_size) != 0)
+        goto fail;
+    return 0;
+fail:
+    sandbox_settings_free(out);
+    return -1;
+}
+
+void sandbox_settings_free(sandbox_settings *settings)
+{
+    free(settings->name);
+    free(settings->plugin_path);
+    free(settings->read_paths);
+    free(settings->write_paths);
+    memset(settings, 0, sizeof *settings);
+}
+
+/* ---- resource limits --------------------------------------------------------------------- */
+
+static int set_limit(const sandbox_settings *settings, int resource, const char *key, size_t value,
+                     rlim_t hard_extra, char *error, size_t error_size)
+{
+    if (value == 0)
+        return 0;
+    /* The hard limit too: a plugin must not raise its own soft limit back. */
+    struct rlimit limit = {.rlim_cur = (rlim_t)value, .rlim_max = (rlim_t)value + hard_extra};
+    if (setrlimit(resource, &limit) != 0) {
+        snprintf(error, error_size, "[plugin %s]: cannot set %s to %zu: %s", settings->name, key,
+                 value, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int apply_limits(const sandbox_settings *s, char *error, size_t error_size)
+{
+    /* A second past the CPU limit SIGKILL follows the SIGXCPU a plugin might catch. */
+    if (set_limit(s, RLIMIT_AS, "limit_memory", s->limit_memory, 0, error, error_size) != 0 ||
+        set_limit(s, RLIMIT_CPU, "limit_cpu_seconds", s->limit_cpu_seconds, 1, error, error_size) !=
+            0 ||
+        set_limit(s, RLIMIT_NOFILE, "limit_open_files", s->limit_open_files, 0, error,
+                  error_size) != 0 ||
+        set_limit(s, RLIMIT_NPROC, "limit_processes", s->limit_processes, 0, error, error_size) !=
+            0)
+        return -1;
+    return 0;
+}
+
+/* ---- Landlock ---------------------------------------------------------------------------- */
+
+int sandbox_landlock_abi(void)
+{
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    return abi < 0 ? 0 : (int)abi;
+}
+
+/* The write rights an ABI knows: each version added some. */
+static uint64_t write_rights(int abi)
+{
+    uint64_t rights = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                      LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                      LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                      LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+    if (abi >= 2)
+        rights |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3)
+        rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    if (abi >= 5)
+        rights |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+    return rights;
+}
+
+/*
+ * Lets path be used with rights (those the rule set handles) beneath it. A path that does not
+ * exist is an error when configured (required), skipped otherwise.
+ */
+static int allow_path(const sandbox_settings *s, int ruleset, const char *path, uint64_t rights,
+                      uint64_t handled, bool required, char *error, size_t error_size)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) {
+        if (!required)
+            return 0;
+        snprintf(error, error_size, "[plugin %s]: cannot open %s for its Landlock rule: %s",
+                 s->name, path, strerror(errno));
+        return -1;
+    }
+    struct stat status;
+    struct landlock_path_beneath_attr rule = {.allowed_access = rights & handled, .parent_fd = fd};
+    if (fstat(fd, &status) == 0 && !S_ISDIR(status.st_mode))
+        rule.allowed_access &= FILE_RIGHTS;
+    int result = 0;
+    if (rule.allowed_access &&
+        syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
+        snprintf(error, error_size, "[plugin %s]: cannot add the Landlock rule for %s: %s", s->name,
+                 path, strerror(errno));
+        result = -1;
+    }
+    close(fd);
+    return result;
+}
+
+/* Each path of a space-separated list. */
+static int allow_list(const sandbox_settings *s, int ruleset, const char *list, uint64_t rights,
+                      uint64_t handled, char *error, size_t error_size)
+{
+    for (const char *at = list; *at;) {
+        at += strspn(at, " \t");
+        size_t length = strcspn(at, " \t");
+        if (length == 0)
+            break;
+        char path[4096];
+        snprintf(path, sizeof path, "%.*s", (int)length, at);
+        if (allow_path(s, ruleset, path, rights, handled, true, error, error_size) != 0)
+            return -1;
+        at += length;
+    }
+    return 0;
+}
+
+/* The rule set's attributes up to ABI 6, whatever the kernel headers have. */
+typedef struct ruleset_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+} ruleset_attr;
+
+static int apply_landlock(const sandbox_settings *s, char *error, size_t error_size)
+{
+    /*
+     * A filtered host may not signal what lies outside it, rpcd first: a host of rpcd's own user
+     * could otherwise kill it. Landlock gives that from ABI 6, rule set or not.
+     */
+    int abi = sandbox_landlock_abi();
+    uint64_t scoped = s->seccomp != SANDBOX_SECCOMP_OFF && abi >= 6 ? LANDLOCK_SCOPE_SIGNAL : 0;
+    if (!s->read_paths && !s->write_paths && !scoped)
+        return 0;
+    if (abi <= 0) {
+        log_message(LOG_WARNING,
+                    "[plugin %s]: the kernel has no Landlock: read_paths and write_paths are not "
+                    "enforced",
+                    s->name);
+        return 0;
+    }
+    /* Only what is restricted is handled: read_paths alone leaves writes to file permissions. */
+    uint64_t writes = write_rights(abi);
+    ruleset_attr attr = {
+        .handled_access_fs = (s->read_paths ? READ_RIGHTS : 0) | (s->write_paths ? writes : 0),
+        .scoped = scoped,
+    };
+    uint64_t handled = attr.handled_access_fs;
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (ruleset < 0) {
+        snprintf(error, error_size, "[plugin %s]: cannot create a Landlock rule set: %s", s->name,
+                 strerror(errno));
+        return -1;
+    }
+    int status = -1;
+    if (s->read_paths) {
+        for (size_t i = 0; i < sizeof always_readable / sizeof always_readable[0]; i++)
+            if (allow_path(s, ruleset, always_readable[i], READ_RIGHTS, handled, false, error,
+                           error_size) != 0)
+                goto done;
+        if (s->plugin_path && allow_path(s, ruleset, s->plugin_path, READ_RIGHTS, handled, true,
+                                         error, error_size) != 0)
+            goto done;
+        if (allow_list(s, ruleset, s->read_paths, READ_RIGHTS, handled, error, error_size) != 0)
+            goto done;
+    }
+    if (s->write_paths) {
+        for (size_t i = 0; i < sizeof always_writable / sizeof always_writable[0]; i++)
+            if (allow_path(s, ruleset, always_writable[i], writes, handled, false, error,
+                           error_size) != 0)
+                goto done;
+        /* A place one may write to is one to read back: reads too, when they are handled. */
+        if (allow_list(s, ruleset, s->write_paths, writes | READ_RIGHTS, handled, error,
+                       error_size) != 0)
+            goto done;
+    }
+    if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
+        snprintf(error, error_size, "[plugin %s]: cannot enforce the Landlock rule set: %s",
+                 s->name, strerror(errno));
+        goto done;
+    }
+    status = 0;
+done:
+    close(ruleset);
+    return status;
+}
+
+/* ---- seccomp ----------------------------------------------------------------------------- */
+
+/*
+ * What a tool never needs, and what would let it reach beyond its process: other processes'
+ * memory, mounts and namespaces, the kernel's modules, keys, BPF, clocks and power, and
+ * io_uring, whose operations no seccomp filter sees.
+ */
+/* clang-format off */
+static const char *const forbidden_default[] = {
+#ifndef SANDBOX_LEAK_CHECKED
+    /* LeakSanitizer stops the process's own threads with ptrace at exit. */
+    "ptrace",
+#endif
+    "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+    "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "init_module", "finit_module", "delete_module", "create_module",
+    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff",
+    "keyctl", "add_key", "request_key",
+    "bpf", "perf_event_open", "userfaultfd",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime",
+    "acct", "quotactl", "quotactl_fd",
+    "unshare", "setns", "open_by_handle_at",
+    "iopl", "ioperm", "syslog", "sethostname", "setdomainname", "vhangup", "uselib", "_sysctl",
+    "lookup_dcookie", "nfsservctl",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+};
+/* clang-format on */
+static const char *const forbidden_strict[] = {"execve", "execveat", "socket"};
+
+/* clone() flags that make a namespace: unshare by another name. */
+static const uint64_t namespace_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS,
+                                           CLONE_NEWIPC, CLONE_NEWUSER,   CLONE_NEWPID,
+                                           CLONE_NEWNET};
+
+static int forbid(scmp_filter_ctx filter, const char *name)
+{
+    int number = seccomp_syscall_resolve_name(name);
+    if (number == __NR_SCMP_ERROR)
+        return 0; /* unknown to this libseccomp: nothing to call it by either */
+    return seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), number, 0);
+}
+
+static int build_filter(scmp_filter_ctx filter, sandbox_seccomp profile)
+{
+    int status = 0;
+    for (size_t i = 0; status == 0 && i < sizeof forbidden_default / sizeof forbidden_default[0];
+         i++)
+        status = forbid(filter, forbidden_default[i]);
+    for (size_t i = 0; status == 0 && i < sizeof namespace_flags / sizeof namespace_flags[0]; i++)
+        status =
+            seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i]));
+    /* clone3 passes its flags in memory a filter cannot read: ENOSYS makes glibc use clone. */
+    if (status == 0)
+        status = seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    if (profile != SANDBOX_SECCOMP_STRICT)
+        return status;
+    for (size_t i = 0; status == 0 && i < sizeof forbidden_strict / sizeof forbidden_strict[0]; i++)
+        status = forbid(filter, forbidden_strict[i]);
+    if (status == 0)
+        status = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1,
+                                  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
+    return status;
+}
+
+static int apply_seccomp(const sandbox_settings *s, char *error, size_t error_size)
+{
+    if (s->seccomp == SANDBOX_SECCOMP_OFF)
+        return 0;
+    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+    if (!filter) {
+        copy_error(error, error_size, s->name, "cannot start a seccomp filter");
+        return -1;
+    }
+    /* System calls of another ABI (int 0x80 on x86-64) would pass a filter written for this one. */
+    int status = seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
+    /* Every thread, a sanitizer's own included, gets the filter (and no_new_privs with it). */
+    if (status == 0)
+        status = seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1);
+    if (status == 0)
+        status = build_filter(filter, s->seccomp);
+    if (status == 0)
+        status = seccomp_load(filter);
+    seccomp_release(filter);
+    if (status != 0) {
+        snprintf(error, error_size, "[plugin %s]: cannot load the seccomp filter: %s", s->name,
+                 strerror(-status));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- all together ------------------------------------------------------------------------ */
+
+/* The threads of this process, 0 when /proc cannot tell. */
+static size_t thread_count(void)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks)
+        return 0;
+    size_t count = 0;
+    const struct dirent *entry;
+    while ((entry = readdir(tasks)))
+        if (entry->d_name[0] != '.')
+            count++;
+    closedir(tasks);
+    return count;
+}
+
+int sandbox_apply(const sandbox_settings *s, char *error, size_t error_size)
+{
+    if (thread_count() > 1 + SANDBOX_RUNTIME_THREADS) {
+        copy_error(error, error_size, s->name,
+                   "the plugin host must confine itself before it starts a thread");
+        return -1;
+    }
+    char reason[256];
+    if (apply_limits(s, error, error_size) != 0)
+        return -1;
+    /* First of the rest: it is what lets an unprivileged process enforce Landlock. */
+    if (priv_no_new_privs(reason, sizeof reason) != 0) {
+        copy_error(error, error_size, s->name, reason);
+        return -1;
+    }
+    /* Before the switch of user: the new user might not be able to open the paths. */
+    if (apply_landlock(s, error, error_size) != 0)
+        return -1;
+    if (priv_drop(&s->target, reason, sizeof reason) != 0) {
+        copy_error(error, error_size, s->name, reason);
+        return -1;
+    }
+    /* Last: the steps before make system calls the filter may forbid. */
+    return apply_seccomp(s, error, error_size);
+}
+
+/* ---- rpcd --check ------------------------------------------------------------------------ */
+
+static const char *limit_text(char *buffer, size_t size, size_t value, const char *unit)
+{
+    if (value == 0)
+        return "unlimited";
+    snprintf(buffer, size, "%zu%s", value, unit);
+    return buffer;
+}
+
+size_t sandbox_describe(const sandbox_settings *s, char *out, size_t size)
+{
+    static const char *const profiles[] = {"default", "strict", "off"};
+    char memory[32], cpu[32], files[32], processes[32], ids[64] = "unchanged";
+    if (s->target.change)
+        snprintf(ids, sizeof ids, "%u:%u", (unsigned)s->target.uid, (unsigned)s->target.gid);
+    int length = snprintf(
+        out, size,
+        "memory %s, cpu %s, files %s, processes %s, user %s, seccomp %s, read %s, write %s",
+        limit_text(memory, sizeof memory, s->limit_memory, " bytes"),
+        limit_text(cpu, sizeof cpu, s->limit_cpu_seconds, " s"),
+        limit_text(files, sizeof files, s->limit_open_files, ""),
+        limit_text(processes, sizeof processes, s->limit_processes, ""), ids, profiles[s->seccomp],
+        s->read_paths ? s->read_paths : "everywhere",
+        s->write_paths ? s->write_paths : "everywhere");
+    return length < 0 ? 0 : (size_t)length;
+}

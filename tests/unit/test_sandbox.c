@@ -1,0 +1,808 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for sandbox: the confinement keys as the config reads them, and each confinement at
+ * work, in a forked child that applies the settings and then tries the forbidden thing itself.
+ */
+#include "isolation/sandbox.h"
+
+#include "config.h"
+#include "file_safety.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/keyctl.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* LeakSanitizer needs ptrace at exit, so sanitized builds leave it allowed (sandbox.c). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_LEAK__)
+#define LEAK_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define LEAK_CHECKED 1
+#endif
+#endif
+
+/* The sanitizers map terabytes of shadow memory: no address space limit fits them. */
+#if defined(LEAK_CHECKED) || defined(__SANITIZE_THREAD__)
+#define SHADOW_MAPPED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SHADOW_MAPPED 1
+#endif
+#endif
+
+enum { APPLY_FAILED = 200, PROBE_WRONG = 201 };
+
+static const char conf_name[] = "/etc/rpcd/rpcd.conf";
+
+/* ---- the keys --------------------------------------------------------------------------- */
+
+static rpcd_config *load_ok(const char *text)
+{
+    rpcd_config *config = NULL;
+    char error[512] = "";
+    if (cfg_load_string(text, conf_name, &config, error, sizeof error) != 0)
+        fail_msg("refused: %s\n--- text ---\n%s", error, text);
+    return config;
+}
+
+static void expect_config_error(const char *text, int line, const char *fragment)
+{
+    rpcd_config *config = NULL;
+    char error[512] = "";
+    assert_int_equal(cfg_load_string(text, conf_name, &config, error, sizeof error), -1);
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s:%d: ", conf_name, line);
+    if (strncmp(error, prefix, strlen(prefix)) != 0 || !strstr(error, fragment))
+        fail_msg("message '%s' is not '%s...%s...'", error, prefix, fragment);
+}
+
+static void test_keys_read(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[plugin p]\npath = /p.so\nlimit_memory = 268435456\n"
+                                  "limit_cpu_seconds = 5\nlimit_open_files = 64\n"
+                                  "limit_processes = 10\nuser = nobody\ngroup = nogroup\n"
+                                  "seccomp = strict\nread_paths = /usr/share  /etc\n"
+                                  "write_paths = /tmp\ncolour = blue\n");
+    cfg_plugin *plugin = &config->plugins[0];
+    /* The confinement keys are rpcd's: the plugin never sees them, only its own. */
+    assert_null(cfg_plugin_get(plugin, "user"));
+    assert_null(cfg_plugin_get(plugin, "seccomp"));
+    assert_string_equal(cfg_plugin_get(plugin, "colour"), "blue");
+
+    sandbox_settings settings;
+    char error[256];
+    assert_int_equal(sandbox_settings_from_config(config, plugin, &settings, error, sizeof error),
+                     0);
+    assert_int_equal(settings.limit_memory, 268435456);
+    assert_int_equal(settings.limit_cpu_seconds, 5);
+    assert_int_equal(settings.limit_open_files, 64);
+    assert_int_equal(settings.limit_processes, 10);
+    assert_true(settings.target.change);
+    assert_int_equal(settings.target.uid, getpwnam("nobody")->pw_uid);
+    assert_int_equal(settings.target.gid, getgrnam("nogroup")->gr_gid);
+    assert_int_equal(settings.seccomp, SANDBOX_SECCOMP_STRICT);
+    assert_string_equal(settings.read_paths, "/usr/share  /etc");
+    assert_string_equal(settings.write_paths, "/tmp");
+    assert_string_equal(settings.plugin_path, "/p.so");
+    char line[512];
+    sandbox_describe(&settings, line, sizeof line);
+    char expected[512];
+    snprintf(expected, sizeof expected,
+             "memory 268435456 bytes, cpu 5 s, files 64, processes 10, user %u:%u, seccomp "
+             "strict, read /usr/share  /etc, write /tmp",
+             (unsigned)settings.target.uid, (unsigned)settings.target.gid);
+    assert_string_equal(line, expected);
+    /* Cut, but NUL-terminated, and the length it needed. */
+    char short_line[8];
+    assert_int_equal(sandbox_describe(&settings, short_line, sizeof short_line), strlen(expected));
+    assert_string_equal(short_line, "memory ");
+    sandbox_settings_free(&settings);
+    cfg_free(config);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[plugin p]\npath = /p.so\n");
+    sandbox_settings settings;
+    char error[256];
+    assert_int_equal(
+        sandbox_settings_from_config(config, &config->plugins[0], &settings, error, sizeof error),
+        0);
+    char line[512];
+    sandbox_describe(&settings, line, sizeof line);
+    assert_string_equal(line, "memory unlimited, cpu unlimited, files unlimited, processes "
+                              "unlimited, user unchanged, seccomp default, read everywhere, "
+                              "write everywhere");
+    sandbox_settings_free(&settings);
+    cfg_free(config);
+
+    /* [rpcd]'s user is the host's too, unless the plugin names its own (with its own group). */
+    config = load_ok("[rpcd]\nuser = nobody\ngroup = nogroup\n[plugin a]\npath = /a.so\n"
+                     "[plugin b]\npath = /b.so\nuser = root\n");
+    assert_int_equal(
+        sandbox_settings_from_config(config, &config->plugins[0], &settings, error, sizeof error),
+        0);
+    assert_true(settings.target.change);
+    assert_int_equal(settings.target.uid, 65534);
+    assert_int_equal(settings.target.gid, getgrnam("nogroup")->gr_gid);
+    sandbox_settings_free(&settings);
+    assert_int_equal(
+        sandbox_settings_from_config(config, &config->plugins[1], &settings, error, sizeof error),
+        0);
+    assert_int_equal(settings.target.uid, 0);
+    assert_int_equal(settings.target.gid, 0);
+    sandbox_settings_free(&settings);
+    cfg_free(config);
+}
+
+static void test_key_errors(void **state)
+{
+    (void)state;
+    expect_config_error("[plugin p]\npath = p.so\nseccomp = tight\n", 3,
+                        "seccomp must be default, strict or off, not 'tight'");
+    expect_config_error("[plugin p]\npath = p.so\nread_paths = /a etc\n", 3,
+                        "read_paths must be absolute paths");
+    expect_config_error("[plugin p]\npath = p.so\nwrite_paths =  \n", 3,
+                        "write_paths must be absolute paths");
+    expect_config_error("[plugin p]\npath = p.so\nlimit_memory = 1024\n", 3,
+                        "limit_memory must be an integer from 16777216 to");
+    expect_config_error("[plugin p]\npath = p.so\nlimit_open_files = 8\n", 3,
+                        "limit_open_files must be an integer from 16 to 1048576");
+    expect_config_error("[plugin p]\npath = p.so\nuser = a\nuser = b\n", 4,
+                        "user is given twice in [plugin p]");
+    expect_config_error("[plugin p]\npath = p.so\nseccomp = off\nseccomp = off\n", 4,
+                        "seccomp is given twice");
+    expect_config_error("[plugin p]\npath = p.so\nlimit_cpu_seconds = 1\nlimit_cpu_seconds = 2\n",
+                        4, "limit_cpu_seconds is given twice");
+
+    sandbox_settings settings;
+    char error[256];
+    rpcd_config *config = load_ok("[plugin p]\npath = /p.so\nuser = no-such-user-here\n");
+    assert_int_equal(
+        sandbox_settings_from_config(config, &config->plugins[0], &settings, error, sizeof error),
+        -1);
+    assert_string_equal(error, "[plugin p]: user no-such-user-here: no such user");
+    cfg_free(config);
+    config = load_ok("[plugin p]\npath = /p.so\ngroup = nogroup\n");
+    assert_int_equal(
+        sandbox_settings_from_config(config, &config->plugins[0], &settings, error, sizeof error),
+        -1);
+    assert_non_null(strstr(error, "group = nogroup needs user as well"));
+    cfg_free(config);
+}
+
+/* ---- the confinement at work ------------------------------------------------------------ */
+
+typedef int (*probe_fn)(const void *argument);
+
+/*
+ * Forks a child that applies settings and runs probe, which returns the errno its forbidden
+ * call failed with (0 when it succeeded). Returns the child's wait status.
+ */
+static int run_confined(const sandbox_settings *settings, probe_fn probe, const void *argument)
+{
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        char error[512];
+        if (sandbox_apply(settings, error, sizeof error) != 0) {
+            fprintf(stderr, "sandbox_apply: %s\n", error);
+            _exit(APPLY_FAILED);
+        }
+        /* _exit: the parent's leak check is not the child's to run. */
+        _exit(probe(argument));
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    return status;
+}
+
+/* What probe's forbidden call failed with in a confined child. */
+static int confined_errno(const sandbox_settings *settings, probe_fn probe, const void *argument)
+{
+    int status = run_confined(settings, probe, argument);
+    if (!WIFEXITED(status))
+        fail_msg("the child died of signal %d", WTERMSIG(status));
+    assert_int_not_equal(WEXITSTATUS(status), APPLY_FAILED);
+    return WEXITSTATUS(status);
+}
+
+static sandbox_settings settings_with(sandbox_seccomp seccomp)
+{
+    sandbox_settings settings = {.name = "test", .seccomp = seccomp};
+    return settings;
+}
+
+static int errno_of(long result)
+{
+    return result < 0 ? errno : 0;
+}
+
+static int probe_ptrace(const void *argument)
+{
+    (void)argument;
+    return errno_of(ptrace(PTRACE_TRACEME, 0, NULL, NULL));
+}
+
+/* With every capability, the mount point is what fails; without the filter, ENOENT. */
+static int probe_mount(const void *argument)
+{
+    (void)argument;
+    return errno_of(mount("none", "/nonexistent/rpcd-sandbox", "tmpfs", 0, NULL));
+}
+
+static int probe_keyctl(const void *argument)
+{
+    (void)argument;
+    return errno_of(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
+}
+
+/* An unknown command: EINVAL from the kernel when the call gets there. */
+static int probe_bpf(const void *argument)
+{
+    (void)argument;
+    return errno_of(syscall(SYS_bpf, 0x7fff, NULL, 0));
+}
+
+static int probe_unshare(const void *argument)
+{
+    (void)argument;
+    return errno_of(unshare(CLONE_NEWUSER));
+}
+
+static void *thread_main(void *argument)
+{
+    return argument;
+}
+
+/* Threads still start: glibc falls back from clone3 to clone, whose flags the filter reads. */
+static int probe_thread(const void *argument)
+{
+    (void)argument;
+    pthread_t thread;
+    int error = pthread_create(&thread, NULL, thread_main, NULL);
+    if (error)
+        return error;
+    return pthread_join(thread, NULL);
+}
+
+static int probe_exec(const void *argument)
+{
+    (void)argument;
+    char *const args[] = {"sh", "-c", "exit 0", NULL};
+    char *const environment[] = {NULL};
+    execve("/bin/sh", args, environment);
+    return errno;
+}
+
+static int probe_inet_socket(const void *argument)
+{
+    (void)argument;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return errno;
+    close(fd);
+    return 0;
+}
+
+static int probe_unix_socketpair(const void *argument)
+{
+    (void)argument;
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
+        return errno;
+    close(fds[0]);
+    close(fds[1]);
+    return 0;
+}
+
+static int probe_no_new_privs(const void *argument)
+{
+    (void)argument;
+    return prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? 0 : PROBE_WRONG;
+}
+
+/*
+ * A 32-bit system call (int 0x80) on x86-64: another ABI, with other numbers, which a filter
+ * written for this one would let through. Returns what getpid returned, or its error.
+ */
+static int probe_other_abi(const void *argument)
+{
+    (void)argument;
+#if defined(__x86_64__)
+    long result;
+    __asm__ volatile("int $0x80" : "=a"(result) : "a"(20L) : "memory"); /* i386 getpid */
+    return result == getpid() ? 0 : result < 0 ? (int)-result : PROBE_WRONG;
+#else
+    return 0;
+#endif
+}
+
+/* Signal 0 to the test process, outside the confined child. */
+static int probe_signal_parent(const void *argument)
+{
+    (void)argument;
+    return errno_of(kill(getppid(), 0));
+}
+
+static void test_seccomp_default(void **state)
+{
+    (void)state;
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_DEFAULT);
+#ifndef LEAK_CHECKED
+    assert_int_equal(confined_errno(&settings, probe_ptrace, NULL), EPERM);
+#endif
+    assert_int_equal(confined_errno(&settings, probe_mount, NULL), EPERM);
+    assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), EPERM);
+    assert_int_equal(confined_errno(&settings, probe_bpf, NULL), EPERM);
+    assert_int_equal(confined_errno(&settings, probe_unshare, NULL), EPERM);
+#if defined(__x86_64__)
+    assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), EPERM);
+#endif
+    /* Landlock's scope (ABI 6) keeps its signals inside. */
+    if (sandbox_landlock_abi() >= 6)
+        assert_int_equal(confined_errno(&settings, probe_signal_parent, NULL), EPERM);
+    /* What a tool does need still works. */
+    assert_int_equal(confined_errno(&settings, probe_thread, NULL), 0);
+    assert_int_equal(confined_errno(&settings, probe_inet_socket, NULL), 0);
+    assert_int_equal(confined_errno(&settings, probe_no_new_privs, NULL), 0);
+}
+
+/* The same probes pass without the filter: the EPERM above is the filter's. */
+static void test_seccomp_off(void **state)
+{
+    (void)state;
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    assert_int_equal(confined_errno(&settings, probe_ptrace, NULL), 0);
+    assert_int_equal(confined_errno(&settings, probe_mount, NULL), ENOENT);
+    assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), 0);
+    assert_int_equal(confined_errno(&settings, probe_bpf, NULL), EINVAL);
+    assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), 0);
+    assert_int_equal(confined_errno(&settings, probe_signal_parent, NULL), 0);
+    assert_int_equal(confined_errno(&settings, probe_exec, NULL), 0); /* sh's exit 0 */
+    /* no_new_privs is set whatever the profile. */
+    assert_int_equal(confined_errno(&settings, probe_no_new_privs, NULL), 0);
+}
+
+static void test_seccomp_strict(void **state)
+{
+    (void)state;
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_STRICT);
+    assert_int_equal(confined_errno(&settings, probe_exec, NULL), EPERM);
+    assert_int_equal(confined_errno(&settings, probe_inet_socket, NULL), EPERM);
+    assert_int_equal(confined_errno(&settings, probe_unix_socketpair, NULL), 0);
+    assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), EPERM);
+    assert_int_equal(confined_errno(&settings, probe_thread, NULL), 0);
+    if (sandbox_landlock_abi() >= 6)
+        assert_int_equal(confined_errno(&settings, probe_signal_parent, NULL), EPERM);
+    /* The default profile leaves exec alone. */
+    settings = settings_with(SANDBOX_SECCOMP_DEFAULT);
+    assert_int_equal(confined_errno(&settings, probe_exec, NULL), 0);
+}
+
+/* ---- Landlock --------------------------------------------------------------------------- */
+
+typedef struct landlock_dirs {
+    char inside[64];  /* listed in read_paths or write_paths */
+    char outside[64]; /* not listed */
+} landlock_dirs;
+
+static void make_dirs(landlock_dirs *dirs)
+{
+    snprintf(dirs->inside, sizeof dirs->inside, "/tmp/rpcd-sandbox-in-XXXXXX");
+    snprintf(dirs->outside, sizeof dirs->outside, "/tmp/rpcd-sandbox-out-XXXXXX");
+    assert_non_null(mkdtemp(dirs->inside));
+    assert_non_null(mkdtemp(dirs->outside));
+    char path[128];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/file", i ? dirs->outside : dirs->inside);
+        FILE *file = fopen(path, "w");
+        assert_non_null(file);
+        fputs("text\n", file);
+        fclose(file);
+    }
+}
+
+static void remove_dirs(const landlock_dirs *dirs)
+{
+    char path[128];
+    for (int i = 0; i < 2; i++) {
+        const char *dir = i ? dirs->outside : dirs->inside;
+        snprintf(path, sizeof path, "%s/file", dir);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/new", dir);
+        unlink(path);
+        rmdir(dir);
+    }
+}
+
+static int probe_open(const void *argument)
+{
+    const char *path = argument;
+    int flags = strstr(path, "/new") ? O_WRONLY | O_CREAT : O_RDONLY;
+    int fd = open(path, flags | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno;
+    close(fd);
+    return 0;
+}
+
+/* Both a library the loader maps and the files of the process stay readable. */
+static int probe_essentials(const void *argument)
+{
+    (void)argument;
+    static const char *const paths[] = {"/etc/ld.so.cache", "/proc/self/status", "/dev/null",
+                                        "/dev/urandom"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return errno;
+        close(fd);
+    }
+    return 0;
+}
+
+static void test_landlock_read_paths(void **state)
+{
+    (void)state;
+    if (sandbox_landlock_abi() <= 0)
+        skip();
+    landlock_dirs dirs;
+    make_dirs(&dirs);
+    char inside[128], outside[128];
+    snprintf(inside, sizeof inside, "%s/file", dirs.inside);
+    snprintf(outside, sizeof outside, "%s/file", dirs.outside);
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    settings.read_paths = dirs.inside;
+    assert_int_equal(confined_errno(&settings, probe_open, inside), 0);
+    assert_int_equal(confined_errno(&settings, probe_open, outside), EACCES);
+    assert_int_equal(confined_errno(&settings, probe_essentials, NULL), 0);
+    /* The plugin's own file is readable without being listed. */
+    settings.plugin_path = outside;
+    assert_int_equal(confined_errno(&settings, probe_open, outside), 0);
+    /* Without the rule set, the same file opens. */
+    settings = settings_with(SANDBOX_SECCOMP_OFF);
+    char other[128];
+    snprintf(other, sizeof other, "%s/file", dirs.outside);
+    assert_int_equal(confined_errno(&settings, probe_open, other), 0);
+    remove_dirs(&dirs);
+}
+
+/* Loads a plugin the way rpcd does: fsafe_open, then dlopen of the descriptor, and its entry. */
+static int probe_load(const void *argument)
+{
+    char reason[512];
+    int fd;
+    if (fsafe_open(argument, false, &fd, reason, sizeof reason) != 0)
+        return 1;
+    void *handle = fsafe_dlopen(fd, RTLD_NOW | RTLD_LOCAL, reason, sizeof reason);
+    close(fd);
+    if (!handle) {
+        fprintf(stderr, "%s\n", reason);
+        return 2;
+    }
+    return dlsym(handle, "rpcd_plugin_entry") ? 0 : 3;
+}
+
+/*
+ * With reads restricted to a directory that holds nothing of it, a plugin still loads: its own
+ * file, and the libraries the loader maps for it (the fixture links jansson), stay readable.
+ */
+static void test_landlock_plugin_loads(void **state)
+{
+    (void)state;
+    const char *plugin = getenv("RPCD_FIXTURE_FORBIDDEN");
+    if (sandbox_landlock_abi() <= 0 || !plugin)
+        skip();
+    landlock_dirs dirs;
+    make_dirs(&dirs);
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_STRICT);
+    settings.read_paths = dirs.inside;
+    settings.plugin_path = (char *)plugin;
+    assert_int_equal(confined_errno(&settings, probe_load, plugin), 0);
+    /* Without the plugin's own rule, it does not load. */
+    settings.plugin_path = NULL;
+    assert_int_not_equal(confined_errno(&settings, probe_load, plugin), 0);
+    remove_dirs(&dirs);
+}
+
+static void test_landlock_write_paths(void **state)
+{
+    (void)state;
+    if (sandbox_landlock_abi() <= 0)
+        skip();
+    landlock_dirs dirs;
+    make_dirs(&dirs);
+    char inside[128], outside[128], outside_read[128];
+    snprintf(inside, sizeof inside, "%s/new", dirs.inside);
+    snprintf(outside, sizeof outside, "%s/new", dirs.outside);
+    snprintf(outside_read, sizeof outside_read, "%s/file", dirs.outside);
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    settings.write_paths = dirs.inside;
+    assert_int_equal(confined_errno(&settings, probe_open, inside), 0);
+    assert_int_equal(confined_errno(&settings, probe_open, outside), EACCES);
+    /* Writes alone are restricted: reading elsewhere is left to file permissions. */
+    assert_int_equal(confined_errno(&settings, probe_open, outside_read), 0);
+    settings = settings_with(SANDBOX_SECCOMP_OFF);
+    assert_int_equal(confined_errno(&settings, probe_open, outside), 0);
+    remove_dirs(&dirs);
+}
+
+static void test_landlock_missing_path(void **state)
+{
+    (void)state;
+    if (sandbox_landlock_abi() <= 0)
+        skip();
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    settings.read_paths = "/nonexistent/rpcd-sandbox";
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        char error[512];
+        int status = sandbox_apply(&settings, error, sizeof error);
+        _exit(status == -1 &&
+                      strcmp(error, "[plugin test]: cannot open /nonexistent/rpcd-sandbox for "
+                                    "its Landlock rule: No such file or directory") == 0
+                  ? 0
+                  : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* ---- resource limits --------------------------------------------------------------------- */
+
+static int probe_allocate(const void *argument)
+{
+    size_t bytes = *(const size_t *)argument;
+    char *memory = malloc(bytes);
+    if (!memory)
+        return ENOMEM;
+    memory[bytes - 1] = 1;
+    free(memory);
+    return 0;
+}
+
+static void test_limit_memory(void **state)
+{
+    (void)state;
+#ifdef SHADOW_MAPPED
+    skip();
+#endif
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    settings.limit_memory = 256u << 20;
+    size_t bytes = 512u << 20;
+    assert_int_equal(confined_errno(&settings, probe_allocate, &bytes), ENOMEM);
+    bytes = 16u << 20;
+    assert_int_equal(confined_errno(&settings, probe_allocate, &bytes), 0);
+    settings.limit_memory = 0;
+    bytes = 512u << 20;
+    assert_int_equal(confined_errno(&settings, probe_allocate, &bytes), 0);
+}
+
+/* Opens /dev/null until it fails or 64 descriptors were opened; the errno, 0 for no failure. */
+static int probe_open_many(const void *argument)
+{
+    (void)argument;
+    for (int i = 0; i < 64; i++)
+        if (open("/dev/null", O_RDONLY) < 0)
+            return errno;
+    return 0;
+}
+
+static void test_limit_open_files(void **state)
+{
+    (void)state;
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    settings.limit_open_files = 16;
+    assert_int_equal(confined_errno(&settings, probe_open_many, NULL), EMFILE);
+    settings.limit_open_files = 0;
+    assert_int_equal(confined_errno(&settings, probe_open_many, NULL), 0);
+}
+
+static int probe_fork(const void *argument)
+{
+    (void)argument;
+    pid_t child = fork();
+    if (child < 0)
+        return errno;
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0);
+    return 0;
+}
+
+/*
+ * RLIMIT_NPROC counts the processes of the real user, and the kernel does not enforce it on
+ * root: it binds only a host that runs as another user.
+ */
+static void test_limit_processes(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    settings.limit_processes = 1;
+    settings.target = (priv_target){.change = true, .uid = 65534, .gid = 65534};
+    assert_int_equal(confined_errno(&settings, probe_fork, NULL), EAGAIN);
+    /* Root is not bound by it. */
+    settings.target.change = false;
+    assert_int_equal(confined_errno(&settings, probe_fork, NULL), 0);
+    /* Nor is nobody without it. */
+    settings.target.change = true;
+    settings.limit_processes = 0;
+    assert_int_equal(confined_errno(&settings, probe_fork, NULL), 0);
+}
+
+static double cpu_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+/* Spins for *argument seconds of CPU time, then exits 0. */
+static int probe_spin(const void *argument)
+{
+    double seconds = *(const double *)argument;
+    while (cpu_seconds() < seconds) {
+    }
+    return 0;
+}
+
+static void test_limit_cpu(void **state)
+{
+    (void)state;
+    sandbox_settings settings = settings_with(SANDBOX_SECCOMP_OFF);
+    settings.limit_cpu_seconds = 1;
+    double seconds = 4;
+    int status = run_confined(&settings, probe_spin, &seconds);
+    assert_true(WIFSIGNALED(status));
+    assert_true(WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL);
+    /* A short spin stays within it. */
+    seconds = 0.2;
+    status = run_confined(&settings, probe_spin, &seconds);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static int probe_ids(const void *argument)
+{
+    const priv_target *target = argument;
+    uid_t ruid, euid, suid;
+    gid_t rgid, egid, sgid;
+    if (getresuid(&ruid, &euid, &suid) != 0 || getresgid(&rgid, &egid, &sgid) != 0)
+        return PROBE_WRONG;
+    bool ids = ruid == target->uid && euid == target->uid && suid == target->uid &&
+               rgid == target->gid && egid == target->gid && sgid == target->gid;
+    return ids && getgroups(0, NULL) == 0 ? 0 : PROBE_WRONG;
+}
+
+static void test_user_group(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    rpcd_config *config =
+        load_ok("[plugin p]\npath = /p.so\nuser = nobody\ngroup = nogroup\nseccomp = off\n");
+    sandbox_settings settings;
+    char error[256];
+    assert_int_equal(
+        sandbox_settings_from_config(config, &config->plugins[0], &settings, error, sizeof error),
+        0);
+    priv_target expected = {.uid = getpwnam("nobody")->pw_uid, .gid = getgrnam("nogroup")->gr_gid};
+    assert_int_equal(confined_errno(&settings, probe_ids, &expected), 0);
+    /* Without user and group the host stays root. */
+    settings.target.change = false;
+    assert_int_equal(confined_errno(&settings, probe_ids, &expected), PROBE_WRONG);
+    sandbox_settings_free(&settings);
+    cfg_free(config);
+}
+
+static int probe_exit(const void *argument)
+{
+    (void)argument;
+    exit(0);
+}
+
+/*
+ * A host ends with exit(), which runs LeakSanitizer's check in sanitized builds: under either
+ * profile it must still end with status 0 (the check stops threads with ptrace).
+ */
+static void test_exit_under_filter(void **state)
+{
+    (void)state;
+    for (int strict = 0; strict < 2; strict++) {
+        sandbox_settings settings =
+            settings_with(strict ? SANDBOX_SECCOMP_STRICT : SANDBOX_SECCOMP_DEFAULT);
+        int status = run_confined(&settings, probe_exit, NULL);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+}
+
+static void *wait_forever(void *argument)
+{
+    pause();
+    return argument;
+}
+
+/* A thread started before the confinement would escape it: sandbox_apply refuses. */
+static void test_refuses_threads(void **state)
+{
+    (void)state;
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, wait_forever, NULL) != 0)
+            _exit(2);
+        sandbox_settings settings = settings_with(SANDBOX_SECCOMP_DEFAULT);
+        char error[512];
+        int status = sandbox_apply(&settings, error, sizeof error);
+        _exit(status == -1 && strcmp(error, "[plugin test]: the plugin host must confine itself "
+                                            "before it starts a thread") == 0
+                  ? 0
+                  : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keys_read),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_key_errors),
+        cmocka_unit_test(test_seccomp_default),
+        cmocka_unit_test(test_seccomp_off),
+        cmocka_unit_test(test_seccomp_strict),
+        cmocka_unit_test(test_landlock_read_paths),
+        cmocka_unit_test(test_landlock_plugin_loads),
+        cmocka_unit_test(test_landlock_write_paths),
+        cmocka_unit_test(test_landlock_missing_path),
+        cmocka_unit_test(test_limit_memory),
+        cmocka_unit_test(test_limit_open_files),
+        cmocka_unit_test(test_limit_processes),
+        cmocka_unit_test(test_limit_cpu),
+        cmocka_unit_test(test_user_group),
+        cmocka_unit_test(test_refuses_threads),
+        cmocka_unit_test(test_exit_under_filter),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
