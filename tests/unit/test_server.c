@@ -302,13 +302,29 @@ typedef struct stopper {
     server *srv;
     source *in;
     long long stopped_at;
+    sink *out;
+    const char *written; /* what the output must have before the stop, or NULL */
+    bool kept;           /* a call must be kept open before the stop */
 } stopper;
 
-/* Once the reader waits for input: the stop, as a signal handler on another thread would. */
+static bool sink_has(sink *s, const char *text)
+{
+    pthread_mutex_lock(&s->lock);
+    bool has = strstr(s->text, text) != NULL;
+    pthread_mutex_unlock(&s->lock);
+    return has;
+}
+
+/* Once the reader waits for input (and written is out, or a call kept): the stop, as a signal
+ * handler on another thread would. */
 static void *stop_when_waiting(void *data)
 {
     stopper *s = data;
     source_wait_until_waiting(s->in);
+    while ((s->written && !sink_has(s->out, s->written)) || (s->kept && !atomic_load(&kept_call))) {
+        struct timespec pause = {0, 1000000L};
+        nanosleep(&pause, NULL);
+    }
     s->stopped_at = clock_now_ms();
     srv_stop(s->srv);
     return NULL;
@@ -327,7 +343,8 @@ static void test_stop_ends_a_waiting_read_and_cancels_running_calls(void **state
     options.stop_reading_context = &in;
     server *srv;
     assert_int_equal(srv_new(methods, &options, sink_write, &out, &srv), 0);
-    stopper stop = {srv, &in, 0};
+    /* The stop comes once the second call has answered: it is not left queued. */
+    stopper stop = {srv, &in, 0, &out, RES("2", "[2]"), false};
     pthread_t thread;
     assert_int_equal(pthread_create(&thread, NULL, stop_when_waiting, &stop), 0);
     int result = srv_run(srv, source_read, &in);
@@ -361,7 +378,8 @@ static void test_stop_gives_up_after_the_grace_period(void **state)
     options.stop_reading_context = &in;
     server *srv;
     assert_int_equal(srv_new(methods, &options, sink_write, &out, &srv), 0);
-    stopper stop = {srv, &in, 0};
+    /* The stop comes once the call runs: it is not left queued. */
+    stopper stop = {srv, &in, 0, &out, NULL, true};
     pthread_t thread;
     assert_int_equal(pthread_create(&thread, NULL, stop_when_waiting, &stop), 0);
     log_capture log;
