@@ -2,8 +2,9 @@
 /*
  * The end of serving: calls that never ran (queued for a worker, or behind a serialized call)
  * answered -32800 with the reason, as a client that cancelled one asked; running calls named in
- * the log by plugin, method and id; and in ordered output the places of running calls given up,
- * so that the lines after theirs go out.
+ * the log by plugin, method and id, and while serving when they have held every worker for a
+ * while; in ordered output the places of running calls given up, so that the lines after theirs
+ * go out.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,6 +163,31 @@ static void test_running_calls_named_and_queued_ones_not(void **state)
     fixture_close(&f);
 }
 
+static void test_held_pool_named_once_after_the_stall_time(void **state)
+{
+    (void)state;
+    fixture f;
+    open_with(&f, 1);
+    call_name_stalls_after(f.calls, 30);
+    assert_int_equal(start_call(&f, "hold", "1", NULL, NULL), CALL_STARTED);
+    wait_for_holders(1);
+    log_capture log;
+    log_capture_start(&log, LOG_WARNING);
+    /* The stall begins with the first call left waiting; it is told at a start after 30 ms. */
+    assert_int_equal(start_call(&f, "echo", "2", "[2]", NULL), CALL_STARTED);
+    pause_ms(60);
+    assert_int_equal(start_call(&f, "echo", "3", "[3]", NULL), CALL_STARTED);
+    assert_int_equal(start_call(&f, "echo", "4", "[4]", NULL), CALL_STARTED);
+    log_capture_end(&log);
+    assert_string_equal(log.text, "rpcd: warning: every worker (1) held with no call ending, 2 "
+                                  "calls waiting\n"
+                                  "rpcd: warning: the pool is held by: plugin testplugin, method "
+                                  "hold, id 1\n");
+    atomic_store(&gate_open, true);
+    assert_int_equal(call_wait_idle(f.calls, 5000), 0);
+    fixture_close(&f);
+}
+
 /* Starts a call with an ordered response's ticket. */
 static void start_ticketed(fixture *f, const char *name, const char *id)
 {
@@ -210,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_calls_behind_a_serialized_call_answered_never_ran),
         cmocka_unit_test(test_running_calls_named_and_queued_ones_not),
         cmocka_unit_test(test_running_calls_tickets_dropped_in_ordered_output),
+        cmocka_unit_test(test_held_pool_named_once_after_the_stall_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
