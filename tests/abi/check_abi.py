@@ -58,7 +58,7 @@ def trim_appended(baseline, fresh, out):
     return trimmed
 
 
-def names_kept(baseline, fresh):
+def members_lost(baseline, fresh):
     """Lists the members and enumerators of baseline not found in fresh with their offset or value.
 
     abidiff takes a renamed member of the same type at the same offset for a harmless change; it
@@ -126,7 +126,7 @@ def main():
                   (architecture(args.baseline), architecture(fresh)))
             return 77
         status, report = abidiff(args, args.baseline, fresh)
-        lost = names_kept(args.baseline, fresh)
+        lost = members_lost(args.baseline, fresh)
         if lost:
             print('plugin ABI: no longer where the baseline has them (moved, renamed or removed): '
                   '%s\n%s' % (', '.join(lost), report))
