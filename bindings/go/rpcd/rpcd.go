@@ -75,6 +75,35 @@ func (call Call) Result(json string) error {
 	return status(C.rpcd_go_result(call.c, text, C.size_t(len(json))))
 }
 
+// ToolResult sets a complete MCP tool result (content blocks, isError, structuredContent,
+// _meta) from JSON text; an error with ErrUnsupported's status from a daemon older than 1.4.
+func (call Call) ToolResult(json string) error {
+	text := C.CString(json)
+	defer C.free(unsafe.Pointer(text))
+	return status(C.rpcd_go_tool_result(call.c, text, C.size_t(len(json))))
+}
+
+// Meta returns the request's params._meta (name "") or one of its members as JSON text, and
+// false when the client sent none (or the daemon is older than 1.4).
+func (call Call) Meta(name string) (string, bool, error) {
+	var cname *C.char
+	if name != "" {
+		cname = C.CString(name)
+		defer C.free(unsafe.Pointer(cname))
+	}
+	var length C.size_t
+	C.rpcd_go_meta(call.c, cname, nil, 0, &length)
+	if length == 0 {
+		return "", false, nil
+	}
+	out := (*C.char)(C.malloc(length + 1))
+	defer C.free(unsafe.Pointer(out))
+	if err := status(C.rpcd_go_meta(call.c, cname, out, length+1, &length)); err != nil {
+		return "", false, err
+	}
+	return C.GoStringN(out, C.int(length)), true, nil
+}
+
 func (call Call) fail(code int, message string) int {
 	text := C.CString(message)
 	defer C.free(unsafe.Pointer(text))
