@@ -118,7 +118,13 @@ pub mod sys {
         pub call_tool_result:
             Option<unsafe extern "C" fn(*mut rpcd_call, *const c_char, usize) -> c_int>,
         pub call_meta: Option<
-            unsafe extern "C" fn(*mut rpcd_call, *const c_char, *mut c_char, usize, *mut usize) -> c_int,
+            unsafe extern "C" fn(
+                *mut rpcd_call,
+                *const c_char,
+                *mut c_char,
+                usize,
+                *mut usize,
+            ) -> c_int,
         >,
     }
 
@@ -267,7 +273,13 @@ impl Call {
         }
         let mut buffer = vec![0u8; length + 1];
         status(unsafe {
-            call_meta(self.0, name_ptr, buffer.as_mut_ptr() as *mut c_char, buffer.len(), &mut length)
+            call_meta(
+                self.0,
+                name_ptr,
+                buffer.as_mut_ptr() as *mut c_char,
+                buffer.len(),
+                &mut length,
+            )
         })?;
         buffer.truncate(length);
         Ok(Some(String::from_utf8_lossy(&buffer).into_owned()))
