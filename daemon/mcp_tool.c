@@ -47,7 +47,11 @@ static bool valid_string_array(const json_t *value)
     json_t *item;
     if (!json_is_array(value))
         return false;
-    json_array_foreach(value, i, item) if (!json_is_string(item)) return false;
+    json_array_foreach(value, i, item)
+    {
+        if (!json_is_string(item))
+            return false;
+    }
     return true;
 }
 
@@ -180,10 +184,12 @@ static bool valid_content_annotations(const json_t *value)
     if (audience) {
         if (!json_is_array(audience))
             return false;
-        json_array_foreach(audience, i, role) if (!json_is_string(role) ||
-                                                  (strcmp(json_string_value(role), "user") != 0 &&
-                                                   strcmp(json_string_value(role), "assistant") !=
-                                                       0)) return false;
+        json_array_foreach(audience, i, role)
+        {
+            if (!json_is_string(role) || (strcmp(json_string_value(role), "user") != 0 &&
+                                          strcmp(json_string_value(role), "assistant") != 0))
+                return false;
+        }
     }
     if (priority && (!json_is_number(priority) || json_number_value(priority) < 0 ||
                      json_number_value(priority) > 1))
@@ -274,8 +280,11 @@ static bool matches_type(const json_t *value, const json_t *type)
         return has_type(value, json_string_value(type));
     if (!json_is_array(type))
         return true; /* not a type rpcd can read: nothing to check */
-    json_array_foreach(type, i, item) if (json_is_string(item) &&
-                                          has_type(value, json_string_value(item))) return true;
+    json_array_foreach(type, i, item)
+    {
+        if (json_is_string(item) && has_type(value, json_string_value(item)))
+            return true;
+    }
     return false;
 }
 
@@ -287,15 +296,13 @@ static int check_against(const json_t *value, const json_t *schema, char *reason
     size_t i;
     json_t *item;
     const char *key;
-    json_array_foreach(
-        json_object_get(schema, "required"), i,
-        item) if (json_is_string(item) &&
-                  !json_object_get(
-                      value, json_string_value(item))) return refuse(reason, size,
-                                                                     "the structured result lacks "
-                                                                     "\"%s\", which the output "
-                                                                     "schema requires",
-                                                                     json_string_value(item));
+    json_array_foreach(json_object_get(schema, "required"), i, item)
+    {
+        if (json_is_string(item) && !json_object_get(value, json_string_value(item)))
+            return refuse(reason, size,
+                          "the structured result lacks \"%s\", which the output schema requires",
+                          json_string_value(item));
+    }
     json_object_foreach((json_t *)json_object_get(schema, "properties"), key, item)
     {
         const json_t *member = json_object_get(value, key);

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -140,14 +141,26 @@ static void assert_json(const json_t *actual, const char *expected)
     free(text);
 }
 
+/* True when a listed tool name is name, or name with '.' written as '_' (portable names). */
+static bool same_tool(const char *listed, const char *name)
+{
+    for (; *listed && *name; listed++, name++)
+        if (*listed != *name && !(*name == '.' && *listed == '_'))
+            return false;
+    return *listed == *name;
+}
+
 /* The entry of tools/list (all on one page here) for tool name. */
 static json_t *listed_tool(const session *s, json_int_t id, const char *name)
 {
     json_t *tools = json_object_get(json_object_get(response(s, id), "result"), "tools");
     size_t i;
     json_t *tool;
-    json_array_foreach(tools, i, tool) if (strcmp(json_string_value(json_object_get(tool, "name")),
-                                                  name) == 0) return tool;
+    json_array_foreach(tools, i, tool)
+    {
+        if (same_tool(json_string_value(json_object_get(tool, "name")), name))
+            return tool;
+    }
     print_error("no tool %s in %s\n", name, s->run.out);
     fail();
     return NULL;
