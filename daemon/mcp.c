@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "mcp_methods.h"
+#include "mcp_tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,6 +342,7 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
         }
         failed |= buf_append_string(out, ",\"inputSchema\":");
         failed |= append_input_schema(out, method);
+        failed |= mcp_tool_append_members(out, method);
         failed |= buf_append_char(out, '}');
     }
     failed |= buf_append_char(out, ']');
