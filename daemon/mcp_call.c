@@ -8,6 +8,8 @@
 
 #include "envelope.h"
 #include "mcp_methods.h"
+#include "mcp_revision.h"
+#include "rpc_error.h"
 
 #include <string.h>
 
@@ -89,7 +91,8 @@ static int refuse_tool_call(const char *problem, const char *tool, size_t tool_l
 }
 
 /* tools/call: the tool's method, with the call's arguments as params. */
-static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, mcp_route *route)
+static int route_tool_call(const mcp_tools *tools, js_span params, int era, buffer *out,
+                           mcp_route *route)
 {
     tool_params read;
     read_tool_params(params, &read);
@@ -113,8 +116,63 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
         .kind = MCP_CALL,
         .method = method,
         .params = read.has_arguments ? read.arguments : (js_span){"{}", 2},
-        .shaper = &tool_shaper,
+        .shaper = era == MCP_ERA_STATELESS ? mcp_stateless_tool_shaper() : &tool_shaper,
         .progress_params = params,
+    };
+    return 0;
+}
+
+/* A boolean member of a subscription filter: 1 true, 0 false or absent, -1 anything else. */
+static int filter_flag(js_span filter, const char *key)
+{
+    js_span value;
+    size_t count = js_object_get(filter, key, strlen(key), &value);
+    if (count == 0)
+        return 0;
+    if (count > 1 || (js_kind_of(value) != JS_TRUE && js_kind_of(value) != JS_FALSE))
+        return -1;
+    return js_kind_of(value) == JS_TRUE;
+}
+
+/*
+ * subscriptions/listen: what its filter asks for. The kinds of notification rpcd has no source
+ * for (prompts, resources) are checked, then left out of what it acknowledges.
+ */
+static int route_listen(js_span params, buffer *out, mcp_route *route)
+{
+    js_span filter = {NULL, 0}, uris;
+    const char *problem = NULL;
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT ||
+        js_object_get(params, "notifications", 13, &filter) != 1 || js_kind_of(filter) != JS_OBJECT)
+        problem = "\"notifications\" must be an object, given once";
+    int tools = problem ? 0 : filter_flag(filter, "toolsListChanged");
+    if (!problem && (tools < 0 || filter_flag(filter, "promptsListChanged") < 0 ||
+                     filter_flag(filter, "resourcesListChanged") < 0))
+        problem = "a \"...ListChanged\" member of \"notifications\" must be one boolean";
+    size_t lists = problem ? 0 : js_object_get(filter, "resourceSubscriptions", 21, &uris);
+    if (lists > 1 || (lists == 1 && js_kind_of(uris) != JS_ARRAY))
+        problem = "\"resourceSubscriptions\" must be one array";
+    if (problem)
+        return refuse_tool_call(problem, NULL, 0, out, route);
+    *route = (mcp_route){.kind = MCP_LISTEN, .listen = {.tools_list_changed = tools == 1}};
+    return 0;
+}
+
+/* A request whose _meta names no version rpcd can serve (mcp_revision_read's refusal). */
+static int refuse_revision(int refusal, buffer *out, mcp_route *route)
+{
+    if (refusal == MCP_REVISION_UNSUPPORTED) {
+        *route = (mcp_route){
+            .kind = MCP_REFUSED, .code = RPC_UNSUPPORTED_PROTOCOL_VERSION, .has_data = true};
+        return 0;
+    }
+    bool invalid = refusal == MCP_REVISION_INVALID;
+    if (!invalid)
+        buf_clear(out);
+    *route = (mcp_route){
+        .kind = MCP_REFUSED,
+        .status = invalid ? RPCD_ERR_INVALID_PARAMS : RPCD_ERR_NO_MEMORY,
+        .has_data = invalid,
     };
     return 0;
 }
@@ -122,13 +180,20 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
 int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
                       js_span params, buffer *out, mcp_route *route)
 {
-    switch (mcp_method_find(method, method_length)) {
-    case -1: return -1;
-    case MCP_TOOLS_CALL: return route_tool_call(tools, params, out, route);
+    int id = mcp_method_find(method, method_length);
+    if (id < 0)
+        return -1;
+    /* initialize selects the handshake era, whatever its _meta says. */
+    int era = id == MCP_INITIALIZE ? MCP_ERA_HANDSHAKE : mcp_revision_read(params, out);
+    if (era < 0)
+        return refuse_revision(era, out, route);
+    switch (id) {
+    case MCP_TOOLS_CALL: return route_tool_call(tools, params, era, out, route);
+    case MCP_SUBSCRIPTIONS_LISTEN: return route_listen(params, out, route);
     default: break;
     }
     /* The methods the daemon answers itself. */
-    int answer = mcp_answer(tools, method, method_length, params, out);
+    int answer = mcp_answer_in(tools, id, era, params, out);
     if (answer == 0) {
         *route = (mcp_route){.kind = MCP_ANSWERED};
         return 0;
