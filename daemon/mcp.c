@@ -23,6 +23,14 @@ static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "20
                                                  "2024-11-05"};
 enum { VERSION_COUNT = sizeof supported_versions / sizeof supported_versions[0] };
 
+bool mcp_handshake_version(js_span version)
+{
+    for (size_t i = 0; i < VERSION_COUNT; i++)
+        if (js_string_equals(version, supported_versions[i], strlen(supported_versions[i])))
+            return true;
+    return false;
+}
+
 int mcp_append_versions(buffer *out)
 {
     int failed = buf_append_string(out, "[\"" MCP_STATELESS_VERSION "\"");

@@ -53,28 +53,14 @@ int mcp_revision_read(js_span params, buffer *data)
      * A handshake-era version rpcd speaks is served as that era is: its results have no
      * resultType, which its clients do not expect.
      */
-    buffer known = BUFFER_INIT;
-    int failed = mcp_append_versions(&known);
-    bool spoken = false;
-    js_iter items;
-    js_span key, item;
-    if (!failed) {
-        js_iter_init(&items, (js_span){known.data, known.length});
-        while (!spoken && js_iter_next(&items, &key, &item))
-            spoken = item.length == version.length &&
-                     memcmp(item.start, version.start, item.length) == 0;
-    }
-    if (!failed && spoken) {
-        buf_free(&known);
+    if (mcp_handshake_version(version))
         return MCP_ERA_HANDSHAKE;
-    }
     /* The version is echoed as the client wrote it: it is a valid JSON string already. */
-    failed |= buf_append_string(data, "{\"supported\":");
-    failed |= buf_append(data, known.data, known.length);
+    int failed = buf_append_string(data, "{\"supported\":");
+    failed |= mcp_append_versions(data);
     failed |= buf_append_string(data, ",\"requested\":");
     failed |= buf_append(data, version.start, version.length);
     failed |= buf_append_char(data, '}');
-    buf_free(&known);
     return failed ? -3 : MCP_REVISION_UNSUPPORTED;
 }
 

@@ -43,6 +43,9 @@ int mcp_revision_read(js_span params, buffer *data);
 /* Appends every version rpcd speaks as a JSON array, newest first. Returns 0 or -1 (memory). */
 int mcp_append_versions(buffer *out);
 
+/* True when version (a validated JSON string) is one of the handshake era's rpcd speaks. */
+bool mcp_handshake_version(js_span version);
+
 /*
  * Makes the result object that ends out, and began at start, one of the stateless revision:
  * appends resultType "complete", _meta with the server's identity when with_meta (not for tool

@@ -90,6 +90,10 @@ static void test_era_of_a_request(void **state)
     assert_int_equal(
         era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-06-18\"}}", &data),
         MCP_ERA_HANDSHAKE);
+    assert_int_equal(
+        era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2024-11-0\\u0035\"}}",
+               &data),
+        MCP_ERA_HANDSHAKE);
     assert_int_equal(data.length, 0);
     assert_int_equal(era_of("{" META "}", &data), MCP_ERA_STATELESS);
     /* Escapes decode to the same version. */
