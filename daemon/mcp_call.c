@@ -37,7 +37,7 @@ static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_
 
 /* What tools/call reads of its params. */
 typedef struct tool_params {
-    js_span name, arguments;
+    js_span name, arguments, meta; /* meta: empty when there is none */
     bool has_name, has_arguments;
     const char *duplicate; /* a member read here that appears twice, or NULL */
 } tool_params;
@@ -70,6 +70,7 @@ static void read_tool_params(js_span params, tool_params *out)
             else if (env_meta_has_duplicate(value))
                 out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
             seen_meta = true;
+            out->meta = value;
         }
     }
 }
@@ -90,9 +91,27 @@ static int refuse_tool_call(const char *problem, const char *tool, size_t tool_l
     return 0;
 }
 
+/* A request whose _meta names no version rpcd can serve (mcp_revision_read's refusal). */
+static int refuse_revision(int refusal, buffer *out, mcp_route *route)
+{
+    if (refusal == MCP_REVISION_UNSUPPORTED) {
+        *route = (mcp_route){
+            .kind = MCP_REFUSED, .code = RPC_UNSUPPORTED_PROTOCOL_VERSION, .has_data = true};
+        return 0;
+    }
+    bool invalid = refusal == MCP_REVISION_INVALID;
+    if (!invalid)
+        buf_clear(out);
+    *route = (mcp_route){
+        .kind = MCP_REFUSED,
+        .status = invalid ? RPCD_ERR_INVALID_PARAMS : RPCD_ERR_NO_MEMORY,
+        .has_data = invalid,
+    };
+    return 0;
+}
+
 /* tools/call: the tool's method, with the call's arguments as params. */
-static int route_tool_call(const mcp_tools *tools, js_span params, int era, buffer *out,
-                           mcp_route *route)
+static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, mcp_route *route)
 {
     tool_params read;
     read_tool_params(params, &read);
@@ -101,6 +120,10 @@ static int route_tool_call(const mcp_tools *tools, js_span params, int era, buff
     /* No name is shown for a duplicate: which one would it be? */
     if (read.duplicate)
         return refuse_tool_call(read.duplicate, NULL, 0, out, route);
+    /* Read while the members were, rather than in a second pass over the arguments. */
+    int era = mcp_revision_of_meta(read.meta, out);
+    if (era < 0)
+        return refuse_revision(era, out, route);
     if (!read.has_name)
         return refuse_tool_call("\"name\" must be a tool name", NULL, 0, out, route);
     if (js_string_decode(read.name, tool, sizeof tool, &tool_length) != 0)
@@ -158,40 +181,20 @@ static int route_listen(js_span params, buffer *out, mcp_route *route)
     return 0;
 }
 
-/* A request whose _meta names no version rpcd can serve (mcp_revision_read's refusal). */
-static int refuse_revision(int refusal, buffer *out, mcp_route *route)
-{
-    if (refusal == MCP_REVISION_UNSUPPORTED) {
-        *route = (mcp_route){
-            .kind = MCP_REFUSED, .code = RPC_UNSUPPORTED_PROTOCOL_VERSION, .has_data = true};
-        return 0;
-    }
-    bool invalid = refusal == MCP_REVISION_INVALID;
-    if (!invalid)
-        buf_clear(out);
-    *route = (mcp_route){
-        .kind = MCP_REFUSED,
-        .status = invalid ? RPCD_ERR_INVALID_PARAMS : RPCD_ERR_NO_MEMORY,
-        .has_data = invalid,
-    };
-    return 0;
-}
-
 int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
                       js_span params, buffer *out, mcp_route *route)
 {
     int id = mcp_method_find(method, method_length);
     if (id < 0)
         return -1;
+    if (id == MCP_TOOLS_CALL)
+        return route_tool_call(tools, params, out, route);
     /* initialize selects the handshake era, whatever its _meta says. */
     int era = id == MCP_INITIALIZE ? MCP_ERA_HANDSHAKE : mcp_revision_read(params, out);
     if (era < 0)
         return refuse_revision(era, out, route);
-    switch (id) {
-    case MCP_TOOLS_CALL: return route_tool_call(tools, params, era, out, route);
-    case MCP_SUBSCRIPTIONS_LISTEN: return route_listen(params, out, route);
-    default: break;
-    }
+    if (id == MCP_SUBSCRIPTIONS_LISTEN)
+        return route_listen(params, out, route);
     /* The methods the daemon answers itself. */
     int answer = mcp_answer_in(tools, id, era, params, out);
     if (answer == 0) {

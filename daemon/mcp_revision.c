@@ -31,13 +31,19 @@ static int refuse_invalid(const char *detail, buffer *data)
 
 int mcp_revision_read(js_span params, buffer *data)
 {
-    js_span meta, version;
+    js_span meta = {NULL, 0};
     if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
         return MCP_ERA_HANDSHAKE;
     size_t metas = js_object_get(params, "_meta", 5, &meta);
     if (metas > 1)
         return refuse_invalid("\"_meta\" appears twice", data);
-    if (metas == 0 || js_kind_of(meta) != JS_OBJECT)
+    return mcp_revision_of_meta(meta, data);
+}
+
+int mcp_revision_of_meta(js_span meta, buffer *data)
+{
+    js_span version;
+    if (meta.length == 0 || js_kind_of(meta) != JS_OBJECT)
         return MCP_ERA_HANDSHAKE;
     size_t versions = js_object_get(meta, MCP_META_PROTOCOL_VERSION,
                                     sizeof MCP_META_PROTOCOL_VERSION - 1, &version);

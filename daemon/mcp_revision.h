@@ -40,6 +40,9 @@ enum mcp_revision_refusal {
  */
 int mcp_revision_read(js_span params, buffer *data);
 
+/* The same for the value of params._meta, when the caller found it (an empty span: none). */
+int mcp_revision_of_meta(js_span meta, buffer *data);
+
 /* Appends every version rpcd speaks as a JSON array, newest first. Returns 0 or -1 (memory). */
 int mcp_append_versions(buffer *out);
 
