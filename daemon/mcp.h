@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The MCP front end: the handshake (initialize, ping, server/discover), the tool list built from
- * the plugins' methods and the config, and tools/call. It sits beside plain JSON-RPC: the same
+ * the plugins' methods and the config, tools/call, and subscriptions/listen, in the handshake era
+ * and the stateless revision (mcp_revision.h). It sits beside plain JSON-RPC: the same
  * methods stay callable by their own names. mcp_route_message is its one entry for the dispatcher:
  * every MCP method, answered here or turned into a plugin's call, goes through it.
  */
