@@ -86,6 +86,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->tracked = false;
     slot->token_state = TOKEN_UNKNOWN;
     slot->has_result = slot->result_is_params = slot->result_invalid = false;
+    slot->result_complete = slot->result_refused = false;
     slot->failure_status = 0;
     slot->failure_code = 0;
     slot->has_failure_message = slot->has_failure_data = false;

@@ -9,10 +9,12 @@
 
 #include "envelope.h"
 #include "log.h"
+#include "mcp_tool.h"
 #include "reserved_names.h"
 #include "response_line.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool valid_json(const call_slot *slot, const char *text, size_t length)
@@ -33,39 +35,6 @@ static int append_json_line(buffer *buf, const char *text, size_t length)
     return 0;
 }
 
-static int host_call_result(rpcd_call *call, const char *json, size_t json_length)
-{
-    call_slot *slot = slot_lock_live(call);
-    if (!slot)
-        return RPCD_ERR_STALE;
-    int status = RPCD_OK;
-    /* Handing back the params, as an echo does, needs no second check: they were validated,
-     * and are one line but for a raw CR the client may have put between tokens. */
-    bool is_params = json && json == slot->params && json_length == slot->params_length &&
-                     !memchr(json, '\r', json_length);
-    if (!is_params && !valid_json(slot, json, json_length)) {
-        slot->result_invalid = true;
-        slot->has_result = false;
-        status = RPCD_ERR_INVALID_ARGUMENT;
-    } else if (is_params) {
-        /* The params live in the slot until the call ends: the response takes them from there. */
-        slot->has_result = slot->result_is_params = true;
-        slot->result_invalid = false;
-    } else {
-        buf_clear(&slot->result);
-        slot->result_is_params = false;
-        if (append_json_line(&slot->result, json, json_length) != 0) {
-            slot->has_result = false;
-            status = RPCD_ERR_NO_MEMORY;
-        } else {
-            slot->has_result = true;
-            slot->result_invalid = false;
-        }
-    }
-    lock_release(&slot->lock);
-    return status;
-}
-
 /* Records a failure; called with the slot locked. */
 static int record_failure(call_slot *slot, int status, int64_t code, const char *message,
                           const char *data, size_t data_length)
@@ -84,6 +53,163 @@ static int record_failure(call_slot *slot, int status, int64_t code, const char 
     }
     slot->failure_status = status;
     slot->failure_code = code;
+    return status;
+}
+
+/*
+ * Refuses a result that failed a check (reason says which): the call fails with -32603 whatever
+ * its handler returns, with the reason as error.data.detail, unless a later result passes.
+ * Called with the slot locked.
+ */
+static int refuse_result(call_slot *slot, const char *reason)
+{
+    reg_shown shown;
+    reg_show(slot->method, &shown);
+    log_message(LOG_WARNING, "%s: %s gave a result rpcd cannot send: %s", shown.plugin,
+                shown.method, reason);
+    slot->has_result = slot->result_complete = false;
+    slot->result_refused = true;
+    slot->result_invalid = false;
+    record_failure(slot, RPCD_ERR_INTERNAL, 0, reason, NULL, 0);
+    return RPCD_ERR_INVALID_ARGUMENT;
+}
+
+/* Keeps a checked result (complete: a whole tool result) in the slot. Slot locked. */
+static int keep_result(call_slot *slot, const char *json, size_t json_length, bool complete)
+{
+    buf_clear(&slot->result);
+    slot->result_is_params = false;
+    slot->result_invalid = slot->result_refused = false;
+    if (append_json_line(&slot->result, json, json_length) != 0) {
+        slot->has_result = slot->result_complete = false;
+        return RPCD_ERR_NO_MEMORY;
+    }
+    slot->has_result = true;
+    slot->result_complete = complete;
+    return RPCD_OK;
+}
+
+static int host_call_result(rpcd_call *call, const char *json, size_t json_length)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int status = RPCD_OK;
+    /* Handing back the params, as an echo does, needs no second check: they were validated,
+     * and are one line but for a raw CR the client may have put between tokens. */
+    bool is_params = json && json == slot->params && json_length == slot->params_length &&
+                     !memchr(json, '\r', json_length);
+    char reason[256];
+    if (!is_params && !valid_json(slot, json, json_length)) {
+        slot->result_invalid = true;
+        slot->has_result = slot->result_complete = slot->result_refused = false;
+        status = RPCD_ERR_INVALID_ARGUMENT;
+    } else if (slot->method->output_schema &&
+               mcp_tool_check_output(json, json_length, slot->method->output_schema, reason,
+                                     sizeof reason) != 0) {
+        status = refuse_result(slot, reason);
+    } else if (is_params) {
+        /* The params live in the slot until the call ends: the response takes them from there. */
+        slot->has_result = slot->result_is_params = true;
+        slot->result_invalid = slot->result_complete = slot->result_refused = false;
+    } else {
+        status = keep_result(slot, json, json_length, false);
+    }
+    lock_release(&slot->lock);
+    return status;
+}
+
+static int host_call_tool_result(rpcd_call *call, const char *json, size_t json_length)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    char reason[256];
+    int status;
+    if (!valid_json(slot, json, json_length))
+        status = refuse_result(slot, "a complete tool result must be JSON");
+    else if (mcp_tool_check_result(json, json_length, slot->method->output_schema, reason,
+                                   sizeof reason) != 0)
+        status = refuse_result(slot, reason);
+    else
+        status = keep_result(slot, json, json_length, true);
+    lock_release(&slot->lock);
+    return status;
+}
+
+/*
+ * Finds the request's _meta (name NULL) or its member name: 1 and *value, 0 when absent, -1 when
+ * either appears twice.
+ */
+static int find_meta(const call_slot *slot, const char *name, js_span *value)
+{
+    js_span params = {slot->params, slot->params_length}, meta;
+    if (slot->has_progress_params)
+        params = (js_span){slot->progress_params.data, slot->progress_params.length};
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+        return 0;
+    size_t count = js_object_get(params, "_meta", 5, &meta);
+    if (count != 1 || js_kind_of(meta) != JS_OBJECT)
+        return count > 1 ? -1 : 0;
+    if (!name) {
+        *value = meta;
+        return 1;
+    }
+    /* js_object_get compares at most 64 bytes of a key: longer names are matched here. */
+    js_iter members;
+    js_span key, found;
+    int matches = 0;
+    size_t length = strlen(name);
+    js_iter_init(&members, meta);
+    while (js_iter_next(&members, &key, &found)) {
+        if (js_string_decoded_length(key) != length)
+            continue;
+        char *decoded = malloc(length + 1);
+        size_t decoded_length;
+        if (decoded && js_string_decode(key, decoded, length + 1, &decoded_length) == 0 &&
+            decoded_length == length && memcmp(decoded, name, length) == 0) {
+            *value = found;
+            matches++;
+        }
+        free(decoded);
+    }
+    return matches > 1 ? -1 : matches;
+}
+
+static int host_call_meta(rpcd_call *call, const char *name, char *out, size_t out_size,
+                          size_t *length)
+{
+    if (length)
+        *length = 0;
+    if (out && out_size > 0)
+        out[0] = '\0';
+    if ((!out && out_size > 0) || (name && !js_utf8_valid(name, strlen(name))))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    js_span value = {NULL, 0};
+    int found = find_meta(slot, name, &value);
+    int status = RPCD_OK;
+    if (found < 0) {
+        status = RPCD_ERR_INVALID_PARAMS;
+    } else if (found > 0) {
+        /* On one line, as everything rpcd hands over is: a client may break lines in _meta. */
+        buf_clear(&slot->scratch);
+        if (append_json_line(&slot->scratch, value.start, value.length) != 0) {
+            status = RPCD_ERR_NO_MEMORY;
+        } else {
+            if (length)
+                *length = slot->scratch.length;
+            if (slot->scratch.length >= out_size) {
+                status = RPCD_ERR_INVALID_ARGUMENT;
+            } else {
+                memcpy(out, slot->scratch.data, slot->scratch.length);
+                out[slot->scratch.length] = '\0';
+            }
+        }
+    }
+    lock_release(&slot->lock);
     return status;
 }
 
@@ -247,4 +373,6 @@ void call_fill_host_api(rpcd_host_api *api)
     api->call_is_cancelled = host_call_is_cancelled;
     api->call_method = host_call_method;
     api->call_complete = host_call_complete;
+    api->call_tool_result = host_call_tool_result;
+    api->call_meta = host_call_meta;
 }

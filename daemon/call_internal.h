@@ -72,8 +72,10 @@ typedef struct call_slot {
     bool has_result;
     bool result_is_params; /* the result is the params, as an echo's is: no copy was made */
     buffer result;
-    bool result_invalid; /* call_result got text that is not JSON */
-    int failure_status;  /* what call_fail/call_fail_code recorded, 0 when nothing */
+    bool result_invalid;  /* call_result got text that is not JSON */
+    bool result_complete; /* (1.4) the result is a complete tool result (call_tool_result) */
+    bool result_refused;  /* the result failed a check: the call fails with -32603 */
+    int failure_status;   /* what call_fail/call_fail_code recorded, 0 when nothing */
     int64_t failure_code;
     bool has_failure_message;
     buffer failure_message;

@@ -144,6 +144,12 @@ void call_write_response(call_slot *slot, int status, bool silent)
         log_message(LOG_WARNING, "%s: %s gave a result that is not valid JSON", shown.plugin,
                     shown.method);
     }
+    /* A result that failed its checks (refuse_result) is the server's fault, not the tool's:
+     * a JSON-RPC error in tools/call too, with the reason recorded as the failure, whatever
+     * the handler returned (it may pass on the status the refusal gave it). */
+    bool refused = slot->result_refused && status != RPCD_ERR_CANCELLED;
+    if (refused)
+        status = RPCD_ERR_INTERNAL;
     bool failed = status != RPCD_OK || slot->result_invalid;
     if (failed)
         log_failure(slot, status);
@@ -152,7 +158,9 @@ void call_write_response(call_slot *slot, int status, bool silent)
         return;
     }
     const js_span id = {slot->id.data, slot->id.length};
-    if (slot->shaper && status != RPCD_ERR_CANCELLED) {
+    /* A complete tool result is the result as it stands, shaped or not. */
+    bool complete = !failed && slot->result_complete;
+    if (slot->shaper && status != RPCD_ERR_CANCELLED && !refused && !complete) {
         write_shaped_result(slot, status, failed);
         return;
     }

@@ -53,6 +53,8 @@ static bool handle_builtin(const dispatcher *dispatch, const env_message *messag
     if (cancellation_target(message, is_lsp ? "id" : "requestId", &id)) {
         int found =
             call_cancel(dispatch->calls, id, is_lsp ? CALL_CANCEL_RESPOND : CALL_CANCEL_SILENT);
+        if (!found && dispatch->listeners)
+            found = mcp_listen_cancel(dispatch->listeners, id, is_lsp);
         log_message(LOG_DEBUG, "%s for id %.*s: %s", is_lsp ? lsp : mcp, (int)id.length, id.start,
                     found ? "cancelled" : "no such call in flight");
     }
@@ -109,6 +111,34 @@ static inline int start_call(const dispatcher *dispatch, const env_message *mess
 }
 
 /*
+ * subscriptions/listen: its response comes when the stream ends, long after the lines after it,
+ * so it is no part of a batch and gives its place in ordered output up at once.
+ */
+static int open_listen(const dispatcher *dispatch, const env_message *message,
+                       const mcp_listen_filter *filter, call_batch *batch, uint64_t ticket)
+{
+    static const char in_batch[] =
+        "{\"detail\":\"subscriptions/listen is answered when its stream ends: not in a batch\"}";
+    static const char duplicate[] = "{\"detail\":\"a call with this id is still in flight\"}";
+    if (message->kind != ENV_REQUEST)
+        return 0;
+    if (!dispatch->listeners)
+        return answer_error(dispatch, message, batch, ticket, RPC_METHOD_NOT_FOUND, NULL, 0);
+    if (batch)
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, in_batch,
+                            sizeof in_batch - 1);
+    int opened = mcp_listen_open(dispatch->listeners, message->id, filter);
+    if (opened == MCP_LISTEN_DUPLICATE_ID)
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, duplicate,
+                            sizeof duplicate - 1);
+    if (opened != MCP_LISTEN_OPENED)
+        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+    if (ticket)
+        out_ticket_drop(dispatch->out, ticket);
+    return 0;
+}
+
+/*
  * The MCP methods, which the MCP front end answers or turns into a plugin's call. Returns 1 when
  * the message was one of them (answered, started, or a notification of one), 0 otherwise.
  */
@@ -128,9 +158,11 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
         *status =
             call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data, out.length);
     } else if (route.kind == MCP_REFUSED) {
-        *status =
-            answer_error(dispatch, message, batch, ticket, rpcerr_code_for_status(route.status, 0),
-                         route.has_data ? out.data : NULL, route.has_data ? out.length : 0);
+        int64_t code = route.code ? route.code : rpcerr_code_for_status(route.status, 0);
+        *status = answer_error(dispatch, message, batch, ticket, code,
+                               route.has_data ? out.data : NULL, route.has_data ? out.length : 0);
+    } else if (route.kind == MCP_LISTEN) {
+        *status = open_listen(dispatch, message, &route.listen, batch, ticket);
     } else if (route.kind == MCP_CALL) {
         call_request request = {
             .gen = dispatch->generations->held,

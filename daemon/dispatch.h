@@ -10,6 +10,7 @@
 #include "call.h"
 #include "generation.h"
 #include "mcp.h"
+#include "mcp_listen.h"
 #include "output.h"
 #include "registry.h"
 
@@ -21,6 +22,9 @@ typedef struct dispatcher {
     size_t max_depth;        /* deepest nesting accepted in a line */
     size_t max_batch;        /* most items in a batch */
     gen_reader *generations; /* borrowed: the methods and MCP tools, refreshed each line */
+
+    /* borrowed: the subscriptions/listen streams; NULL: none offered */
+    mcp_listeners *listeners;
 } dispatcher;
 
 /*

@@ -7,6 +7,8 @@
 
 #include "log.h"
 #include "mcp_methods.h"
+#include "mcp_tool.h"
+#include "mcp_revision.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +18,29 @@
 #define RPCD_VERSION "unknown"
 #endif
 
-/* Newest first: what initialize falls back to, and what server/discover lists. */
+/* The handshake era's, newest first: what initialize negotiates (the stateless revision has no
+ * initialize), and what server/discover lists after MCP_STATELESS_VERSION. */
 static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
                                                  "2024-11-05"};
 enum { VERSION_COUNT = sizeof supported_versions / sizeof supported_versions[0] };
+
+bool mcp_handshake_version(js_span version)
+{
+    for (size_t i = 0; i < VERSION_COUNT; i++)
+        if (js_string_equals(version, supported_versions[i], strlen(supported_versions[i])))
+            return true;
+    return false;
+}
+
+int mcp_append_versions(buffer *out)
+{
+    int failed = buf_append_string(out, "[\"" MCP_STATELESS_VERSION "\"");
+    for (size_t i = 0; i < VERSION_COUNT; i++) {
+        failed |= buf_append_char(out, ',');
+        failed |= buf_append_json_string(out, supported_versions[i], strlen(supported_versions[i]));
+    }
+    return failed | buf_append_char(out, ']');
+}
 
 /* tools/list pages: small enough for any client, large enough that most lists fit in one. */
 enum { PAGE_SIZE = 100 };
@@ -267,19 +288,20 @@ static int answer_initialize(js_span params, buffer *out)
     return failed | buf_append_char(out, '}');
 }
 
+/*
+ * The stateless revision's discovery, whatever the request's era: subscriptions/listen can tell of
+ * a changed tool list, so listChanged is true here. serverInfo is where the revision's schema
+ * puts it (_meta) and where its discovery page shows it (a member), for clients of either.
+ */
 static int answer_discover(buffer *out)
 {
-    int failed = buf_append_string(out, "{\"resultType\":\"complete\",\"supportedVersions\":[");
-    for (size_t i = 0; i < VERSION_COUNT; i++) {
-        if (i > 0)
-            failed |= buf_append_char(out, ',');
-        failed |= buf_append_json_string(out, supported_versions[i], strlen(supported_versions[i]));
-    }
-    failed |= buf_append_string(out, "],");
-    failed |= buf_append_string(out, capabilities);
-    failed |= buf_append_char(out, ',');
+    size_t start = out->length;
+    int failed = buf_append_string(out, "{\"supportedVersions\":");
+    failed |= mcp_append_versions(out);
+    failed |= buf_append_string(out, ",\"capabilities\":{\"tools\":{\"listChanged\":true}},");
     failed |= append_server_info(out);
-    return failed | buf_append_char(out, '}');
+    failed |= buf_append_char(out, '}');
+    return failed | mcp_finish_stateless_result(out, start, true, true);
 }
 
 /* A plugin's params schema, when it describes an object as MCP requires; else {"type":"object"}. */
@@ -341,6 +363,7 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
         }
         failed |= buf_append_string(out, ",\"inputSchema\":");
         failed |= append_input_schema(out, method);
+        failed |= mcp_tool_append_members(out, method);
         failed |= buf_append_char(out, '}');
     }
     failed |= buf_append_char(out, ']');
@@ -349,16 +372,33 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
     return failed | buf_append_char(out, '}');
 }
 
-int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
-               buffer *out)
+int mcp_answer_in(const mcp_tools *tools, int id, int era, js_span params, buffer *out)
 {
+    size_t start = out->length;
     int status;
-    switch (mcp_method_find(method, method_length)) {
+    switch (id) {
     case MCP_INITIALIZE: status = answer_initialize(params, out); break;
     case MCP_PING: status = buf_append_string(out, "{}"); break;
     case MCP_SERVER_DISCOVER: status = answer_discover(out); break;
     case MCP_TOOLS_LIST: status = answer_tools_list(tools, params, out); break;
     default: return -1; /* not MCP's, or a call of a plugin's method (mcp_route_message) */
     }
+    /* initialize belongs to the handshake era; discovery has its revision's shape already. */
+    if (status == 0 && era == MCP_ERA_STATELESS && id != MCP_INITIALIZE &&
+        id != MCP_SERVER_DISCOVER)
+        status = mcp_finish_stateless_result(out, start, true, id == MCP_TOOLS_LIST);
     return status == -2 ? -2 : status != 0 ? -3 : 0;
+}
+
+int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
+               buffer *out)
+{
+    int id = mcp_method_find(method, method_length);
+    if (id < 0 || id == MCP_TOOLS_CALL || id == MCP_SUBSCRIPTIONS_LISTEN)
+        return -1;
+    /* initialize selects the handshake era, whatever its _meta says. */
+    int era = id == MCP_INITIALIZE ? MCP_ERA_HANDSHAKE : mcp_revision_read(params, out);
+    if (era < 0)
+        return era;
+    return mcp_answer_in(tools, id, era, params, out);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The MCP front end: the handshake (initialize, ping, server/discover), the tool list built from
- * the plugins' methods and the config, and tools/call. It sits beside plain JSON-RPC: the same
+ * the plugins' methods and the config, tools/call, and subscriptions/listen, in the handshake era
+ * and the stateless revision (mcp_revision.h). It sits beside plain JSON-RPC: the same
  * methods stay callable by their own names. mcp_route_message is its one entry for the dispatcher:
  * every MCP method, answered here or turned into a plugin's call, goes through it.
  */
@@ -39,23 +40,35 @@ bool mcp_valid_tool_name(const char *name, size_t length);
 
 /*
  * Builds the result of a daemon-answered MCP request into out (raw JSON text of the result):
- * initialize, ping, server/discover, tools/list. params may be an empty span. Returns 0;
- * -1 when the method is none of them; -2 when params are invalid (the caller answers -32602);
- * -3 when memory ran out.
+ * initialize, ping, server/discover, tools/list, in the shape of the revision params._meta names
+ * (mcp_revision.h). params may be an empty span. Returns 0; -1 when the method is none of them;
+ * -2 when params are invalid (the caller answers -32602; out may hold error.data); -3 when
+ * memory ran out; -4 when params name a protocol version rpcd does not speak (out holds
+ * error.data for -32022).
  */
 int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
                buffer *out);
+
+/* mcp_answer for a method id (mcp_methods.h) and an era (mcp_revision_read) known already. */
+int mcp_answer_in(const mcp_tools *tools, int id, int era, js_span params, buffer *out);
 
 /* What mcp_route_message made of a message. */
 typedef enum mcp_route_kind {
     MCP_ANSWERED, /* out holds the result */
     MCP_REFUSED,  /* answered with the error for status; out holds error.data when has_data */
     MCP_CALL,     /* a call of method: params, and the shaper of its result */
+    MCP_LISTEN,   /* subscriptions/listen: open a stream for the listed notifications */
 } mcp_route_kind;
+
+/* What a subscriptions/listen asked for, of what rpcd can tell. */
+typedef struct mcp_listen_filter {
+    bool tools_list_changed;
+} mcp_listen_filter;
 
 typedef struct mcp_route {
     mcp_route_kind kind;
     int status;    /* MCP_REFUSED: the rpcd_status it is answered as (rpcerr_code_for_status) */
+    int code;      /* MCP_REFUSED: when not 0, the JSON-RPC code instead (MCP's own errors) */
     bool has_data; /* MCP_REFUSED */
     const reg_method *method;  /* MCP_CALL: borrowed from the tools' registry */
     js_span params;            /* MCP_CALL: borrowed from the message's params, or static */
@@ -63,6 +76,7 @@ typedef struct mcp_route {
     /* MCP_CALL: where _meta.progressToken is, when not in params (call_request's
      * progress_params); empty span: in params. */
     js_span progress_params;
+    mcp_listen_filter listen; /* MCP_LISTEN */
 } mcp_route;
 
 /*

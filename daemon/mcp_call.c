@@ -8,6 +8,8 @@
 
 #include "envelope.h"
 #include "mcp_methods.h"
+#include "mcp_revision.h"
+#include "rpc_error.h"
 
 #include <string.h>
 
@@ -35,7 +37,7 @@ static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_
 
 /* What tools/call reads of its params. */
 typedef struct tool_params {
-    js_span name, arguments;
+    js_span name, arguments, meta; /* meta: empty when there is none */
     bool has_name, has_arguments;
     const char *duplicate; /* a member read here that appears twice, or NULL */
 } tool_params;
@@ -68,6 +70,7 @@ static void read_tool_params(js_span params, tool_params *out)
             else if (env_meta_has_duplicate(value))
                 out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
             seen_meta = true;
+            out->meta = value;
         }
     }
 }
@@ -88,6 +91,25 @@ static int refuse_tool_call(const char *problem, const char *tool, size_t tool_l
     return 0;
 }
 
+/* A request whose _meta names no version rpcd can serve (mcp_revision_read's refusal). */
+static int refuse_revision(int refusal, buffer *out, mcp_route *route)
+{
+    if (refusal == MCP_REVISION_UNSUPPORTED) {
+        *route = (mcp_route){
+            .kind = MCP_REFUSED, .code = RPC_UNSUPPORTED_PROTOCOL_VERSION, .has_data = true};
+        return 0;
+    }
+    bool invalid = refusal == MCP_REVISION_INVALID;
+    if (!invalid)
+        buf_clear(out);
+    *route = (mcp_route){
+        .kind = MCP_REFUSED,
+        .status = invalid ? RPCD_ERR_INVALID_PARAMS : RPCD_ERR_NO_MEMORY,
+        .has_data = invalid,
+    };
+    return 0;
+}
+
 /* tools/call: the tool's method, with the call's arguments as params. */
 static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, mcp_route *route)
 {
@@ -98,6 +120,10 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
     /* No name is shown for a duplicate: which one would it be? */
     if (read.duplicate)
         return refuse_tool_call(read.duplicate, NULL, 0, out, route);
+    /* Read while the members were, rather than in a second pass over the arguments. */
+    int era = mcp_revision_of_meta(read.meta, out);
+    if (era < 0)
+        return refuse_revision(era, out, route);
     if (!read.has_name)
         return refuse_tool_call("\"name\" must be a tool name", NULL, 0, out, route);
     if (js_string_decode(read.name, tool, sizeof tool, &tool_length) != 0)
@@ -113,22 +139,64 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
         .kind = MCP_CALL,
         .method = method,
         .params = read.has_arguments ? read.arguments : (js_span){"{}", 2},
-        .shaper = &tool_shaper,
+        .shaper = era == MCP_ERA_STATELESS ? mcp_stateless_tool_shaper() : &tool_shaper,
         .progress_params = params,
     };
+    return 0;
+}
+
+/* A boolean member of a subscription filter: 1 true, 0 false or absent, -1 anything else. */
+static int filter_flag(js_span filter, const char *key)
+{
+    js_span value;
+    size_t count = js_object_get(filter, key, strlen(key), &value);
+    if (count == 0)
+        return 0;
+    if (count > 1 || (js_kind_of(value) != JS_TRUE && js_kind_of(value) != JS_FALSE))
+        return -1;
+    return js_kind_of(value) == JS_TRUE;
+}
+
+/*
+ * subscriptions/listen: what its filter asks for. The kinds of notification rpcd has no source
+ * for (prompts, resources) are checked, then left out of what it acknowledges.
+ */
+static int route_listen(js_span params, buffer *out, mcp_route *route)
+{
+    js_span filter = {NULL, 0}, uris;
+    const char *problem = NULL;
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT ||
+        js_object_get(params, "notifications", 13, &filter) != 1 || js_kind_of(filter) != JS_OBJECT)
+        problem = "\"notifications\" must be an object, given once";
+    int tools = problem ? 0 : filter_flag(filter, "toolsListChanged");
+    if (!problem && (tools < 0 || filter_flag(filter, "promptsListChanged") < 0 ||
+                     filter_flag(filter, "resourcesListChanged") < 0))
+        problem = "a \"...ListChanged\" member of \"notifications\" must be one boolean";
+    size_t lists = problem ? 0 : js_object_get(filter, "resourceSubscriptions", 21, &uris);
+    if (lists > 1 || (lists == 1 && js_kind_of(uris) != JS_ARRAY))
+        problem = "\"resourceSubscriptions\" must be one array";
+    if (problem)
+        return refuse_tool_call(problem, NULL, 0, out, route);
+    *route = (mcp_route){.kind = MCP_LISTEN, .listen = {.tools_list_changed = tools == 1}};
     return 0;
 }
 
 int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
                       js_span params, buffer *out, mcp_route *route)
 {
-    switch (mcp_method_find(method, method_length)) {
-    case -1: return -1;
-    case MCP_TOOLS_CALL: return route_tool_call(tools, params, out, route);
-    default: break;
-    }
+    int id = mcp_method_find(method, method_length);
+    if (id < 0)
+        return -1;
+    if (id == MCP_TOOLS_CALL)
+        return route_tool_call(tools, params, out, route);
+    /* initialize selects the handshake era, whatever its _meta says. */
+    int era = id == MCP_INITIALIZE ? MCP_ERA_HANDSHAKE : mcp_revision_read(params, out);
+    if (era < 0)
+        return refuse_revision(era, out, route);
+    if (id == MCP_SUBSCRIPTIONS_LISTEN)
+        return route_listen(params, out, route);
     /* The methods the daemon answers itself. */
-    int answer = mcp_answer(tools, method, method_length, params, out);
+    int answer = mcp_answer_in(tools, id, era, params, out);
     if (answer == 0) {
         *route = (mcp_route){.kind = MCP_ANSWERED};
         return 0;

@@ -13,9 +13,12 @@ static const struct {
     const char *name;
     size_t length;
 } methods[MCP_METHOD_COUNT] = {
-    METHOD(MCP_INITIALIZE, "initialize"),           METHOD(MCP_PING, "ping"),
-    METHOD(MCP_SERVER_DISCOVER, "server/discover"), METHOD(MCP_TOOLS_LIST, "tools/list"),
+    METHOD(MCP_INITIALIZE, "initialize"),
+    METHOD(MCP_PING, "ping"),
+    METHOD(MCP_SERVER_DISCOVER, "server/discover"),
+    METHOD(MCP_TOOLS_LIST, "tools/list"),
     METHOD(MCP_TOOLS_CALL, "tools/call"),
+    METHOD(MCP_SUBSCRIPTIONS_LISTEN, "subscriptions/listen"),
 };
 #undef METHOD
 

@@ -15,6 +15,7 @@ typedef enum mcp_method_id {
     MCP_SERVER_DISCOVER,
     MCP_TOOLS_LIST,
     MCP_TOOLS_CALL,
+    MCP_SUBSCRIPTIONS_LISTEN,
     MCP_METHOD_COUNT,
 } mcp_method_id;
 

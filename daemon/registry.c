@@ -6,6 +6,7 @@
 #include "registry.h"
 
 #include "json_scan.h"
+#include "mcp_tool.h"
 #include "reserved_names.h"
 
 #include <stdbool.h>
@@ -47,6 +48,10 @@ static void free_method(reg_method *method)
     free(method->name);
     free(method->description);
     free(method->params_schema);
+    free(method->title);
+    free(method->annotations);
+    free(method->output_schema);
+    free(method->icons);
     free(method);
 }
 
@@ -136,7 +141,18 @@ static const char *refusal(const rpcd_method *descriptor)
     const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
     if (schema && js_validate(schema, strlen(schema), 512, NULL, NULL) != 0)
         return "its params_schema is not JSON (or nested deeper than 512)";
-    return NULL;
+#define GIVEN(member) (DESCRIBES(descriptor, member) ? descriptor->member : NULL)
+    return mcp_tool_refusal(GIVEN(title), GIVEN(annotations), GIVEN(output_schema), GIVEN(icons));
+#undef GIVEN
+}
+
+/* A copy of JSON text from a plugin on one line: tools/list shows it inside one. */
+static char *copy_json_line(const char *text, int *failed)
+{
+    char *copy = copy_optional(text, failed);
+    if (copy)
+        copy[js_drop_line_breaks(copy, strlen(copy))] = '\0';
+    return copy;
 }
 
 int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
@@ -193,6 +209,14 @@ int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner 
     if (method->params_schema)
         method->params_schema[js_drop_line_breaks(method->params_schema,
                                                   strlen(method->params_schema))] = '\0';
+    if (DESCRIBES(descriptor, title))
+        method->title = copy_optional(descriptor->title, &failed);
+    if (DESCRIBES(descriptor, annotations))
+        method->annotations = copy_json_line(descriptor->annotations, &failed);
+    if (DESCRIBES(descriptor, output_schema))
+        method->output_schema = copy_json_line(descriptor->output_schema, &failed);
+    if (DESCRIBES(descriptor, icons))
+        method->icons = copy_json_line(descriptor->icons, &failed);
     if (failed) {
         free_method(method); /* user data is not ours yet: the plugin keeps it on failure */
         return REG_ERR_NO_MEMORY;

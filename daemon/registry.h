@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 enum reg_error {
-    REG_ERR_INVALID = -1, /* missing name or handler, reserved or bad name, bad schema */
-    REG_ERR_EXISTS = -2,  /* the name is taken */
+    REG_ERR_INVALID =
+        -1, /* missing name or handler, reserved or bad name, bad schema or MCP member */
+    REG_ERR_EXISTS = -2, /* the name is taken */
     REG_ERR_NO_MEMORY = -3,
 };
 
@@ -27,6 +28,10 @@ typedef struct reg_method {
     uint32_t abi_minor;     /* the RPCD_ABI_MINOR its plugin was built against */
     char *description;      /* owned, or NULL */
     char *params_schema;    /* owned, or NULL */
+    char *title;            /* (1.4) owned, or NULL; the JSON texts below on one line */
+    char *annotations;      /* (1.4) owned JSON text of an object, or NULL */
+    char *output_schema;    /* (1.4) owned JSON text of an object schema, or NULL */
+    char *icons;            /* (1.4) owned JSON text of an array, or NULL */
     const void *owner;      /* the plugin that registered it (borrowed) */
     const char *owner_name; /* borrowed from the plugin's info */
     size_t index;           /* position in registration order, for per-method state */

@@ -65,6 +65,8 @@ const char *rpcerr_standard_message(int64_t code)
 const char *rpcerr_message(int64_t code)
 {
     const char *message = rpcerr_standard_message(code);
+    if (!message && code == RPC_UNSUPPORTED_PROTOCOL_VERSION)
+        message = "Unsupported protocol version";
     return message ? message : "Server error";
 }
 

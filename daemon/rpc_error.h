@@ -19,6 +19,9 @@ enum {
     RPC_INVALID_PARAMS = -32602,
     RPC_INTERNAL_ERROR = -32603,
     RPC_REQUEST_CANCELLED = -32800, /* the LSP convention, outside the reserved range */
+
+    /* MCP's, from its stateless revision (2026-07-28) on */
+    RPC_UNSUPPORTED_PROTOCOL_VERSION = -32022,
 };
 
 /*
@@ -30,7 +33,8 @@ int64_t rpcerr_code_for_status(int status, int64_t application_code);
 /* The specification's text for a standard code, or NULL for any other code. */
 const char *rpcerr_standard_message(int64_t code);
 
-/* The message of an error rpcd sends with code: the standard one, or "Server error". */
+/* The message of an error rpcd sends with code: the standard one, MCP's for its own codes, or
+ * "Server error". */
 const char *rpcerr_message(int64_t code);
 
 /* The name of an rpcd_status ("RPCD_ERR_INTERNAL"), or NULL for a value outside the enum. */

@@ -11,6 +11,7 @@
 #include "dispatch.h"
 #include "grace.h"
 #include "log.h"
+#include "mcp_listen.h"
 #include "stop_signals.h"
 
 #include <errno.h>
@@ -26,6 +27,7 @@ struct server {
     void *sink;
     output *out;
     call_table *calls;
+    mcp_listeners *listeners;
     atomic_bool stopping;
     grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
     bool grace_watched;
@@ -73,6 +75,8 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     if (out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
+    if (mcp_listeners_new(srv->out, &srv->listeners) != 0)
+        goto fail;
     crash_report_watch(srv->out);
     gen_current *generations = options->generations;
     if (!generations) {
@@ -109,6 +113,7 @@ void srv_free(server *srv)
     if (srv->generations.source)
         gen_reader_fini(&srv->generations);
     call_table_free(srv->calls);
+    mcp_listeners_free(srv->listeners);
     gen_current_free(srv->own_generations);
     if (srv->out)
         crash_report_watch(NULL);
@@ -178,6 +183,7 @@ static int serve_lines(server *srv, line_reader *reader)
         .out = srv->out,
         .max_depth = srv->options.max_depth,
         .max_batch = srv->options.max_batch,
+        .listeners = srv->listeners,
     };
     while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {
         const char *line;
@@ -257,6 +263,8 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     lr_free(reader);
     /* From here on nothing is read: whatever is still in flight, a flush must not wait. */
     out_set_reader_idle(srv->out, true);
+    /* A stream stays open until the server goes: it ends now, its request answered. */
+    mcp_listen_close_all(srv->listeners);
 
     result = end_calls(srv, result);
     grace_set_phase(GRACE_ENDING);
@@ -272,6 +280,11 @@ int srv_run(server *srv, lr_read_fn read, void *source)
         grace_unwatch();
     srv->grace_watched = false;
     return result;
+}
+
+int srv_tools_changed(server *srv)
+{
+    return mcp_listen_tools_changed(srv->listeners);
 }
 
 bool srv_finished(server *srv)

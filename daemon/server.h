@@ -73,6 +73,13 @@ int srv_run(server *srv, lr_read_fn read, void *source);
  */
 void srv_stop(server *srv);
 
+/*
+ * Tells the clients that asked for it (subscriptions/listen with toolsListChanged) that the
+ * MCP tool list changed: for the code that replaces the tools while srv_run serves. Returns how
+ * many streams were told, or -1 when writing failed. Thread-safe; not async-signal-safe.
+ */
+int srv_tools_changed(server *srv);
+
 /* True when no call is in flight any more (then srv_free and unloading plugins are safe). */
 bool srv_finished(server *srv);
 

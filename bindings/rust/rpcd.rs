@@ -22,7 +22,7 @@ pub mod sys {
 
     /// The ABI this binding was written for: what the plugin declares.
     pub const RPCD_ABI_MAJOR: u32 = 1;
-    pub const RPCD_ABI_MINOR: u32 = 3;
+    pub const RPCD_ABI_MINOR: u32 = 4;
 
     pub const RPCD_OK: c_int = 0;
     pub const RPCD_DEFERRED: c_int = 1;
@@ -68,6 +68,11 @@ pub mod sys {
         pub flags: u32,
         pub description: *const c_char,
         pub params_schema: *const c_char,
+        // 1.4
+        pub title: *const c_char,
+        pub annotations: *const c_char,
+        pub output_schema: *const c_char,
+        pub icons: *const c_char,
     }
 
     #[repr(C)]
@@ -109,6 +114,18 @@ pub mod sys {
         pub call_complete: Option<unsafe extern "C" fn(*mut rpcd_call, c_int) -> c_int>,
         // 1.3
         pub log_text: Option<unsafe extern "C" fn(*mut rpcd_plugin, c_int, *const c_char)>,
+        // 1.4
+        pub call_tool_result:
+            Option<unsafe extern "C" fn(*mut rpcd_call, *const c_char, usize) -> c_int>,
+        pub call_meta: Option<
+            unsafe extern "C" fn(
+                *mut rpcd_call,
+                *const c_char,
+                *mut c_char,
+                usize,
+                *mut usize,
+            ) -> c_int,
+        >,
     }
 
     #[repr(C)]
@@ -229,6 +246,43 @@ impl Call {
         status(unsafe {
             (host().call_result.unwrap())(self.0, json.as_ptr() as *const c_char, json.len())
         })
+    }
+    /// Sets a complete MCP tool result (content blocks, isError, structuredContent, _meta) from
+    /// JSON text; ERR_UNSUPPORTED from a daemon older than 1.4.
+    pub fn tool_result(&self, json: &str) -> Result<(), c_int> {
+        if !host_has!(host(), call_tool_result) {
+            return Err(sys::RPCD_ERR_UNSUPPORTED);
+        }
+        status(unsafe {
+            (host().call_tool_result.unwrap())(self.0, json.as_ptr() as *const c_char, json.len())
+        })
+    }
+    /// The request's params._meta (name None) or one of its members, as JSON text; None when
+    /// the client sent none (or the daemon is older than 1.4).
+    pub fn meta(&self, name: Option<&str>) -> Result<Option<String>, c_int> {
+        if !host_has!(host(), call_meta) {
+            return Ok(None);
+        }
+        let name = name.map(c_string);
+        let name_ptr = name.as_ref().map_or(ptr::null(), |n| n.as_ptr());
+        let call_meta = host().call_meta.unwrap();
+        let mut length = 0usize;
+        let code = unsafe { call_meta(self.0, name_ptr, ptr::null_mut(), 0, &mut length) };
+        if length == 0 {
+            return status(code).map(|_| None);
+        }
+        let mut buffer = vec![0u8; length + 1];
+        status(unsafe {
+            call_meta(
+                self.0,
+                name_ptr,
+                buffer.as_mut_ptr() as *mut c_char,
+                buffer.len(),
+                &mut length,
+            )
+        })?;
+        buffer.truncate(length);
+        Ok(Some(String::from_utf8_lossy(&buffer).into_owned()))
     }
     /// Records why the call failed; returns status, for `return call.fail(...)`.
     pub fn fail(&self, status: c_int, message: &str) -> c_int {
@@ -371,6 +425,10 @@ impl Registrar {
             flags,
             description: description.as_ptr(),
             params_schema: ptr::null(),
+            title: ptr::null(),
+            annotations: ptr::null(),
+            output_schema: ptr::null(),
+            icons: ptr::null(),
         };
         let code = unsafe { (host().register_method.unwrap())(self.plugin, &method) };
         if code != OK {
@@ -660,14 +718,15 @@ mod tests {
     fn host_api_members_sit_where_the_header_puts_them() {
         let actual = offsets!(sys::rpcd_host_api; size, abi_major, abi_minor, register_method,
             config_get, log, call_result, call_fail, call_fail_code, call_notify, call_progress,
-            call_is_cancelled, call_method, log_v, call_complete, log_text);
+            call_is_cancelled, call_method, log_v, call_complete, log_text, call_tool_result,
+            call_meta);
         assert_eq!(actual, layout::HOST_API_OFFSETS.to_vec());
     }
 
     #[test]
     fn method_members_sit_where_the_header_puts_them() {
         let actual = offsets!(sys::rpcd_method; size, name, handler, user_data, free_user_data,
-            flags, description, params_schema);
+            flags, description, params_schema, title, annotations, output_schema, icons);
         assert_eq!(actual, layout::METHOD_OFFSETS.to_vec());
     }
 

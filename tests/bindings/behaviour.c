@@ -306,6 +306,34 @@ static void test_mcp_tool_call(void **state)
     expect_exit_zero(s);
 }
 
+/*
+ * PREFIX.meta reads the request's _meta through the binding (call_meta) and answers with a
+ * complete tool result (call_tool_result), which a plain call gets whole.
+ */
+static void test_meta_and_complete_result(void **state)
+{
+    session *s = *state;
+    /* One at a time: the two calls could be answered in either order. */
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s.meta\",\"params\":{\"_meta\":{"
+         "\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"}}}\n",
+         prefix);
+    json_t *response = response_to(s, 1);
+    assert_member(json_object_get(response, "result"), "result",
+                  "{\"content\":[{\"text\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-"
+                  "01\",\"type\":\"text\"}],\"isError\":false,\"structuredContent\":{\"meta\":{"
+                  "\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"}}}");
+    json_decref(response);
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"%s.meta\"}\n", prefix);
+    response = response_to(s, 2);
+    assert_member(json_object_get(response, "result"), "result",
+                  "{\"content\":[{\"text\":\"none\",\"type\":\"text\"}],\"isError\":false,"
+                  "\"structuredContent\":{\"meta\":null}}");
+    json_decref(response);
+    harness_close_stdin(s->rpcd);
+    expect_exit_zero(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -324,6 +352,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_end_of_input_with_deferred_calls, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_mcp_tool_call, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_meta_and_complete_result, session_setup,
+                                        session_teardown),
     };
     return cmocka_run_group_tests_name(prefix, tests, NULL, NULL);
 }

@@ -1,14 +1,26 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Loads the example plugin built from rpcd-plugin(3) and replays the page's own session: the
-# "-->" lines are sent, and rpcd must write exactly the "<--" lines.
+# Loads an example plugin built from rpcd-plugin(3) and replays the page's own session for it
+# (the "-->" and "<--" lines between the plugin's code and the next example's): the "-->" lines
+# are sent, and rpcd must write exactly the "<--" lines.
+#   example_session.sh RPCD PLUGIN PAGE NAME [CONFIG_LINE...]
 set -eu
-rpcd=$1 plugin=$2 page=$3
+rpcd=$1 plugin=$2 page=$3 name=$4
+shift 4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-printf '[plugin later]\npath = %s\nmax_ms = 5000\n' "$plugin" > "$work/rpcd.conf"
-sed -n 's/^--> //p' "$page" > "$work/requests"
-sed -n 's/^<-- //p' "$page" > "$work/expected"
-[ -s "$work/requests" ] || { echo "no session in $page"; exit 1; }
+{
+    printf '[plugin %s]\npath = %s\n' "$name" "$plugin"
+    for line in "$@"; do printf '%s\n' "$line"; done
+} > "$work/rpcd.conf"
+session() {
+    awk -v name="$name" -v prefix="$1" '
+        index($0, "RPCD_PLUGIN_DEFINE(\"") { on = index($0, "RPCD_PLUGIN_DEFINE(\"" name "\"") > 0 }
+        on && substr($0, 1, length(prefix)) == prefix { print substr($0, length(prefix) + 1) }
+    ' "$page"
+}
+session '--> ' > "$work/requests"
+session '<-- ' > "$work/expected"
+[ -s "$work/requests" ] || { echo "no session for $name in $page"; exit 1; }
 "$rpcd" -q -c "$work/rpcd.conf" < "$work/requests" > "$work/actual"
 diff -u "$work/expected" "$work/actual"

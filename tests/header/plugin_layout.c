@@ -26,7 +26,9 @@ AT(rpcd_host_api, call_method, 88);
 AT(rpcd_host_api, log_v, 96);
 AT(rpcd_host_api, call_complete, 104);
 AT(rpcd_host_api, log_text, 112);
-static_assert(sizeof(rpcd_host_api) == 120, "rpcd_host_api");
+AT(rpcd_host_api, call_tool_result, 120);
+AT(rpcd_host_api, call_meta, 128);
+static_assert(sizeof(rpcd_host_api) == 136, "rpcd_host_api");
 
 AT(rpcd_method, size, 0);
 AT(rpcd_method, name, 8);
@@ -36,7 +38,11 @@ AT(rpcd_method, free_user_data, 32);
 AT(rpcd_method, flags, 40);
 AT(rpcd_method, description, 48);
 AT(rpcd_method, params_schema, 56);
-static_assert(sizeof(rpcd_method) == 64, "rpcd_method");
+AT(rpcd_method, title, 64);
+AT(rpcd_method, annotations, 72);
+AT(rpcd_method, output_schema, 80);
+AT(rpcd_method, icons, 88);
+static_assert(sizeof(rpcd_method) == 96, "rpcd_method");
 
 AT(rpcd_plugin_info, size, 0);
 AT(rpcd_plugin_info, abi_major, 8);

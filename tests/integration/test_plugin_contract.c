@@ -364,26 +364,30 @@ static void test_calls_left_at_stop_are_named(void **state)
 /* ---- Meanings kept for old plugins ------------------------------------------------------ */
 
 /*
- * Plugins built against the released 1.0, 1.1 and 1.2 headers: a handler's 1 is an unknown
+ * Plugins built against the released 1.0, 1.1, 1.2 and 1.3 headers: a handler's 1 is an unknown
  * status from 1.0 (answered -32603, and rpcd still ends at end of input) and RPCD_DEFERRED from
- * 1.1; the flag bit 0x2 makes a method quick only from 1.2, when RPCD_METHOD_QUICK came.
+ * 1.1; the flag bit 0x2 makes a method quick only from 1.2, when RPCD_METHOD_QUICK came; a 1.3
+ * descriptor, shorter than 1.4's, registers and runs as before.
  */
 static void test_old_minors_keep_their_meanings(void **state)
 {
     fixture *f = *state;
     char *config = format("[rpcd]\nworkers = 2\n[plugin abi10]\npath = %s\n"
-                          "[plugin abi11]\npath = %s\n[plugin abi12]\npath = %s\n",
+                          "[plugin abi11]\npath = %s\n[plugin abi12]\npath = %s\n"
+                          "[plugin abi13]\npath = %s\n",
                           env("RPCD_FIXTURE_ABI_1_0"), env("RPCD_FIXTURE_ABI_1_1"),
-                          env("RPCD_FIXTURE_ABI_1_2"));
+                          env("RPCD_FIXTURE_ABI_1_2"), env("RPCD_FIXTURE_ABI_1_3"));
     static const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"abi10.one\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"abi11.one\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"abi12.one\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"abi10.on_reader\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"abi11.on_reader\"}\n"
-                                "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"abi12.on_reader\"}\n";
+                                "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"abi12.on_reader\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"abi13.one\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"abi13.on_reader\"}\n";
     session s;
     run_rpcd(f, config, input, &s);
-    assert_int_equal(s.count, 6);
+    assert_int_equal(s.count, 8);
     assert_json(json_object_get(response(&s, 1), "error"),
                 "{\"code\":-32603,\"message\":\"Internal error\",\"data\":{\"exception\":"
                 "\"unknown status\",\"status\":1,\"plugin\":\"abi10\",\"method\":\"abi10.one\"}}");
@@ -392,6 +396,8 @@ static void test_old_minors_keep_their_meanings(void **state)
     assert_json(json_object_get(response(&s, 4), "result"), "false");
     assert_json(json_object_get(response(&s, 5), "result"), "false");
     assert_json(json_object_get(response(&s, 6), "result"), "true");
+    assert_json(json_object_get(response(&s, 7), "result"), "\"completed\"");
+    assert_json(json_object_get(response(&s, 8), "result"), "true");
     session_free(&s);
     free(config);
 }

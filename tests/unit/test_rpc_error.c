@@ -132,6 +132,9 @@ static void test_messages_sent(void **state)
     assert_string_equal(rpcerr_message(-32602), "Invalid params");
     assert_string_equal(rpcerr_message(-32800), "Request cancelled");
     assert_string_equal(rpcerr_message(-32000), "Server error");
+    /* MCP's own code has MCP's text; it is no JSON-RPC standard code. */
+    assert_string_equal(rpcerr_message(-32022), "Unsupported protocol version");
+    assert_null(rpcerr_standard_message(-32022));
     assert_string_equal(rpcerr_message(42), "Server error");
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The C++ example plugin, on bindings/cpp/rpcd/plugin.hpp: cpp.hello (a plain call), cpp.count
 // (progress, stopped by cancellation), cpp.later (completed later from a std::thread),
-// cpp.fail (throws: the wrapper turns it into an error). Params are read with jansson.
+// cpp.fail (throws: the wrapper turns it into an error), cpp.meta (the request's _meta in a
+// complete tool result). Params are read with jansson.
 // Build: c++ -std=c++17 -shared -fPIC -I bindings/cpp example.cpp
 //   $(pkg-config --cflags --libs rpcd-plugin-jansson)
 //   -Wl,--version-script=$(pkg-config --variable=versionscript rpcd-plugin)
@@ -90,6 +91,18 @@ int later(rpcd::call call, std::string_view params)
     return RPCD_DEFERRED;
 }
 
+// A complete tool result carrying the request's trace context: its traceparent as text, its
+// whole _meta as structuredContent.
+int meta(rpcd::call call, std::string_view)
+{
+    std::string traceparent = call.meta("traceparent"), whole = call.meta();
+    call.tool_result("{\"content\":[{\"type\":\"text\",\"text\":" +
+                     (traceparent.empty() ? std::string("\"none\"") : traceparent) +
+                     "}],\"structuredContent\":{\"meta\":" + (whole.empty() ? "null" : whole) +
+                     "},\"isError\":false}");
+    return RPCD_OK;
+}
+
 int fail(rpcd::call, std::string_view)
 {
     throw std::runtime_error("deliberate failure, from a C++ exception");
@@ -102,6 +115,10 @@ void setup()
     rpcd::add_method("cpp.count", count, 0, "Counts steps, with progress, until cancelled.");
     rpcd::add_method("cpp.later", later, 0, "Answers later, from a thread of its own.");
     rpcd::add_method("cpp.fail", fail, 0, "Throws an exception.");
+    rpcd::tool_info tool;
+    tool.title = "Trace context";
+    tool.annotations = "{\"readOnlyHint\":true}";
+    rpcd::add_method("cpp.meta", meta, 0, "Hands back the request's _meta.", nullptr, tool);
     rpcd::log(RPCD_LOG_INFO, "ready");
 }
 

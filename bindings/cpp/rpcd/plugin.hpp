@@ -70,6 +70,27 @@ class call
     {
         check(host->call_result(handle_, json.data(), json.size()));
     }
+    // Sets a complete MCP tool result (content blocks, isError, structuredContent, _meta).
+    // Throws rpcd::error when refused, or RPCD_ERR_UNSUPPORTED from a daemon older than 1.4.
+    void tool_result(std::string_view json) const
+    {
+        if (!RPCD_HOST_HAS(host, call_tool_result))
+            throw error(RPCD_ERR_UNSUPPORTED, "call_tool_result needs rpcd 1.4");
+        check(host->call_tool_result(handle_, json.data(), json.size()));
+    }
+    // The request's params._meta (name nullptr) or one of its members, as JSON text; empty when
+    // the client sent none (or the daemon is older than 1.4).
+    std::string meta(const char *name = nullptr) const
+    {
+        size_t length = 0;
+        if (!RPCD_HOST_HAS(host, call_meta) ||
+            host->call_meta(handle_, name, nullptr, 0, &length) == RPCD_ERR_STALE || length == 0)
+            return std::string();
+        std::string text(length + 1, '\0');
+        check(host->call_meta(handle_, name, text.data(), text.size(), &length));
+        text.resize(length);
+        return text;
+    }
     // Reports progress (sent only when the client gave a progressToken); total < 0: unknown.
     void progress(double done, double total, const std::string &message) const
     {
@@ -212,9 +233,18 @@ template <typename F> void spawn(F &&f)
     list.emplace_back(std::move(thread), std::move(done));
 }
 
+// What MCP shows of a tool beyond its name (ABI 1.4; see rpcd_method): each may be nullptr.
+struct tool_info {
+    const char *title = nullptr;
+    const char *annotations = nullptr;   // JSON text of MCP's ToolAnnotations
+    const char *output_schema = nullptr; // JSON Schema text, "type": "object"
+    const char *icons = nullptr;         // JSON text of MCP's icons array
+};
+
 // Registers a method during init. Throws rpcd::error when rpcd refuses it.
 inline void add_method(const char *name, handler h, uint32_t flags = 0,
-                       const char *description = nullptr, const char *params_schema = nullptr)
+                       const char *description = nullptr, const char *params_schema = nullptr,
+                       const tool_info &tool = tool_info())
 {
     auto owned = std::make_unique<handler>(std::move(h));
     rpcd_method method = rpcd_method_new(name, detail::run_handler);
@@ -223,6 +253,10 @@ inline void add_method(const char *name, handler h, uint32_t flags = 0,
     method.flags = flags;
     method.description = description;
     method.params_schema = params_schema;
+    method.title = tool.title;
+    method.annotations = tool.annotations;
+    method.output_schema = tool.output_schema;
+    method.icons = tool.icons;
     int status = host->register_method(self, &method);
     if (status != RPCD_OK)
         throw error(status, std::string("cannot register ") + name);

@@ -2,7 +2,8 @@
 //
 // The Go example plugin, on bindings/go/rpcd: go.hello (a plain call), go.count (progress,
 // stopped by cancellation), go.later (completed later from a goroutine), go.fail (panics: the
-// binding turns it into an error). Build: see docs/plugins-go.md.
+// binding turns it into an error), go.meta (the request's _meta in a complete tool result).
+// Build: see docs/plugins-go.md.
 package main
 
 import (
@@ -80,6 +81,27 @@ func later(call rpcd.Call, params []byte) (string, error) {
 	})
 }
 
+// meta answers with a complete tool result carrying the request's trace context: its
+// traceparent as text, its whole _meta as structuredContent.
+func meta(call rpcd.Call, params []byte) (string, error) {
+	traceparent, ok, err := call.Meta("traceparent")
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		traceparent = `"none"`
+	}
+	whole, ok, err := call.Meta("")
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		whole = "null"
+	}
+	return call.ToolResult(fmt.Sprintf(`{"content":[{"type":"text","text":%s}],"structuredContent":{"meta":%s},"isError":false}`,
+		traceparent, whole))
+}
+
 func fail(call rpcd.Call, params []byte) (string, error) {
 	panic("deliberate failure, from a Go panic")
 }
@@ -93,6 +115,7 @@ func setup(r rpcd.Registrar) error {
 		{"go.count", "Counts steps, with progress, until cancelled.", count},
 		{"go.later", "Answers later, from a goroutine.", later},
 		{"go.fail", "Panics.", fail},
+		{"go.meta", "Hands back the request's _meta.", meta},
 	}
 	for _, m := range methods {
 		if err := r.Method(m.name, 0, m.description, m.handler); err != nil {

@@ -62,6 +62,21 @@ int rpcd_go_complete(rpcd_call *call, int status)
     return host->call_complete(call, status);
 }
 
+int rpcd_go_tool_result(rpcd_call *call, const char *json, size_t length)
+{
+    if (!RPCD_HOST_HAS(host, call_tool_result))
+        return RPCD_ERR_UNSUPPORTED;
+    return host->call_tool_result(call, json, length);
+}
+
+int rpcd_go_meta(rpcd_call *call, const char *name, char *out, size_t out_size, size_t *length)
+{
+    *length = 0;
+    if (!RPCD_HOST_HAS(host, call_meta))
+        return RPCD_OK;
+    return host->call_meta(call, name, out, out_size, length);
+}
+
 static int go_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state, char *error,
                    size_t error_size)
 {

@@ -26,5 +26,9 @@ int rpcd_go_fail(rpcd_call *call, int status, const char *message);
 int rpcd_go_progress(rpcd_call *call, double done, double total, const char *message);
 int rpcd_go_is_cancelled(rpcd_call *call);
 int rpcd_go_complete(rpcd_call *call, int status);
+/* call_tool_result; RPCD_ERR_UNSUPPORTED from a daemon older than 1.4. */
+int rpcd_go_tool_result(rpcd_call *call, const char *json, size_t length);
+/* call_meta; *length 0 from a daemon older than 1.4. */
+int rpcd_go_meta(rpcd_call *call, const char *name, char *out, size_t out_size, size_t *length);
 
 #endif

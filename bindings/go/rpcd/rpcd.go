@@ -75,6 +75,42 @@ func (call Call) Result(json string) error {
 	return status(C.rpcd_go_result(call.c, text, C.size_t(len(json))))
 }
 
+// ToolResult answers with a complete MCP tool result (content blocks, isError,
+// structuredContent, _meta) from JSON text; a handler (or Later's work) returns what it returns:
+//
+//	return call.ToolResult(`{"content":[{"type":"text","text":"done"}]}`)
+//
+// A result rpcd refuses (or a daemon older than 1.4) gives an error, and the call fails.
+func (call Call) ToolResult(json string) (string, error) {
+	text := C.CString(json)
+	defer C.free(unsafe.Pointer(text))
+	if err := status(C.rpcd_go_tool_result(call.c, text, C.size_t(len(json)))); err != nil {
+		return "", err
+	}
+	return "", errToolResult
+}
+
+// Meta returns the request's params._meta (name "") or one of its members as JSON text, and
+// false when the client sent none (or the daemon is older than 1.4).
+func (call Call) Meta(name string) (string, bool, error) {
+	var cname *C.char
+	if name != "" {
+		cname = C.CString(name)
+		defer C.free(unsafe.Pointer(cname))
+	}
+	var length C.size_t
+	C.rpcd_go_meta(call.c, cname, nil, 0, &length)
+	if length == 0 {
+		return "", false, nil
+	}
+	out := (*C.char)(C.malloc(length + 1))
+	defer C.free(unsafe.Pointer(out))
+	if err := status(C.rpcd_go_meta(call.c, cname, out, length+1, &length)); err != nil {
+		return "", false, err
+	}
+	return C.GoStringN(out, C.int(length)), true, nil
+}
+
 func (call Call) fail(code int, message string) int {
 	text := C.CString(message)
 	defer C.free(unsafe.Pointer(text))
@@ -98,6 +134,9 @@ type Handler func(call Call, params []byte) (string, error)
 
 var errDeferred = errors.New("deferred")
 
+// errToolResult: the result is set already, by ToolResult.
+var errToolResult = errors.New("complete tool result set")
+
 // finish records what a handler (or a deferred function) gave, and returns its status.
 func finish(call Call, result string, err error) int {
 	var failure *Error
@@ -106,6 +145,8 @@ func finish(call Call, result string, err error) int {
 		if e := call.Result(result); e != nil {
 			return ErrInternal
 		}
+		return OK
+	case errors.Is(err, errToolResult):
 		return OK
 	case errors.As(err, &failure):
 		return call.fail(failure.Status, failure.Message)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //! The Rust example plugin, on bindings/rust/rpcd.rs: rust.hello (a plain call), rust.count
 //! (progress, stopped by cancellation), rust.later (completed later from a thread of its own),
-//! rust.fail (panics: the binding turns it into an error). Built as a cdylib with rustc alone,
+//! rust.fail (panics: the binding turns it into an error), rust.meta (the request's _meta in a
+//! complete tool result). Built as a cdylib with rustc alone,
 //! see docs/plugins-rust.md.
 use rpcd::json::{self, Value};
 use rpcd::{Call, Registrar};
@@ -72,12 +73,30 @@ fn later(call: Call, params: &str) -> c_int {
     rpcd::DEFERRED
 }
 
+/// A complete tool result carrying the request's trace context: its traceparent as text, its
+/// whole _meta as structuredContent.
+fn meta(call: Call, _params: &str) -> c_int {
+    let (traceparent, whole) = match (call.meta(Some("traceparent")), call.meta(None)) {
+        (Ok(traceparent), Ok(whole)) => (traceparent, whole),
+        _ => return call.fail(rpcd::ERR_INTERNAL, "cannot read _meta"),
+    };
+    let result = format!(
+        "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"meta\":{}}},\"isError\":false}}",
+        traceparent.unwrap_or_else(|| "\"none\"".to_string()),
+        whole.unwrap_or_else(|| "null".to_string())
+    );
+    match call.tool_result(&result) {
+        Ok(()) => rpcd::OK,
+        Err(status) => status,
+    }
+}
+
 fn fail(_call: Call, _params: &str) -> c_int {
     panic!("deliberate failure, from a Rust panic");
 }
 
 fn init(plugin: &mut Registrar) -> Result<(), String> {
-    let methods: [(&str, &str, fn(Call, &str) -> c_int); 4] = [
+    let methods: [(&str, &str, fn(Call, &str) -> c_int); 5] = [
         ("rust.hello", "Greets {\"name\": ...}.", hello),
         (
             "rust.count",
@@ -90,6 +109,7 @@ fn init(plugin: &mut Registrar) -> Result<(), String> {
             later,
         ),
         ("rust.fail", "Panics.", fail),
+        ("rust.meta", "Hands back the request's _meta.", meta),
     ];
     for (name, description, handler) in methods {
         plugin

@@ -31,9 +31,13 @@ extern "C" {
  *        rpcd_method.flags is ignored, as every bit a minor does not define is.
  *   1.3  host->log_text, a log function without a format, for languages that cannot call a
  *        variadic function. Nothing an older plugin hands over changes meaning.
+ *   1.4  what MCP lets a tool say: rpcd_method.title, annotations, output_schema and icons;
+ *        host->call_tool_result (a complete MCP tool result) and host->call_meta (the
+ *        request's params._meta). Descriptors of older plugins end before title, so nothing
+ *        they hand over changes meaning.
  */
 #define RPCD_ABI_MAJOR 1
-#define RPCD_ABI_MINOR 3
+#define RPCD_ABI_MINOR 4
 
 /* The one symbol the daemon looks up in a plugin, and its type. */
 #define RPCD_PLUGIN_ENTRY_SYMBOL "rpcd_plugin_entry"
@@ -151,6 +155,44 @@ typedef struct rpcd_method {
     uint32_t flags;                     /* RPCD_METHOD_* */
     const char *description;            /* optional, one or two sentences for people */
     const char *params_schema;          /* optional JSON Schema text for params */
+
+    /* ---- 1.4: what an MCP client shows of the tool (tools/list); plain JSON-RPC ignores it */
+
+    /* Optional, UTF-8: a name for people ("Get weather"); MCP's Tool.title. */
+    const char *title;
+    /*
+     * Optional JSON text of MCP's ToolAnnotations object, sent as the tool's "annotations":
+     *   {"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}
+     * Hosts decide by these hints whether a call needs the user's approval. JSON text rather
+     * than a struct of tri-state fields: a hint left out means "not said" (as in MCP), hints a
+     * later MCP revision adds reach clients without a new descriptor layout, and every
+     * language can hand over a string. register_method refuses it unless it is an object whose
+     * readOnlyHint, destructiveHint, idempotentHint and openWorldHint, when present, are
+     * booleans and whose title, when present, is a string; other members pass through as given.
+     */
+    const char *annotations;
+    /*
+     * Optional JSON Schema text of the tool's result, sent as "outputSchema"; MCP requires an
+     * object with "type": "object", and register_method refuses anything else. With it the
+     * method's result must be an object, which tools/call sends as "structuredContent" (a
+     * complete result from call_tool_result must hold one, unless its isError is true), and in
+     * builds without NDEBUG (meson's debug and debugoptimized builds, which the tests use) the
+     * daemon also checks that object against the schema: it holds every member "required"
+     * names, and each member named in "properties" whose schema has a "type" (a string or an
+     * array of them) is of that JSON type ("integer": a number without fraction or exponent).
+     * Nothing deeper is checked. These checks apply to plain JSON-RPC calls of the method too.
+     * A result that fails them is refused as call_tool_result describes: the host function
+     * returns RPCD_ERR_INVALID_ARGUMENT, the reason is logged, and the call fails with -32603.
+     */
+    const char *output_schema;
+    /*
+     * Optional JSON text of MCP's icons array, sent as "icons":
+     *   [{"src":"https://example.org/sun.png","mimeType":"image/png","sizes":["48x48"]}]
+     * register_method refuses it unless it is an array of objects, each with a string "src",
+     * and "mimeType" a string, "sizes" an array of strings and "theme" "light" or "dark" when
+     * present.
+     */
+    const char *icons;
 } rpcd_method;
 
 /*
@@ -172,10 +214,12 @@ typedef struct rpcd_host_api {
      * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT, logged with the reason, for a missing name or
      * handler, a name that is empty or not UTF-8, a reserved name
      * ("rpc." is JSON-RPC's; "notifications/...", "$/..." and the MCP methods rpcd answers
-     * itself, initialize, ping, server/discover, tools/list and tools/call), or a params_schema
-     * that is not JSON; RPCD_ERR_EXISTS when a method (of any plugin, this one included) has
-     * the name, which also makes the daemon refuse to start; RPCD_ERR_UNSUPPORTED after init.
-     * On failure the descriptor's free_user_data is NOT called: the plugin still owns user_data.
+     * itself, initialize, ping, server/discover, tools/list and tools/call), a params_schema
+     * that is not JSON, or (1.4) a title that is not UTF-8 or annotations, output_schema or
+     * icons that are not what their descriptions below the members say; RPCD_ERR_EXISTS when a
+     * method (of any plugin, this one included) has the name, which also makes the daemon refuse to
+     * start; RPCD_ERR_UNSUPPORTED after init. On failure the descriptor's free_user_data is NOT
+     * called: the plugin still owns user_data.
      */
     int (*register_method)(rpcd_plugin *plugin, const rpcd_method *method);
 
@@ -196,7 +240,8 @@ typedef struct rpcd_host_api {
     /*
      * Sets the call's result to a copy of the given UTF-8 JSON text (any JSON value).
      * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT when the text is not valid JSON, in which case
-     * the call fails with -32603 whatever the handler returns, and the text is never written;
+     * the call fails with -32603 whatever the handler returns, and the text is never written, or
+     * (1.4) when the method has an output_schema and the value fails its checks (see there);
      * RPCD_ERR_NO_MEMORY; RPCD_ERR_STALE once the call has ended. A second call replaces the first.
      */
     int (*call_result)(rpcd_call *call, const char *json, size_t json_length);
@@ -299,6 +344,60 @@ typedef struct rpcd_host_api {
      * with RPCD_HOST_HAS(host, log_text) before the first call.
      */
     void (*log_text)(rpcd_plugin *plugin, int level, const char *text);
+
+    /* ---- 1.4 ---- */
+
+    /*
+     * Sets the call's result to a complete MCP tool result (CallToolResult), copied from UTF-8
+     * JSON text, for a handler that says more than one value can: content blocks of every kind,
+     * isError, structuredContent, _meta. The object:
+     *   content            required, an array of content blocks, each an object with "type":
+     *                      "text"           {"type":"text","text":"..."}
+     *                      "image"/"audio"
+     * {"type":"image","data":"<base64>","mimeType":"image/png"} "resource_link"
+     * {"type":"resource_link","uri":"...","name":"..."} "resource"
+     * {"type":"resource","resource":{"uri":"...", "text":"..."}} (or "blob" in base64 for "text")
+     *                      Optional members of each block ("annotations", "_meta", "title",
+     *                      "mimeType", ...) must have the types MCP gives them where rpcd checks
+     *                      them (annotations and _meta objects); others pass through.
+     *   isError            optional boolean: true tells the model the tool failed.
+     *   structuredContent  optional object; required when the method has an output_schema and
+     *                      isError is not true (see rpcd_method.output_schema).
+     *   _meta              optional object, sent as the result's _meta.
+     *   Other members pass through unchanged.
+     * In tools/call the object is the call's result as it stands; in a plain JSON-RPC call of
+     * the method it is the result too, whole (a client calling the method directly gets what an
+     * MCP client would). The handler still returns RPCD_OK (or call_complete(call, RPCD_OK) for
+     * a deferred call); a later call_result or call_tool_result replaces it.
+     * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT when the text is not JSON, not such an object,
+     * or (checked builds) its structuredContent fails the method's output_schema: the reason is
+     * logged, and the call then fails with -32603 Internal error whatever the handler returns
+     * (a JSON-RPC error in tools/call too: the server, not the tool, is at fault), so nothing
+     * malformed is ever written; RPCD_ERR_NO_MEMORY; RPCD_ERR_STALE once the call has ended.
+     * Any thread. Test for it with RPCD_HOST_HAS(host, call_tool_result).
+     */
+    int (*call_tool_result)(rpcd_call *call, const char *json, size_t json_length);
+
+    /*
+     * Copies what the client sent in the request's params._meta into out (out_size bytes),
+     * NUL-terminated, as UTF-8 JSON text on one line: the whole _meta object when name is NULL,
+     * else the value of its member name (a string comes with its quotes and escapes, as any
+     * JSON value does). For a tools/call request it is the _meta of the tools/call params
+     * (beside "name" and "arguments"); for a plain JSON-RPC call, the _meta member of params
+     * when params is an object. Members such as "traceparent", "tracestate" and "baggage" (W3C
+     * trace context) and "progressToken" come through exactly as the client sent them.
+     *   name      NULL, or a member name (UTF-8, NUL-terminated).
+     *   out       where the text goes; may be NULL when out_size is 0, to learn the length.
+     *   length    set (when not NULL) to the text's length without the NUL, or 0 when there is
+     *             no _meta or no such member (a JSON value is never empty).
+     * Returns RPCD_OK (also when absent: *length 0, out ""); RPCD_ERR_INVALID_ARGUMENT when out
+     * is too small (nothing is copied, *length says how much is needed) or name is not UTF-8;
+     * RPCD_ERR_INVALID_PARAMS when the client sent _meta or the member twice (which one would
+     * it be?); RPCD_ERR_STALE once the call has ended. Any thread, for as long as the call
+     * lives (deferred calls included). A copy, not a pointer, so that the answer is the same
+     * wherever the plugin runs. Test for it with RPCD_HOST_HAS(host, call_meta).
+     */
+    int (*call_meta)(rpcd_call *call, const char *name, char *out, size_t out_size, size_t *length);
 } rpcd_host_api;
 
 /* True when the daemon's table has the member and it is set. */
@@ -353,6 +452,10 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
     method.flags = 0;
     method.description = NULL;
     method.params_schema = NULL;
+    method.title = NULL;
+    method.annotations = NULL;
+    method.output_schema = NULL;
+    method.icons = NULL;
     return method;
 }
 
@@ -409,10 +512,12 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
  *                     8 bytes each, in declaration order: register_method 16, config_get 24,
  *                     log 32, call_result 40, call_fail 48, call_fail_code 56, call_notify 64,
  *                     call_progress 72, call_is_cancelled 80, call_method 88, log_v 96,
- *                     call_complete 104, log_text 112; 120 bytes in 1.3.
+ *                     call_complete 104, log_text 112 (120 bytes in 1.3), call_tool_result 120,
+ *                     call_meta 128; 136 bytes in 1.4.
  *   rpcd_method       size 0, name 8, handler 16, user_data 24, free_user_data 32, flags 40
- *                     (uint32_t, then 4 bytes of padding), description 48, params_schema 56;
- *                     64 bytes.
+ *                     (uint32_t, then 4 bytes of padding), description 48, params_schema 56
+ *                     (64 bytes in 1.0 to 1.3), title 64, annotations 72, output_schema 80,
+ *                     icons 88; 96 bytes in 1.4.
  *   rpcd_plugin_info  size 0, abi_major 8, abi_minor 12, name 16, version 24, init 32,
  *                     shutdown 40; 48 bytes.
  * RPCD_HOST_HAS(host, member): host->size >= the member's offset + its size (one pointer), and

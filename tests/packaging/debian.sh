@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Builds the Debian packages from a copy of the tree, checks them with lintian (no error), installs
+# them, builds examples/hello-plugin against the installed rpcd-dev alone (pkg-config, nothing
+# from the tree), serves a call through the installed daemon, then purges the packages.
+# Needs root (or sudo) and a Debian machine: scripts/test runs it as one of its stages.
+set -euo pipefail
+source_dir=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+sudo=()
+[ "$(id -u)" -ne 0 ] && sudo=(sudo)
+
+fail() {
+    echo "debian packages: $*" >&2
+    exit 1
+}
+
+# The test installs and purges the packages: never over copies a person installed.
+for package in rpcd rpcd-dev; do
+    if dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed"; then
+        fail "$package is already installed on this machine; remove it first (the test purges it)"
+    fi
+done
+
+work=$(mktemp -d)
+installed=0
+cleanup() {
+    if [ "$installed" -eq 1 ]; then
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get purge -y -qq rpcd rpcd-dev >/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# dpkg-buildpackage writes its packages next to the source directory: build from a copy, with
+# nothing of the developer's build directories in it.
+mkdir "$work/rpcd"
+if git -C "$source_dir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$source_dir" && git ls-files -z --cached --others --exclude-standard |
+        while IFS= read -r -d '' file; do [ -e "$file" ] && printf '%s\0' "$file"; done |
+        tar --null -T - -cf -) | tar -xf - -C "$work/rpcd"
+else
+    tar -C "$source_dir" --exclude='./build*' --exclude='./obj-*' -cf - . | tar -xf - -C "$work/rpcd"
+fi
+
+# The package build's own test run is skipped: scripts/test runs the whole suite elsewhere.
+start=$SECONDS
+if ! (cd "$work/rpcd" && DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" \
+        dpkg-buildpackage -us -uc -b -J"$jobs" >"$work/build.log" 2>&1); then
+    tail -n 60 "$work/build.log" >&2
+    fail "dpkg-buildpackage failed"
+fi
+echo "packages built in $((SECONDS - start)) s: $(cd "$work" && echo *.deb)"
+
+# lintian: an error fails; the tags it gives (warnings, information) are printed.
+changes=$(echo "$work"/rpcd_*.changes)
+lintian_status=0
+lintian --fail-on error --display-info "$changes" >"$work/lintian.log" 2>&1 || lintian_status=$?
+grep -v 'root privileges' "$work/lintian.log" || echo "lintian: no tag"
+[ "$lintian_status" -eq 0 ] || fail "lintian found errors (exit $lintian_status)"
+
+installed=1
+if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+        "$work"/rpcd_*.deb "$work"/rpcd-dev_*.deb >"$work/apt.log" 2>&1; then
+    cat "$work/apt.log" >&2
+    fail "apt-get could not install the packages"
+fi
+
+rpcd=$(dpkg-query -L rpcd | grep -E '/s?bin/rpcd$') || fail "the rpcd package holds no rpcd executable"
+dpkg-query -W -f='${Conffiles}\n' rpcd | grep -q '^ /etc/rpcd/rpcd.conf ' ||
+    fail "/etc/rpcd/rpcd.conf is not a conffile of rpcd"
+for page in man8/rpcd.8.gz man5/rpcd.conf.5.gz; do
+    dpkg-query -L rpcd | grep -q "/usr/share/man/$page$" || fail "rpcd does not install $page"
+done
+dpkg-query -L rpcd-dev | grep -q '/usr/share/man/man3/rpcd-plugin.3.gz$' ||
+    fail "rpcd-dev does not install rpcd-plugin(3)"
+
+# The installed default config names the installed plugins.
+reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"echo","params":{"via":"package"}}' | "$rpcd" -q)
+[ "$reply" = '{"jsonrpc":"2.0","id":1,"result":{"via":"package"}}' ] ||
+    fail "echo through /etc/rpcd/rpcd.conf answered: $reply"
+
+# The example plugin, from a copy of its one file, with what rpcd-dev installed: pkg-config's own
+# search path only.
+cp "$source_dir/examples/hello-plugin/hello.c" "$work/hello.c"
+unset PKG_CONFIG_PATH PKG_CONFIG_LIBDIR CPATH C_INCLUDE_PATH
+cflags=$(pkg-config --cflags rpcd-plugin) || fail "pkg-config does not find rpcd-plugin"
+libs=$(pkg-config --libs rpcd-plugin)
+versionscript=$(pkg-config --variable=versionscript rpcd-plugin)
+[ -f "$versionscript" ] || fail "the version script $versionscript is not installed"
+pkg-config --exists rpcd-plugin-jansson || fail "pkg-config does not resolve rpcd-plugin-jansson"
+(cd "$work" && cc -std=c11 -Wall -Wextra -Wpedantic -Werror -fPIC -shared -fvisibility=hidden \
+    -Wl,--no-undefined $cflags hello.c $libs -Wl,--version-script="$versionscript" -o hello.so)
+
+printf '[plugin hello]\npath = %s\nname = package\n' "$work/hello.so" >"$work/rpcd.conf"
+reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' | "$rpcd" -q -c "$work/rpcd.conf")
+[ "$reply" = '{"jsonrpc":"2.0","id":1,"result":"hello, package"}' ] ||
+    fail "hello through $rpcd answered: $reply"
+
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get purge -y -qq rpcd rpcd-dev >/dev/null
+installed=0
+[ ! -e "$rpcd" ] && [ ! -e /etc/rpcd/rpcd.conf ] || fail "files of rpcd are left after purge"
+echo "debian packages: built, lintian clean of errors, installed, a plugin built against rpcd-dev served by $rpcd, purged"
