@@ -44,7 +44,9 @@ static const cfg_key keys[] = {
     {"plugin NAME", "path",        CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "required",    CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "tool_names",  CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "instructions", CFG_KEY_OWN, 0, 0, 0, 0},
 };
 /* clang-format on */
 enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
@@ -66,6 +68,8 @@ typedef struct parse_state {
     int key_lines[KEY_COUNT]; /* where each [rpcd] key was given, 0 if not yet */
     int rpcd_line;            /* where [rpcd] starts, 0 if not yet */
     int mcp_line;             /* where [mcp] starts, 0 if not yet */
+    int tool_names_line;      /* where [mcp] tool_names was given, 0 if not yet */
+    bool indented;            /* the line inih is working on starts with a blank */
     const char *next;         /* the text not yet handed to inih */
     int line;                 /* the line inih is working on */
 } parse_state;
@@ -309,6 +313,7 @@ static char *read_line(char *out, int capacity, void *stream)
     size_t length = newline ? (size_t)(newline - start) + 1 : strlen(start);
     state->next = start + length;
     state->line++;
+    state->indented = start[0] == ' ' || start[0] == '\t';
     size_t content = length - (newline ? 1 : 0);
     if (content > 0 && start[content - 1] == '\r')
         content--;
@@ -325,7 +330,29 @@ static char *read_line(char *out, int capacity, void *stream)
     return out;
 }
 
-/* [mcp]: which methods are tools (tools = all | none | a, b) and their names (tool.M = N). */
+/*
+ * instructions: an indented line after it goes on with the text (inih hands it over under the
+ * same name), so that guidance longer than a config line can be given.
+ */
+static int mcp_instructions(parse_state *state, const char *value)
+{
+    char **text = &state->config->mcp_instructions;
+    if (!*text)
+        return set_string(state, "instructions", value, text);
+    if (!state->indented)
+        return fail(state, "instructions is given twice in [mcp]");
+    char *longer;
+    if (asprintf(&longer, "%s\n%s", *text, value) < 0)
+        return fail(state, "out of memory");
+    free(*text);
+    *text = longer;
+    return 1;
+}
+
+/*
+ * [mcp]: which methods are tools (tools = all | none | a, b), the names they may have
+ * (tool_names), their names (tool.M = N), and guidance for the model (instructions).
+ */
 static int mcp_key(parse_state *state, const char *name, const char *value)
 {
     rpcd_config *config = state->config;
@@ -335,8 +362,26 @@ static int mcp_key(parse_state *state, const char *name, const char *value)
         config->mcp_tools = strdup(value);
         return config->mcp_tools ? 1 : fail(state, "out of memory");
     }
+    if (strcmp(name, "tool_names") == 0) {
+        if (state->tool_names_line)
+            return fail(state, "tool_names is given twice in [mcp] (first on line %d)",
+                        state->tool_names_line);
+        state->tool_names_line = state->line;
+        if (strcmp(value, "portable") == 0)
+            config->mcp_tool_names = CFG_TOOL_NAMES_PORTABLE;
+        else if (strcmp(value, "specification") == 0)
+            config->mcp_tool_names = CFG_TOOL_NAMES_SPECIFICATION;
+        else
+            return fail(state, "tool_names must be portable or specification, not '%s'", value);
+        return 1;
+    }
+    if (strcmp(name, "instructions") == 0)
+        return mcp_instructions(state, value);
     if (strncmp(name, "tool.", 5) != 0 || name[5] == '\0')
-        return fail(state, "unknown key '%s' in [mcp] (expected tools or tool.METHOD)", name);
+        return fail(state,
+                    "unknown key '%s' in [mcp] (expected tools, tool_names, tool.METHOD or "
+                    "instructions)",
+                    name);
     for (size_t i = 0; i < config->mcp_name_count; i++)
         if (strcmp(config->mcp_names[i].key, name + 5) == 0)
             return fail(state, "key '%s' is given twice in [mcp]", name);
@@ -513,6 +558,7 @@ void cfg_free(rpcd_config *config)
     }
     free_pairs(config->mcp_names, config->mcp_name_count);
     free(config->mcp_tools);
+    free(config->mcp_instructions);
     free(config->plugins);
     free(config->plugin_dir);
     free(config->user);
