@@ -35,7 +35,7 @@ typedef struct rpcd_config {
     size_t max_in_flight;       /* calls queued or running before reading pauses (default 1024) */
     size_t max_in_flight_bytes; /* params bytes they may hold before reading pauses inside a
                                    long line (default: 1 MiB per worker, at least 2 MiB) */
-    size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 3000) */
+    size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 1000) */
     char *plugin_dir;           /* owned: where relative plugin paths start (default: the
                                    config file's directory) */
     bool insecure;              /* load files whatever their owner and permissions (--insecure) */
@@ -57,7 +57,7 @@ enum {
     CFG_DEFAULT_MAX_BATCH = 1000,
     CFG_DEFAULT_MAX_IN_FLIGHT = 1024,
     CFG_IN_FLIGHT_BYTES_PER_WORKER = 1024 * 1024, /* max_in_flight_bytes unset: per worker */
-    CFG_DEFAULT_SHUTDOWN_GRACE_MS = 3000,
+    CFG_DEFAULT_SHUTDOWN_GRACE_MS = 1000,
     CFG_MAX_FILE_BYTES = 1024 * 1024, /* a config is a page of settings, never more than this */
 };
 

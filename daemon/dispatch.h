@@ -13,6 +13,7 @@
 #include "output.h"
 #include "registry.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct dispatcher {
@@ -21,6 +22,9 @@ typedef struct dispatcher {
     size_t max_depth;        /* deepest nesting accepted in a line */
     size_t max_batch;        /* most items in a batch */
     gen_reader *generations; /* borrowed: the methods and MCP tools, refreshed each line */
+    /* Borrowed, may be NULL: set to true once a message is initialize or server/discover, which
+     * only an MCP client sends. Written on the reading thread only. */
+    bool *mcp_session;
 } dispatcher;
 
 /*
