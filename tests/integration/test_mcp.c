@@ -216,6 +216,8 @@ static void test_mcp_session_end_cancels_calls(void **state)
     long long limit = harness_wrapped() ? 10000 : 1000;
     if (took >= limit)
         fail_msg("rpcd took %lld ms to exit after the end of input", took);
+    assert_non_null(strstr(harness_stderr(rpcd),
+                           "end of input of an MCP session: cancelling the calls in flight"));
     harness_free(rpcd);
 }
 
