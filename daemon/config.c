@@ -4,6 +4,7 @@
  * and turns every mistake into one message naming the file and line.
  */
 #include "config.h"
+#include "config_mcp.h"
 
 #include "log.h"
 
@@ -68,7 +69,7 @@ typedef struct parse_state {
     int key_lines[KEY_COUNT]; /* where each [rpcd] key was given, 0 if not yet */
     int rpcd_line;            /* where [rpcd] starts, 0 if not yet */
     int mcp_line;             /* where [mcp] starts, 0 if not yet */
-    int tool_names_line;      /* where [mcp] tool_names was given, 0 if not yet */
+    cfg_mcp_reading mcp;      /* what [mcp] keys remember */
     bool indented;            /* the line inih is working on starts with a blank */
     const char *next;         /* the text not yet handed to inih */
     int line;                 /* the line inih is working on */
@@ -186,8 +187,7 @@ static cfg_plugin *add_plugin(parse_state *state, const char *name)
     return plugin;
 }
 
-/* Appends a copy of key = value to a list of pairs. Returns 0 or -1 (memory, list unchanged). */
-static int append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
+int cfg_append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
 {
     cfg_pair *grown = realloc(*pairs, (*count + 1) * sizeof *grown);
     if (!grown)
@@ -246,7 +246,7 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
     for (size_t i = 0; i < plugin->pair_count; i++)
         if (strcmp(plugin->pairs[i].key, name) == 0)
             return fail(state, "key '%s' is given twice in [plugin %s]", name, plugin->name);
-    if (append_pair(&plugin->pairs, &plugin->pair_count, name, value) != 0)
+    if (cfg_append_pair(&plugin->pairs, &plugin->pair_count, name, value) != 0)
         return fail(state, "out of memory");
     return 1;
 }
@@ -330,64 +330,16 @@ static char *read_line(char *out, int capacity, void *stream)
     return out;
 }
 
-/*
- * instructions: an indented line after it goes on with the text (inih hands it over under the
- * same name), so that guidance longer than a config line can be given.
- */
-static int mcp_instructions(parse_state *state, const char *value)
-{
-    char **text = &state->config->mcp_instructions;
-    if (!*text)
-        return set_string(state, "instructions", value, text);
-    if (!state->indented)
-        return fail(state, "instructions is given twice in [mcp]");
-    char *longer;
-    if (asprintf(&longer, "%s\n%s", *text, value) < 0)
-        return fail(state, "out of memory");
-    free(*text);
-    *text = longer;
-    return 1;
-}
-
-/*
- * [mcp]: which methods are tools (tools = all | none | a, b), the names they may have
- * (tool_names), their names (tool.M = N), and guidance for the model (instructions).
- */
+/* [mcp]: its own file reads it (config_mcp.c). Returns 1, or inih's 0 after fail. */
 static int mcp_key(parse_state *state, const char *name, const char *value)
 {
-    rpcd_config *config = state->config;
-    if (strcmp(name, "tools") == 0) {
-        if (config->mcp_tools)
-            return fail(state, "tools is given twice in [mcp]");
-        config->mcp_tools = strdup(value);
-        return config->mcp_tools ? 1 : fail(state, "out of memory");
-    }
-    if (strcmp(name, "tool_names") == 0) {
-        if (state->tool_names_line)
-            return fail(state, "tool_names is given twice in [mcp] (first on line %d)",
-                        state->tool_names_line);
-        state->tool_names_line = state->line;
-        if (strcmp(value, "portable") == 0)
-            config->mcp_tool_names = CFG_TOOL_NAMES_PORTABLE;
-        else if (strcmp(value, "specification") == 0)
-            config->mcp_tool_names = CFG_TOOL_NAMES_SPECIFICATION;
-        else
-            return fail(state, "tool_names must be portable or specification, not '%s'", value);
+    char *problem;
+    if (cfg_mcp_key(state->config, &state->mcp, name, value, state->line, state->indented,
+                    &problem) == 0)
         return 1;
-    }
-    if (strcmp(name, "instructions") == 0)
-        return mcp_instructions(state, value);
-    if (strncmp(name, "tool.", 5) != 0 || name[5] == '\0')
-        return fail(state,
-                    "unknown key '%s' in [mcp] (expected tools, tool_names, tool.METHOD or "
-                    "instructions)",
-                    name);
-    for (size_t i = 0; i < config->mcp_name_count; i++)
-        if (strcmp(config->mcp_names[i].key, name + 5) == 0)
-            return fail(state, "key '%s' is given twice in [mcp]", name);
-    if (append_pair(&config->mcp_names, &config->mcp_name_count, name + 5, value) != 0)
-        return fail(state, "out of memory");
-    return 1;
+    fail(state, "%s", problem ? problem : "out of memory");
+    free(problem);
+    return 0;
 }
 
 static int handle_key(void *user, const char *section, const char *name, const char *value)
