@@ -244,6 +244,64 @@ static void test_discover_session_end_cancels_calls(void **state)
 }
 
 /*
+ * Calls that ignore the cancellation get shutdown_grace_ms from the end of input, as after a
+ * stop: then the running ones are named and left unanswered, one that never got a worker is
+ * answered -32800, and rpcd exits 0 without waiting for them.
+ */
+static void test_mcp_session_end_leaves_stuck_calls(void **state)
+{
+    fixture *f = *state;
+    char *text = NULL;
+    assert_true(asprintf(&text,
+                         "[rpcd]\nworkers = 2\nshutdown_grace_ms = 300\n[plugin stuck]\n"
+                         "path = %s\n",
+                         harness_env("RPCD_FIXTURE_STUCK")) > 0);
+    char *config = harness_write_file(f->dir, "rpcd.conf", text);
+    free(text);
+    assert_non_null(config);
+    harness_process *rpcd = start(config);
+    send_text(rpcd, initialize);
+    json_decref(next_response(rpcd, "0"));
+    for (int i = 0; i < 3; i++) {
+        char call[160];
+        snprintf(call, sizeof call,
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"c%d\",\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"stuck_block\"}}\n",
+                 i);
+        send_text(rpcd, call);
+    }
+    /* Both workers held: the third call waits for one. */
+    for (int blocked = 0, tries = 0; blocked < 2; tries++) {
+        assert_true(tries < 1000);
+        send_text(rpcd, "{\"jsonrpc\":\"2.0\",\"id\":\"n\",\"method\":\"stuck.count\"}\n");
+        json_t *response = next_response(rpcd, "\"n\"");
+        blocked = (int)json_integer_value(
+            json_object_get(json_object_get(response, "result"), "blocked"));
+        json_decref(response);
+    }
+    long long closed = now_ms();
+    harness_close_stdin(rpcd);
+    harness_lines lines;
+    assert_int_equal(harness_read_all_lines(rpcd, HARNESS_TIMEOUT_MS, &lines), HARNESS_OK);
+    assert_int_equal(lines.count, 1);
+    assert_true(harness_json_equal(
+        "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"error\":{\"code\":-32800,\"message\":"
+        "\"Request cancelled\",\"data\":{\"exception\":\"RPCD_ERR_CANCELLED\",\"plugin\":"
+        "\"stuck\",\"method\":\"stuck.block\",\"detail\":\"rpcd stopped before the call ran\"}}}",
+        lines.items[0]));
+    harness_lines_free(&lines);
+    harness_exit status;
+    assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+    assert_true(status.exited && status.code == 0);
+    long long took = now_ms() - closed;
+    assert_true(took >= 250);
+    assert_true(took < (harness_wrapped() ? 10000 : 1500));
+    assert_non_null(strstr(harness_stderr(rpcd), "left unanswered"));
+    harness_free(rpcd);
+    free(config);
+}
+
+/*
  * Plain JSON-RPC (no initialize, no server/discover, even a tools/call): the end of input waits
  * for the call, which is answered with its result before rpcd exits.
  */
@@ -287,6 +345,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dotted_methods_get_portable_names, setup, teardown),
         cmocka_unit_test(test_mcp_session_end_cancels_calls),
         cmocka_unit_test(test_discover_session_end_cancels_calls),
+        cmocka_unit_test_setup_teardown(test_mcp_session_end_leaves_stuck_calls, setup, teardown),
         cmocka_unit_test(test_plain_session_end_answers_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
