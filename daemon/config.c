@@ -4,6 +4,7 @@
  * and turns every mistake into one message naming the file and line.
  */
 #include "config.h"
+#include "config_mcp.h"
 
 #include "log.h"
 
@@ -59,7 +60,9 @@ static const cfg_key keys[] = {
     PLUGIN_KEY(read_paths,         CFG_KEY_PATHS,   0,        0),
     PLUGIN_KEY(write_paths,        CFG_KEY_PATHS,   0,        0),
     {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "tool_names",  CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "instructions", CFG_KEY_OWN, 0, 0, 0, 0},
 };
 /* clang-format on */
 enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
@@ -81,6 +84,8 @@ typedef struct parse_state {
     int key_lines[KEY_COUNT]; /* where each [rpcd] key was given, 0 if not yet */
     int rpcd_line;            /* where [rpcd] starts, 0 if not yet */
     int mcp_line;             /* where [mcp] starts, 0 if not yet */
+    cfg_mcp_reading mcp;      /* what [mcp] keys remember */
+    bool indented;            /* the line inih is working on starts with a blank */
     const char *next;         /* the text not yet handed to inih */
     int line;                 /* the line inih is working on */
 } parse_state;
@@ -230,8 +235,7 @@ static cfg_plugin *add_plugin(parse_state *state, const char *name)
     return plugin;
 }
 
-/* Appends a copy of key = value to a list of pairs. Returns 0 or -1 (memory, list unchanged). */
-static int append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
+int cfg_append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
 {
     cfg_pair *grown = realloc(*pairs, (*count + 1) * sizeof *grown);
     if (!grown)
@@ -310,7 +314,7 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
     for (size_t i = 0; i < plugin->pair_count; i++)
         if (strcmp(plugin->pairs[i].key, name) == 0)
             return fail(state, "key '%s' is given twice in [plugin %s]", name, plugin->name);
-    if (append_pair(&plugin->pairs, &plugin->pair_count, name, value) != 0)
+    if (cfg_append_pair(&plugin->pairs, &plugin->pair_count, name, value) != 0)
         return fail(state, "out of memory");
     return 1;
 }
@@ -377,6 +381,7 @@ static char *read_line(char *out, int capacity, void *stream)
     size_t length = newline ? (size_t)(newline - start) + 1 : strlen(start);
     state->next = start + length;
     state->line++;
+    state->indented = start[0] == ' ' || start[0] == '\t';
     size_t content = length - (newline ? 1 : 0);
     if (content > 0 && start[content - 1] == '\r')
         content--;
@@ -393,24 +398,16 @@ static char *read_line(char *out, int capacity, void *stream)
     return out;
 }
 
-/* [mcp]: which methods are tools (tools = all | none | a, b) and their names (tool.M = N). */
+/* [mcp]: its own file reads it (config_mcp.c). Returns 1, or inih's 0 after fail. */
 static int mcp_key(parse_state *state, const char *name, const char *value)
 {
-    rpcd_config *config = state->config;
-    if (strcmp(name, "tools") == 0) {
-        if (config->mcp_tools)
-            return fail(state, "tools is given twice in [mcp]");
-        config->mcp_tools = strdup(value);
-        return config->mcp_tools ? 1 : fail(state, "out of memory");
-    }
-    if (strncmp(name, "tool.", 5) != 0 || name[5] == '\0')
-        return fail(state, "unknown key '%s' in [mcp] (expected tools or tool.METHOD)", name);
-    for (size_t i = 0; i < config->mcp_name_count; i++)
-        if (strcmp(config->mcp_names[i].key, name + 5) == 0)
-            return fail(state, "key '%s' is given twice in [mcp]", name);
-    if (append_pair(&config->mcp_names, &config->mcp_name_count, name + 5, value) != 0)
-        return fail(state, "out of memory");
-    return 1;
+    char *problem;
+    if (cfg_mcp_key(state->config, &state->mcp, name, value, state->line, state->indented,
+                    &problem) == 0)
+        return 1;
+    fail(state, "%s", problem ? problem : "out of memory");
+    free(problem);
+    return 0;
 }
 
 static int handle_key(void *user, const char *section, const char *name, const char *value)
@@ -585,6 +582,7 @@ void cfg_free(rpcd_config *config)
     }
     free_pairs(config->mcp_names, config->mcp_name_count);
     free(config->mcp_tools);
+    free(config->mcp_instructions);
     free(config->plugins);
     free(config->plugin_dir);
     free(config->user);

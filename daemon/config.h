@@ -60,7 +60,7 @@ typedef struct rpcd_config {
     size_t max_in_flight;       /* calls queued or running before reading pauses (default 1024) */
     size_t max_in_flight_bytes; /* params bytes they may hold before reading pauses inside a
                                    long line (default: 1 MiB per worker, at least 2 MiB) */
-    size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 3000) */
+    size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 1000) */
     char *plugin_dir;           /* owned: where relative plugin paths start (default: the
                                    config file's directory) */
     bool insecure;              /* load files whatever their owner and permissions (--insecure) */
@@ -68,6 +68,8 @@ typedef struct rpcd_config {
     char *user;                 /* owned: the user to run as once plugins are loaded, or NULL */
     char *group;                /* owned: the group to run as (default: the user's), or NULL */
     char *mcp_tools;            /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
+    int mcp_tool_names;         /* [mcp] tool_names: CFG_TOOL_NAMES_* (default portable) */
+    char *mcp_instructions;     /* owned: [mcp] instructions for the model, or NULL */
     cfg_pair *mcp_names;        /* owned: [mcp] tool.<method> = <tool name>, key = the method */
     size_t mcp_name_count;
     cfg_plugin *plugins; /* owned, in file order: the load order */
@@ -80,8 +82,14 @@ enum {
     CFG_DEFAULT_MAX_BATCH = 1000,
     CFG_DEFAULT_MAX_IN_FLIGHT = 1024,
     CFG_IN_FLIGHT_BYTES_PER_WORKER = 1024 * 1024, /* max_in_flight_bytes unset: per worker */
-    CFG_DEFAULT_SHUTDOWN_GRACE_MS = 3000,
+    CFG_DEFAULT_SHUTDOWN_GRACE_MS = 1000,
     CFG_MAX_FILE_BYTES = 1024 * 1024, /* a config is a page of settings, never more than this */
+};
+
+/* Which tool names [mcp] tool_names allows. */
+enum cfg_tool_names {
+    CFG_TOOL_NAMES_PORTABLE,      /* ^[a-zA-Z0-9_-]{1,64}$: what every host and model API takes */
+    CFG_TOOL_NAMES_SPECIFICATION, /* ^[a-zA-Z0-9_.-]{1,128}$: what MCP allows */
 };
 
 /* How the parser reads a key's value. */

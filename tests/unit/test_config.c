@@ -749,6 +749,38 @@ static void test_load_file_errors(void **state)
     assert_string_equal(error, expected);
 }
 
+/* [mcp] tool_names and instructions: their values, their defaults, their mistakes. */
+static void test_mcp_names_and_instructions(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[mcp]\n");
+    assert_int_equal(config->mcp_tool_names, CFG_TOOL_NAMES_PORTABLE);
+    assert_null(config->mcp_instructions);
+    cfg_free(config);
+    config = load_ok("[mcp]\ntool_names = specification\ninstructions = Use echo; it is cheap.\n");
+    assert_int_equal(config->mcp_tool_names, CFG_TOOL_NAMES_SPECIFICATION);
+    /* A ";" after a value starts a comment only after a blank (inih's inline comments). */
+    assert_string_equal(config->mcp_instructions, "Use echo; it is cheap.");
+    cfg_free(config);
+    config = load_ok("[mcp]\ntool_names = portable\n");
+    assert_int_equal(config->mcp_tool_names, CFG_TOOL_NAMES_PORTABLE);
+    cfg_free(config);
+    /* Indented lines go on with the text, one line each. */
+    config = load_ok("[mcp]\ninstructions = First line.\n  Second line.\n\tThird.\ntools = all\n");
+    assert_string_equal(config->mcp_instructions, "First line.\nSecond line.\nThird.");
+    assert_string_equal(config->mcp_tools, "all");
+    cfg_free(config);
+
+    expect_error("[mcp]\ntool_names = strict\n", 2,
+                 "tool_names must be portable or specification, not 'strict'");
+    expect_error("[mcp]\ntool_names = portable\ntool_names = portable\n", 3,
+                 "tool_names is given twice in [mcp] (first on line 2)");
+    expect_error("[mcp]\ninstructions = a\ninstructions = b\n", 3,
+                 "instructions is given twice in [mcp]");
+    expect_error("[mcp]\ninstructions =\n", 2, "instructions is empty");
+    expect_error("[mcp]\ntool_name = portable\n", 2, "unknown key 'tool_name' in [mcp]");
+}
+
 static void test_small_error_buffer(void **state)
 {
     (void)state;
@@ -783,6 +815,7 @@ int main(void)
         cmocka_unit_test(test_line_length_limit),
         cmocka_unit_test_setup_teardown(test_load_file, make_temp_dir, remove_temp_dir),
         cmocka_unit_test_setup_teardown(test_load_file_errors, make_temp_dir, remove_temp_dir),
+        cmocka_unit_test(test_mcp_names_and_instructions),
         cmocka_unit_test(test_small_error_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
