@@ -154,10 +154,8 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
     if (mcp_route_message(dispatch->generations->tools, name, name_length, params, &out, &route) !=
         0)
         return 0; /* out untouched: nothing to free */
-    if (dispatch->mcp_session && !*dispatch->mcp_session) {
-        int id = mcp_method_find(name, name_length);
-        *dispatch->mcp_session = id == MCP_INITIALIZE || id == MCP_SERVER_DISCOVER;
-    }
+    if (dispatch->mcp_session && !*dispatch->mcp_session)
+        *dispatch->mcp_session = mcp_starts_session(name, name_length, params);
     *status = 0;
     if (route.kind == MCP_ANSWERED && message->kind == ENV_REQUEST) {
         *status =

@@ -105,6 +105,13 @@ int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_
                       js_span params, buffer *out, mcp_route *route);
 
 /*
+ * True when a message (an MCP method, decoded, and its params or an empty span) shows an MCP
+ * client, whose host ends the session by closing rpcd's input: initialize, server/discover, or
+ * any request of the stateless revision (its version in _meta). Thread-safe (mcp_call.c).
+ */
+bool mcp_starts_session(const char *method, size_t method_length, js_span params);
+
+/*
  * A tools/call result (no newline) for a handler's result: its JSON as text content, and as
  * structuredContent too when it is an object. result is valid JSON. Returns 0 or -1 (memory).
  */

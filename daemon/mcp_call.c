@@ -218,3 +218,16 @@ int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_
     };
     return 0;
 }
+
+bool mcp_starts_session(const char *method, size_t method_length, js_span params)
+{
+    int id = mcp_method_find(method, method_length);
+    if (id == MCP_INITIALIZE || id == MCP_SERVER_DISCOVER)
+        return true;
+    if (id < 0)
+        return false;
+    buffer refusal = BUFFER_INIT; /* what a bad version would be told: not needed here */
+    bool stateless = mcp_revision_read(params, &refusal) == MCP_ERA_STATELESS;
+    buf_free(&refusal);
+    return stateless;
+}

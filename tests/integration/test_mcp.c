@@ -243,6 +243,28 @@ static void test_discover_session_end_cancels_calls(void **state)
     harness_free(rpcd);
 }
 
+/* A client of the stateless revision may send neither: its version in _meta tells it is one. */
+static void test_stateless_session_end_cancels_calls(void **state)
+{
+    (void)state;
+    harness_process *rpcd = start(harness_env("RPCD_BUILD_CONFIG"));
+    send_text(rpcd, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{"
+                    "\"name\":\"sleep\",\"arguments\":{\"ms\":3000},\"_meta\":{\"progressToken\":"
+                    "\"t\",\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n");
+    json_decref(next_message(rpcd)); /* the first report: it runs */
+    long long closed = now_ms();
+    harness_close_stdin(rpcd);
+    json_t *response = next_response(rpcd, "\"slow\"");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(response, "error"), "code")), -32800);
+    json_decref(response);
+    harness_exit status;
+    assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+    assert_true(status.exited && status.code == 0);
+    assert_true(now_ms() - closed < (harness_wrapped() ? 10000 : 1000));
+    harness_free(rpcd);
+}
+
 /*
  * Calls that ignore the cancellation get shutdown_grace_ms from the end of input, as after a
  * stop: then the running ones are named and left unanswered, one that never got a worker is
@@ -345,6 +367,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dotted_methods_get_portable_names, setup, teardown),
         cmocka_unit_test(test_mcp_session_end_cancels_calls),
         cmocka_unit_test(test_discover_session_end_cancels_calls),
+        cmocka_unit_test(test_stateless_session_end_cancels_calls),
         cmocka_unit_test_setup_teardown(test_mcp_session_end_leaves_stuck_calls, setup, teardown),
         cmocka_unit_test(test_plain_session_end_answers_calls),
     };
