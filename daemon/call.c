@@ -87,6 +87,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->token_state = TOKEN_UNKNOWN;
     slot->has_result = slot->result_is_params = slot->result_invalid = false;
     slot->failure_status = 0;
+    slot->exception[0] = '\0';
     slot->has_failure_message = slot->has_failure_data = false;
     slot->state = SLOT_QUEUED;
     slot->completed_early = false;

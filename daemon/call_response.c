@@ -74,6 +74,9 @@ static int append_plugin_error_data(buffer *data, const call_slot *slot, int sta
                                     const char *detail)
 {
     const char *name = status_name(slot, status);
+    /* A failure rpcd recorded itself (an isolated plugin's host that died) names what happened. */
+    if (slot->exception[0] && slot->failure_status == status)
+        name = slot->exception;
     int failed = buf_append_string(data, "{\"exception\":");
     failed |= name ? buf_append_json_string(data, name, strlen(name))
                    : buf_append_string(data, "\"unknown status\"");

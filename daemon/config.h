@@ -15,6 +15,9 @@ typedef struct cfg_pair {
     bool used;   /* the plugin asked for it */
 } cfg_pair;
 
+/* Where a plugin runs: in rpcd's process, or in a host process of its own. */
+enum { CFG_ISOLATION_NONE = 0, CFG_ISOLATION_PROCESS = 1, CFG_ISOLATION_INHERIT = -1 };
+
 typedef struct cfg_plugin {
     char *name;        /* owned: NAME of [plugin NAME] */
     int line;          /* where its section header is */
@@ -23,6 +26,11 @@ typedef struct cfg_plugin {
     int required_line; /* where required was given, 0 when it was not */
     cfg_pair *pairs;   /* owned: every other key, for the plugin */
     size_t pair_count;
+    int isolation;      /* CFG_ISOLATION_* (unset: [rpcd] isolation) */
+    size_t timeout_ms;  /* an isolated call's deadline, 0: none */
+    cfg_pair *timeouts; /* owned: timeout_ms.METHOD, key = the method, value = checked ms */
+    size_t timeout_count;
+    size_t max_restarts; /* restarts of its host allowed per minute */
 } cfg_plugin;
 
 typedef struct rpcd_config {
@@ -42,6 +50,7 @@ typedef struct rpcd_config {
     bool no_new_privs;          /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
     char *user;                 /* owned: the user to run as once plugins are loaded, or NULL */
     char *group;                /* owned: the group to run as (default: the user's), or NULL */
+    int isolation;              /* CFG_ISOLATION_* of plugins that do not say (default none) */
     char *mcp_tools;            /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
     cfg_pair *mcp_names;        /* owned: [mcp] tool.<method> = <tool name>, key = the method */
     size_t mcp_name_count;
@@ -57,6 +66,8 @@ enum {
     CFG_IN_FLIGHT_BYTES_PER_WORKER = 1024 * 1024, /* max_in_flight_bytes unset: per worker */
     CFG_DEFAULT_SHUTDOWN_GRACE_MS = 3000,
     CFG_MAX_FILE_BYTES = 1024 * 1024, /* a config is a page of settings, never more than this */
+    CFG_DEFAULT_MAX_RESTARTS = 10,    /* restarts of an isolated plugin's host per minute */
+    CFG_MAX_TIMEOUT_MS = 24 * 3600 * 1000,
 };
 
 /* How the parser reads a key's value. */
@@ -65,6 +76,7 @@ typedef enum cfg_key_type {
     CFG_KEY_BOOL,      /* true, yes or 1; false, no or 0 */
     CFG_KEY_STRING,    /* any text but the empty one */
     CFG_KEY_LOG_LEVEL, /* error, warning, info or debug */
+    CFG_KEY_ISOLATION, /* none or process (an int) */
     CFG_KEY_OWN,       /* read by its section's own code (plugin sections, [mcp]) */
 } cfg_key_type;
 
