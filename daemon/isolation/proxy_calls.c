@@ -553,6 +553,7 @@ void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, boo
     size_t count;
     rpcd_call **calls = take_all_calls(proxy, &count, methods, sizeof methods);
     buf_clear(&proxy->pending);
+    buf_clear(&proxy->in); /* the rest of what the dead host sent means nothing to the next */
     proxy->next_check = LLONG_MAX;
     *served = proxy->served;
     proxy->served = false;
