@@ -441,6 +441,8 @@ static void report(const char *name, const char *error)
 /* Reads and applies frames until the channel ends. */
 static void serve(buffer *in)
 {
+    enum { FLUSH_EVERY = 32 };
+    unsigned applied = 0;
     for (;;) {
         size_t offset = 0, used;
         chan_frame frame;
@@ -453,11 +455,20 @@ static void serve(buffer *in)
             int status = frame.kind == CHAN_CALL     ? start_call(&frame)
                          : frame.kind == CHAN_CANCEL ? cancel_call(&frame)
                                                      : -1;
-            if (status != 0)
+            if (status != 0) {
                 next = CHAN_MALFORMED;
-            if (status != 0)
                 break;
+            }
             offset += used;
+            /* Answers go out every few calls of a long batch: should a later call of it crash
+             * the process, rpcd has had those answers. */
+            if (++applied % FLUSH_EVERY == 0) {
+                pthread_mutex_lock(&host.lock);
+                host.corked = false;
+                flush_locked();
+                host.corked = true;
+                pthread_mutex_unlock(&host.lock);
+            }
         }
         pthread_mutex_lock(&host.lock);
         host.corked = false;

@@ -41,7 +41,9 @@ static int proxy_call(rpcd_call *call, const char *params, size_t params_length,
     pxy_method *method = user_data;
     iso_proxy *proxy = method->proxy;
     char reason[256];
-    int queued = pxy_queue_call(proxy, method, call, params, params_length, reason, sizeof reason);
+    uint64_t id;
+    int queued =
+        pxy_queue_call(proxy, method, call, params, params_length, &id, reason, sizeof reason);
     if (queued == PXY_DOWN_STATUS)
         return call_fail_exception(call, "plugin host down", reason, NULL, 0);
     if (queued != 0)
@@ -49,6 +51,10 @@ static int proxy_call(rpcd_call *call, const char *params, size_t params_length,
     /* A cancellation that came before the call was queued found nothing to pass on. */
     if (proxy->api.call_is_cancelled(call))
         pxy_cancel(proxy, call);
+    /* workers = 1 promises one call at a time, its notifications before the next call's: the
+     * handler holds the one worker until the host has answered (which ends it when it returns). */
+    if (proxy->settings.workers == 1)
+        pxy_wait_ended(proxy, id);
     return RPCD_DEFERRED;
 }
 

@@ -34,6 +34,7 @@ void pxy_calls_init(iso_proxy *proxy)
     pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
     pthread_cond_init(&proxy->wake, &monotonic);
     pthread_cond_init(&proxy->changed, &monotonic);
+    pthread_cond_init(&proxy->ended, &monotonic);
     pthread_condattr_destroy(&monotonic);
     proxy->free_head = NO_ENTRY;
     proxy->next_check = LLONG_MAX;
@@ -45,6 +46,7 @@ void pxy_calls_fini(iso_proxy *proxy)
 {
     pthread_cond_destroy(&proxy->wake);
     pthread_cond_destroy(&proxy->changed);
+    pthread_cond_destroy(&proxy->ended);
     pthread_mutex_destroy(&proxy->lock);
     free(proxy->entries);
     buf_free(&proxy->pending);
@@ -92,6 +94,8 @@ static void release_entry(iso_proxy *proxy, uint32_t index)
     entry->next_free = proxy->free_head;
     proxy->free_head = index;
     proxy->running--;
+    if (proxy->ended_waiters)
+        pthread_cond_broadcast(&proxy->ended);
 }
 
 static uint64_t entry_id(const iso_proxy *proxy, uint32_t index)
@@ -133,7 +137,7 @@ static void queue_cancel(iso_proxy *proxy, uint32_t index)
 /* ---- Calls in ------------------------------------------------------------------------- */
 
 int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, const char *params,
-                   size_t params_length, char *reason, size_t reason_size)
+                   size_t params_length, uint64_t *id, char *reason, size_t reason_size)
 {
     pthread_mutex_lock(&proxy->lock);
     if (proxy->state == PXY_DOWN || proxy->state == PXY_STOPPING) {
@@ -165,9 +169,22 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
         if (entry->deadline < proxy->next_check)
             proxy->next_check = entry->deadline;
     }
+    *id = entry_id(proxy, index);
     wake_writer(proxy);
     pthread_mutex_unlock(&proxy->lock);
     return 0;
+}
+
+void pxy_wait_ended(iso_proxy *proxy, uint64_t id)
+{
+    uint32_t index;
+    pthread_mutex_lock(&proxy->lock);
+    proxy->ended_waiters++;
+    /* An entry answered at its deadline ends here too: its call has its answer. */
+    while (classify(proxy, id, &index) == ID_LIVE && proxy->entries[index].call)
+        pthread_cond_wait(&proxy->ended, &proxy->lock);
+    proxy->ended_waiters--;
+    pthread_mutex_unlock(&proxy->lock);
 }
 
 void pxy_cancel(iso_proxy *proxy, rpcd_call *call)
@@ -205,6 +222,8 @@ static size_t check_deadlines(iso_proxy *proxy, long long now, expired_call *exp
             entry->call = NULL;
             entry->kill_at = now + (long long)proxy->settings.grace_ms;
             queue_cancel(proxy, i);
+            if (proxy->ended_waiters)
+                pthread_cond_broadcast(&proxy->ended);
         }
         long long due = entry->call ? entry->deadline : entry->kill_at;
         if (!entry->call && entry->kill_at && entry->kill_at <= now && !proxy->kill_pending) {

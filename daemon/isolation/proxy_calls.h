@@ -60,6 +60,8 @@ struct iso_proxy {
     pthread_mutex_t lock;   /* guards everything below */
     pthread_cond_t wake;    /* for the writer: frames to send, a deadline moved, a stop */
     pthread_cond_t changed; /* for the reader: the writer let go of the channel, a stop */
+    pthread_cond_t ended;   /* an entry was released, for pxy_wait_ended */
+    unsigned ended_waiters;
     pxy_state state;
     int fd;       /* the channel (written by the reader thread only, under the lock) */
     pid_t pid;    /* the host (the same) */
@@ -90,7 +92,9 @@ enum { PXY_DOWN_STATUS = -2 };
  * reason when the plugin is down or stopping; -1 (memory).
  */
 int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, const char *params,
-                   size_t params_length, char *reason, size_t reason_size);
+                   size_t params_length, uint64_t *id, char *reason, size_t reason_size);
+/* Waits until the call queued as id has ended (answered, failed, timed out). */
+void pxy_wait_ended(iso_proxy *proxy, uint64_t id);
 /* Tells the host that call was cancelled (nothing when it is not the host's any more). */
 void pxy_cancel(iso_proxy *proxy, rpcd_call *call);
 
