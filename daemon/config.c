@@ -246,6 +246,17 @@ static int isolation_plugin_key(parse_state *state, cfg_plugin *plugin, const ch
                                 const char *value)
 {
     size_t number;
+    static const char *const once[] = {"isolation", "timeout_ms", "max_restarts"};
+    for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
+        if (strcmp(name, once[i]) != 0)
+            continue;
+        if (plugin->seen & 1u << i)
+            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
+        plugin->seen |= 1u << i;
+    }
+    for (size_t i = 0; strncmp(name, "timeout_ms.", 11) == 0 && i < plugin->timeout_count; i++)
+        if (strcmp(plugin->timeouts[i].key, name + 11) == 0)
+            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
     if (strcmp(name, "isolation") == 0) {
         if (parse_isolation(value, &plugin->isolation) != 0)
             return fail(state, "isolation must be none or process, not '%s'", value);

@@ -31,6 +31,7 @@ typedef struct cfg_plugin {
     cfg_pair *timeouts; /* owned: timeout_ms.METHOD, key = the method, value = checked ms */
     size_t timeout_count;
     size_t max_restarts; /* restarts of its host allowed per minute */
+    unsigned seen;       /* which of isolation, timeout_ms, max_restarts were given (once each) */
 } cfg_plugin;
 
 typedef struct rpcd_config {
