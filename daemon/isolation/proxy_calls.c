@@ -496,7 +496,9 @@ int pxy_read_frames(iso_proxy *proxy, int fd, char *why, size_t why_size)
             pthread_mutex_unlock(&proxy->lock);
             if (stopping)
                 return 0;
-            if (got < 0)
+            /* A host that died with bytes of rpcd's unread resets the connection: that is its
+             * death, described by how it ended. */
+            if (got < 0 && errno != ECONNRESET)
                 snprintf(why, why_size, "broke its channel (%s)", strerror(errno));
             return -1;
         }

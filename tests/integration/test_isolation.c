@@ -489,6 +489,8 @@ static void test_stress_with_crashes(void **state)
             assert_true(n % 1000 == 999 || n % 4 == 3);
             const char *exception =
                 json_string_value(json_object_get(json_object_get(error, "data"), "exception"));
+            if (!exception || !strstr(exception, "SIGSEGV"))
+                fprintf(stderr, "not a crash's error: %s\n", lines.items[i]);
             assert_non_null(exception);
             assert_non_null(strstr(exception, "SIGSEGV"));
         } else {
