@@ -167,8 +167,28 @@ static int move_high(int fd)
     return high;
 }
 
+/*
+ * rpcd's own program by the name the kernel gives it: a program under valgrind (or another
+ * loader) is not what /proc/self/exe names, while readlink answers the program's own path. Once
+ * the file is gone (deleted or replaced by an upgrade), /proc/self/exe still runs it.
+ */
+static const char *own_program(const char *program, char *path, size_t size)
+{
+    if (strcmp(program, "/proc/self/exe") != 0)
+        return program;
+    ssize_t length = readlink(program, path, size - 1);
+    if (length <= 0 || (size_t)length >= size - 1)
+        return program;
+    path[length] = '\0';
+    if (path[0] != '/' || strstr(path, " (deleted)") || access(path, X_OK) != 0)
+        return program;
+    return path;
+}
+
 static int start_process(const char *program, int channel, int plugin_fd, pid_t *pid)
 {
+    char path[4096];
+    program = own_program(program, path, sizeof path);
     posix_spawn_file_actions_t actions;
     if (posix_spawn_file_actions_init(&actions) != 0)
         return -1;
@@ -223,6 +243,7 @@ int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
     }
     close(child_end);
     close(own_plugin_fd);
+    snprintf(error, error_size, "its host ended before the plugin's init returned");
     if (send_init(ends[0], config, settings) != 0 ||
         read_answer(ends[0], timeout_ms, info, error, error_size) != 0) {
         close(ends[0]);
