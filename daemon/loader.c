@@ -290,6 +290,12 @@ static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd
         *out = plugin;
         return 0;
     }
+    /* Only a process of its own can stop a handler that does not return. */
+    if (daemon && (config->timeout_ms || config->timeout_count))
+        log_message(LOG_WARNING,
+                    "plugin %s: timeout_ms applies to plugins with isolation = process only; "
+                    "ignored",
+                    config->path);
     bool initialised = false;
     if (open_checked(plugin, insecure, error, error_size) != 0 ||
         read_description(plugin, error, error_size) != 0 ||

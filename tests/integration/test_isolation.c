@@ -395,11 +395,14 @@ static void test_restart_limit(void **state)
     stop(&s);
 }
 
-/* rpcd --check names each plugin's isolation. */
+/* rpcd --check names each plugin's isolation; a deadline on an in-process plugin is ignored. */
 static void test_check_reports_isolation(void **state)
 {
     (void)state;
-    char *text = harness_expand_env(fixtures);
+    char *with_timeout;
+    assert_true(asprintf(&with_timeout, "%stimeout_ms = 100\n", fixtures) >= 0);
+    char *text = harness_expand_env(with_timeout);
+    free(with_timeout);
     assert_non_null(text);
     char *dir = harness_temp_dir();
     char *config = harness_write_file(dir, "rpcd.conf", text);
@@ -412,6 +415,8 @@ static void test_check_reports_isolation(void **state)
     assert_int_equal(result.status.code, 0);
     assert_non_null(strstr(result.err, "plugin a: isolation = process"));
     assert_non_null(strstr(result.err, "plugin b: isolation = none"));
+    assert_non_null(strstr(result.err, "timeout_ms applies to plugins with isolation = process "
+                                       "only; ignored"));
     harness_run_result_free(&result);
     harness_remove_dir(dir);
     free(dir);
