@@ -19,6 +19,7 @@
 #include "registry.h"
 #include "reserved_names.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -504,8 +505,11 @@ int iso_host_main(void)
     signal(SIGPIPE, SIG_IGN);
     /* A terminal's Ctrl-C reaches the whole group: rpcd decides when its hosts end. */
     signal(SIGINT, SIG_IGN);
-    /* Nothing of rpcd's but the channel and the plugin's file. */
+    /* Nothing of rpcd's but the channel and the plugin's file; neither goes to a program the
+     * plugin runs. */
     close_range(CHAN_PLUGIN_FD + 1, ~0u, 0);
+    fcntl(CHAN_HOST_FD, F_SETFD, FD_CLOEXEC);
+    fcntl(CHAN_PLUGIN_FD, F_SETFD, FD_CLOEXEC);
 
     buffer in = BUFFER_INIT;
     cfg_plugin config = {0};

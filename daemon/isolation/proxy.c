@@ -246,6 +246,7 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
     }
     proxy->fd = channel;
     proxy->pid = pid;
+    proxy->pidfd = pxy_open_pidfd(pid);
     if (take_methods(proxy, &info) != 0 ||
         register_proxies(proxy, &info, reason, sizeof reason) != 0 ||
         pxy_start_threads(proxy, reader_main) != 0) {
@@ -254,6 +255,8 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
         snprintf(error, error_size, "plugin %s: %s", config->path, reason);
         iso_host_info_free(&info);
         close(channel);
+        if (proxy->pidfd >= 0)
+            close(proxy->pidfd);
         iso_reap(pid, (int)settings->grace_ms);
         reg_remove_owner(methods, owner);
         free_proxy(proxy);

@@ -15,12 +15,14 @@
 #include "log.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,7 +41,34 @@ void pxy_calls_init(iso_proxy *proxy)
     proxy->free_head = NO_ENTRY;
     proxy->next_check = LLONG_MAX;
     proxy->fd = -1;
+    proxy->pidfd = -1;
     proxy->state = PXY_UP;
+}
+
+int pxy_open_pidfd(pid_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/*
+ * Waits until fd has bytes or the host has ended: a child the plugin forked may hold the
+ * channel open after the host died, and the end of the channel would then never come.
+ * Returns 1 when fd is readable, 0 when only the host's end is there to see.
+ */
+static int wait_for_host(const iso_proxy *proxy, int fd)
+{
+    if (proxy->pidfd < 0)
+        return 1;
+    for (;;) {
+        struct pollfd ends[2] = {{fd, POLLIN, 0}, {proxy->pidfd, POLLIN, 0}};
+        int ready = poll(ends, 2, -1);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0 || ends[0].revents)
+            return 1;
+        if (ends[1].revents)
+            return 0;
+    }
 }
 
 void pxy_calls_fini(iso_proxy *proxy)
@@ -337,6 +366,9 @@ void pxy_stop_threads(iso_proxy *proxy)
     if (proxy->fd >= 0)
         close(proxy->fd);
     proxy->fd = -1;
+    if (proxy->pidfd >= 0)
+        close(proxy->pidfd);
+    proxy->pidfd = -1;
 }
 
 /* ---- The reader: frames from the host --------------------------------------------------- */
@@ -489,7 +521,7 @@ static int apply(iso_proxy *proxy, chan_frame *frame, char *why, size_t why_size
 int pxy_read_frames(iso_proxy *proxy, int fd, char *why, size_t why_size)
 {
     for (;;) {
-        long got = chan_read_some(fd, &proxy->in);
+        long got = wait_for_host(proxy, fd) ? chan_read_some(fd, &proxy->in) : 0;
         if (got <= 0) {
             pthread_mutex_lock(&proxy->lock);
             bool stopping = proxy->stopping;
@@ -584,6 +616,9 @@ void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, boo
         pthread_cond_wait(&proxy->changed, &proxy->lock);
     close(proxy->fd);
     proxy->fd = -1;
+    if (proxy->pidfd >= 0)
+        close(proxy->pidfd);
+    proxy->pidfd = -1;
     pthread_mutex_unlock(&proxy->lock);
 
     /* One line per death: the plugin, how its host ended, the methods it was running. */
@@ -602,6 +637,7 @@ void pxy_host_up(iso_proxy *proxy, int fd, pid_t pid)
     pthread_mutex_lock(&proxy->lock);
     proxy->fd = fd;
     proxy->pid = pid;
+    proxy->pidfd = pxy_open_pidfd(pid);
     if (proxy->stopping)
         shutdown(fd, SHUT_WR);
     else

@@ -65,6 +65,7 @@ struct iso_proxy {
     pxy_state state;
     int fd;       /* the channel (written by the reader thread only, under the lock) */
     pid_t pid;    /* the host (the same) */
+    int pidfd;    /* the host's pidfd, readable once it has ended; -1 where there is none */
     bool writing; /* the writer is writing on fd */
     bool writer_waiting;
     bool stopping;
@@ -84,6 +85,8 @@ struct iso_proxy {
 };
 
 void pxy_calls_init(iso_proxy *proxy);
+/* A pidfd of pid (new), or -1 where the kernel has none: the end of the channel then tells. */
+int pxy_open_pidfd(pid_t pid);
 void pxy_calls_fini(iso_proxy *proxy);
 
 enum { PXY_DOWN_STATUS = -2 };

@@ -22,6 +22,13 @@
 
 #include <cmocka.h>
 
+static long long now_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 /* A running rpcd over a config written from text. */
 typedef struct session {
     char *dir;
@@ -273,6 +280,15 @@ static void test_segfault(void **state)
     host_dies("a.null", "killed by signal 11 (SIGSEGV)", "plugin isolated_a: its host (pid");
 }
 
+/* The host's death is seen even while a child it forked holds the channel open. */
+static void test_segfault_with_a_child_holding_the_channel(void **state)
+{
+    (void)state;
+    long long started = now_ms();
+    host_dies("a.fork_null", "killed by signal 11 (SIGSEGV)", "plugin isolated_a: its host (pid");
+    assert_true(now_ms() - started < 2500);
+}
+
 static void test_garbage_in_the_channel(void **state)
 {
     (void)state;
@@ -308,13 +324,6 @@ static void test_exit(void **state)
 {
     (void)state;
     crash_fixture("crash.exit", "exited with status 3");
-}
-
-static long long now_ms(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
 /*
@@ -525,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_bundled_plugins_isolated),
         cmocka_unit_test(test_host_functions_isolated),
         cmocka_unit_test(test_segfault),
+        cmocka_unit_test(test_segfault_with_a_child_holding_the_channel),
         cmocka_unit_test(test_garbage_in_the_channel),
         cmocka_unit_test(test_forged_call_id),
         cmocka_unit_test(test_abort),

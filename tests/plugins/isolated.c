@@ -169,6 +169,17 @@ NO_SANITIZE static int null(rpcd_call *call, const char *params, size_t params_l
     return *nowhere;
 }
 
+/* PREFIX.fork_null: a child that keeps every descriptor (the channel too) for 3 s, then a NULL
+ * dereference: the host is dead while its channel is still open. */
+static int fork_null(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    if (fork() == 0) {
+        sleep(3);
+        _exit(0);
+    }
+    return null(call, params, params_length, user_data);
+}
+
 static int isolated_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state, char *error,
                          size_t error_size)
 {
@@ -195,6 +206,7 @@ static int isolated_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **s
         {ISOLATED_PREFIX ".loop", loop, 0},
         {ISOLATED_PREFIX ".wait", wait_cancel, 0},
         {ISOLATED_PREFIX ".null", null, 0},
+        {ISOLATED_PREFIX ".fork_null", fork_null, 0},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);
