@@ -164,6 +164,26 @@ static int host_call_result(rpcd_call *handle, const char *json, size_t json_len
     return valid_json(json, json_length) ? RPCD_OK : RPCD_ERR_INVALID_ARGUMENT;
 }
 
+/*
+ * Puts a message into the frame: rpcd refuses text that is not UTF-8 from a host (it would go
+ * into the protocol), so the bytes of such a text that are not ASCII become '?'.
+ */
+static int put_message(const char *message, bool optional)
+{
+    if (!message)
+        return optional ? chan_put_opt(&host.pending, NULL, 0) : -1;
+    size_t length = strlen(message);
+    int failed = optional ? chan_put_u8(&host.pending, 1) : 0;
+    if (js_utf8_valid(message, length))
+        return failed | chan_put_str(&host.pending, message, length);
+    size_t start = host.pending.length + sizeof(uint32_t);
+    failed |= chan_put_str(&host.pending, message, length);
+    for (size_t i = 0; failed == 0 && i < length; i++)
+        if ((unsigned char)host.pending.data[start + i] >= 0x80)
+            host.pending.data[start + i] = '?';
+    return failed;
+}
+
 static int host_call_fail(rpcd_call *handle, int status, const char *message, const char *data,
                           size_t data_length)
 {
@@ -176,7 +196,7 @@ static int host_call_fail(rpcd_call *handle, int status, const char *message, co
     size_t start;
     int failed = begin(CHAN_FAIL, call, &start);
     failed |= chan_put_u32(&host.pending, (uint32_t)status);
-    failed |= chan_put_opt(&host.pending, message, SIZE_MAX);
+    failed |= put_message(message, true);
     failed |= chan_put_opt(&host.pending, data, data_length);
     return finish(start, failed) == 0 ? status : RPCD_ERR_NO_MEMORY;
 }
@@ -192,7 +212,7 @@ static int host_call_fail_code(rpcd_call *handle, int64_t code, const char *mess
     size_t start;
     int failed = begin(CHAN_FAIL_CODE, call, &start);
     failed |= chan_put_i64(&host.pending, code);
-    failed |= chan_put_str(&host.pending, message, strlen(message));
+    failed |= put_message(message, false);
     failed |= chan_put_opt(&host.pending, data, data_length);
     return finish(start, failed) == 0 ? RPCD_ERR_APPLICATION : RPCD_ERR_NO_MEMORY;
 }
@@ -228,7 +248,7 @@ static int host_call_progress(rpcd_call *handle, double done, double total, cons
     int failed = begin(CHAN_PROGRESS, call, &start);
     failed |= chan_put_f64(&host.pending, done);
     failed |= chan_put_f64(&host.pending, total);
-    failed |= chan_put_opt(&host.pending, message, SIZE_MAX);
+    failed |= put_message(message, true);
     return finish(start, failed) == 0 ? RPCD_OK : RPCD_ERR_NO_MEMORY;
 }
 

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "isolation/channel.h"
 #include "isolation/spawn.h"
+#include "json_scan.h"
 #include "lock.h"
 #include "log.h"
 
@@ -373,12 +374,15 @@ void pxy_stop_threads(iso_proxy *proxy)
 
 /* ---- The reader: frames from the host --------------------------------------------------- */
 
-/* A string of the frame as a C string in the reader's scratch (offset returned through *at). */
+/*
+ * A string of the frame as a C string in the reader's scratch (offset returned through *at).
+ * It goes into the protocol: text that is not UTF-8 (or holds a NUL) marks the frame bad.
+ */
 static const char *scratch_string(iso_proxy *proxy, chan_str text, size_t *at, chan_frame *frame)
 {
     if (!text.bytes)
         return NULL;
-    if (memchr(text.bytes, '\0', text.length)) {
+    if (memchr(text.bytes, '\0', text.length) || !js_utf8_valid(text.bytes, text.length)) {
         frame->bad = true;
         return NULL;
     }

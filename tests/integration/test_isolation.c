@@ -231,6 +231,12 @@ static void test_host_functions_isolated(void **state)
                             json_object_get(json_object_get(invalid, "error"), "data"), "detail")),
                         "need two numbers");
     expect_error(invalid, -32602, "RPCD_ERR_INVALID_PARAMS");
+    /* A message that is not UTF-8 reaches the client as UTF-8, its host alive. */
+    json_t *bad = call(&s, "3b", "a.bad_utf8", "[]");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(bad, "error"), "data"), "detail")),
+                        "bad ?? text");
+    expect_error(bad, -32603, "RPCD_ERR_INTERNAL");
     /* The notification first; the reserved one refused in the host as in-process (-7). */
     send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"4\",\"method\":\"a.notify\",\"params\":[]}");
     json_t *note = next_message(&s);
@@ -250,6 +256,7 @@ static void test_host_functions_isolated(void **state)
     assert_int_equal(harness_wait_for_stderr(s.process, "raw stdout", HARNESS_TIMEOUT_MS),
                      HARNESS_OK);
     expect_result(call(&s, "7", "b.echo", "[7]"), "[7]");
+    assert_null(strstr(harness_stderr(s.process), "its host (pid"));
     stop(&s);
 }
 

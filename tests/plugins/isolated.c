@@ -66,6 +66,13 @@ static int fail(rpcd_call *call, const char *params, size_t params_length, void 
     return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "need two numbers", NULL, 0);
 }
 
+/* PREFIX.bad_utf8: a failure whose message is not UTF-8. */
+static int bad_utf8(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    return host->call_fail(call, RPCD_ERR_INTERNAL, "bad \xff\xfe text", NULL, 0);
+}
+
 /* PREFIX.notify: a notification "isolated/hello" before the result; and a refused one. */
 static int notify(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
@@ -198,6 +205,7 @@ static int isolated_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **s
         {ISOLATED_PREFIX ".deferred", deferred, 0},
         {ISOLATED_PREFIX ".fail_code", fail_code, 0},
         {ISOLATED_PREFIX ".fail", fail, 0},
+        {ISOLATED_PREFIX ".bad_utf8", bad_utf8, 0},
         {ISOLATED_PREFIX ".notify", notify, 0},
         {ISOLATED_PREFIX ".info", info, 0},
         {ISOLATED_PREFIX ".stdout", print, 0},
