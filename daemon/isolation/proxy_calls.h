@@ -98,6 +98,18 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
                    size_t params_length, uint64_t *id, char *reason, size_t reason_size);
 /* Waits until the call queued as id has ended (answered, failed, timed out). */
 void pxy_wait_ended(iso_proxy *proxy, uint64_t id);
+enum { PXY_ID_LIVE, PXY_ID_OLD, PXY_ID_NEVER };
+/*
+ * What a frame's id names: a call in the host now (PXY_ID_LIVE, *call its handle, NULL once it
+ * was answered at its deadline), one that has ended (PXY_ID_OLD), or one the host was never
+ * given (PXY_ID_NEVER: a broken host).
+ */
+int pxy_take_for_frame(iso_proxy *proxy, uint64_t id, rpcd_call **call);
+/*
+ * Releases the entry of id once its END has been applied: only then may pxy_wait_ended return,
+ * the call's response on its way.
+ */
+void pxy_end_entry(iso_proxy *proxy, uint64_t id);
 /* Tells the host that call was cancelled (nothing when it is not the host's any more). */
 void pxy_cancel(iso_proxy *proxy, rpcd_call *call);
 
