@@ -287,6 +287,27 @@ static void test_segfault(void **state)
     host_dies("a.null", "killed by signal 11 (SIGSEGV)", "plugin isolated_a: its host (pid");
 }
 
+/* An MCP tool call whose host dies is a tool error the model can read, naming the signal. */
+static void test_tool_call_host_dies(void **state)
+{
+    (void)state;
+    session s;
+    start(&s, fixtures);
+    json_decref(call(&s, "init", "initialize",
+                     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"));
+    json_t *tool = call(&s, "tool", "tools/call", "{\"name\":\"a.null\",\"arguments\":{}}");
+    json_t *result = json_object_get(tool, "result");
+    assert_true(json_is_true(json_object_get(result, "isError")));
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+    assert_non_null(text);
+    assert_non_null(strstr(text, "killed by signal 11 (SIGSEGV)"));
+    json_decref(tool);
+    expect_result(call(&s, "after", "a.echo", "[2]"), "[2]");
+    stop(&s);
+}
+
 /* The host's death is seen even while a child it forked holds the channel open. */
 static void test_segfault_with_a_child_holding_the_channel(void **state)
 {
@@ -541,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_bundled_plugins_isolated),
         cmocka_unit_test(test_host_functions_isolated),
         cmocka_unit_test(test_segfault),
+        cmocka_unit_test(test_tool_call_host_dies),
         cmocka_unit_test(test_segfault_with_a_child_holding_the_channel),
         cmocka_unit_test(test_garbage_in_the_channel),
         cmocka_unit_test(test_forged_call_id),
