@@ -14,6 +14,7 @@
 #include "response_line.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,7 @@ static int record_failure(call_slot *slot, int status, int64_t code, const char 
     }
     slot->failure_status = status;
     slot->failure_code = code;
+    slot->exception[0] = '\0';
     return status;
 }
 
@@ -222,6 +224,19 @@ static int host_call_fail(rpcd_call *call, int status, const char *message, cons
     if (!slot)
         return RPCD_ERR_STALE;
     int result = record_failure(slot, status, 0, message, data, data_length);
+    lock_release(&slot->lock);
+    return result;
+}
+
+int call_fail_exception(rpcd_call *call, const char *exception, const char *message,
+                        const char *data, size_t data_length)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int result = record_failure(slot, RPCD_ERR_INTERNAL, 0, message, data, data_length);
+    if (result == RPCD_ERR_INTERNAL)
+        snprintf(slot->exception, sizeof slot->exception, "%s", exception);
     lock_release(&slot->lock);
     return result;
 }

@@ -48,6 +48,7 @@ static const cfg_key keys[] = {
     DAEMON_KEY(user,                CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(group,               CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(no_new_privs,        CFG_KEY_BOOL,      0,  0,        true),
+    DAEMON_KEY(isolation,           CFG_KEY_ISOLATION, 0,  0,        CFG_ISOLATION_NONE),
     {"plugin NAME", "path",        CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "required",    CFG_KEY_OWN, 0, 0, 0, 0},
     PLUGIN_KEY(limit_memory,       CFG_KEY_SIZE,    16777216, TIB),
@@ -59,6 +60,10 @@ static const cfg_key keys[] = {
     PLUGIN_KEY(seccomp,            CFG_KEY_SECCOMP, 0,        0),
     PLUGIN_KEY(read_paths,         CFG_KEY_PATHS,   0,        0),
     PLUGIN_KEY(write_paths,        CFG_KEY_PATHS,   0,        0),
+    {"plugin NAME", "isolation",   CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "timeout_ms",  CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "timeout_ms.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "max_restarts", CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool_names",  CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
@@ -141,6 +146,17 @@ static int set_string(parse_state *state, const char *name, const char *value, c
     return *out ? 1 : fail(state, "out of memory");
 }
 
+static int parse_isolation(const char *value, int *out)
+{
+    if (strcmp(value, "none") == 0)
+        *out = CFG_ISOLATION_NONE;
+    else if (strcmp(value, "process") == 0)
+        *out = CFG_ISOLATION_PROCESS;
+    else
+        return -1;
+    return 0;
+}
+
 /* Whether each of a list of paths separated by spaces is absolute. */
 static bool absolute_paths(const char *list)
 {
@@ -187,6 +203,10 @@ static int parse_value(parse_state *state, const cfg_key *key, void *field, cons
             return fail(state, "%s must be absolute paths separated by spaces, not '%s'", name,
                         value);
         return set_string(state, name, value, field);
+    case CFG_KEY_ISOLATION:
+        if (parse_isolation(value, field) != 0)
+            return fail(state, "%s must be none or process, not '%s'", name, value);
+        return 1;
     case CFG_KEY_OWN: break;
     }
     return fail(state, "unknown key '%s'", name);
@@ -230,6 +250,8 @@ static cfg_plugin *add_plugin(parse_state *state, const char *name)
     if (!plugin->name)
         return NULL;
     plugin->required = true;
+    plugin->isolation = CFG_ISOLATION_INHERIT;
+    plugin->max_restarts = CFG_DEFAULT_MAX_RESTARTS;
     plugin->line = state->line;
     config->plugin_count++;
     return plugin;
@@ -277,6 +299,53 @@ static const cfg_key *plugin_section_key(const char *name)
     return NULL;
 }
 
+/*
+ * The keys of a plugin section that say how rpcd runs the plugin in a host process: isolation,
+ * timeout_ms, timeout_ms.METHOD and max_restarts. Returns inih's 1 or 0 for one of them, -1
+ * for any other key.
+ */
+static int isolation_plugin_key(parse_state *state, cfg_plugin *plugin, const char *name,
+                                const char *value)
+{
+    size_t number;
+    static const char *const once[] = {"isolation", "timeout_ms", "max_restarts"};
+    for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
+        if (strcmp(name, once[i]) != 0)
+            continue;
+        if (plugin->seen & 1u << i)
+            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
+        plugin->seen |= 1u << i;
+    }
+    for (size_t i = 0; strncmp(name, "timeout_ms.", 11) == 0 && i < plugin->timeout_count; i++)
+        if (strcmp(plugin->timeouts[i].key, name + 11) == 0)
+            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
+    if (strcmp(name, "isolation") == 0) {
+        if (parse_isolation(value, &plugin->isolation) != 0)
+            return fail(state, "isolation must be none or process, not '%s'", value);
+        return 1;
+    }
+    if (strcmp(name, "max_restarts") == 0) {
+        if (parse_size(value, 0, 1000000, &plugin->max_restarts) != 0)
+            return fail(state, "max_restarts must be an integer from 0 to 1000000, not '%s'",
+                        value);
+        return 1;
+    }
+    if (strncmp(name, "timeout_ms", 10) != 0 || (name[10] != '\0' && name[10] != '.'))
+        return -1;
+    if (parse_size(value, 1, CFG_MAX_TIMEOUT_MS, &number) != 0)
+        return fail(state, "%s must be an integer from 1 to %d, not '%s'", name, CFG_MAX_TIMEOUT_MS,
+                    value);
+    if (name[10] == '\0') {
+        plugin->timeout_ms = number;
+        return 1;
+    }
+    if (name[11] == '\0')
+        return fail(state, "timeout_ms. needs a method name (timeout_ms.METHOD)");
+    if (cfg_append_pair(&plugin->timeouts, &plugin->timeout_count, name + 11, value) != 0)
+        return fail(state, "out of memory");
+    return 1;
+}
+
 static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, const char *value)
 {
     if (strcmp(name, "path") == 0) {
@@ -311,6 +380,9 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
             return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
         return parse_value(state, key, field, value);
     }
+    int isolation_key = isolation_plugin_key(state, plugin, name, value);
+    if (isolation_key >= 0)
+        return isolation_key;
     for (size_t i = 0; i < plugin->pair_count; i++)
         if (strcmp(plugin->pairs[i].key, name) == 0)
             return fail(state, "key '%s' is given twice in [plugin %s]", name, plugin->name);
@@ -474,13 +546,15 @@ static int finish(parse_state *state, const char *file_name, char *error, size_t
             return -1;
         free(plugin->path);
         plugin->path = resolved;
+        if (plugin->isolation == CFG_ISOLATION_INHERIT)
+            plugin->isolation = config->isolation;
     }
     return 0;
 }
 
 /*
- * The cores this process may run on: those of its CPU affinity (taskset, cpusets), which is what
- * bounds the workers that can run at once, and one system call where sysconf reads /sys.
+ * The cores this process may run on: those of its CPU affinity (taskset, cpusets), which is
+ * what bounds the workers that can run at once, and one system call where sysconf reads /sys.
  */
 static size_t usable_cores(void)
 {
@@ -501,7 +575,7 @@ static void set_defaults(rpcd_config *config)
             *(size_t *)field = keys[i].default_value;
         else if (keys[i].type == CFG_KEY_BOOL)
             *(bool *)field = keys[i].default_value != 0;
-        else if (keys[i].type == CFG_KEY_LOG_LEVEL)
+        else if (keys[i].type == CFG_KEY_LOG_LEVEL || keys[i].type == CFG_KEY_ISOLATION)
             *(int *)field = (int)keys[i].default_value;
     }
 }
@@ -577,6 +651,7 @@ void cfg_free(rpcd_config *config)
         free(plugin->confinement.group);
         free(plugin->confinement.read_paths);
         free(plugin->confinement.write_paths);
+        free_pairs(plugin->timeouts, plugin->timeout_count);
         free(plugin->name);
         free(plugin->path);
     }

@@ -5,6 +5,7 @@
  */
 #include "crash_report.h"
 #include "grace.h"
+#include "isolation/host.h"
 #include "log.h"
 #include "runtime.h"
 #include "server.h"
@@ -229,6 +230,9 @@ int main(int argc, char **argv)
 {
     command_line asked;
     int status;
+    /* A plugin host started by rpcd itself, for a plugin with isolation = process. */
+    if (argc == 2 && strcmp(argv[1], ISO_HOST_ARGUMENT) == 0)
+        return iso_host_main();
     if (parse_command_line(argc, argv, &asked, &status) != 0)
         return status;
     if (take_signals() != 0) {
@@ -249,9 +253,13 @@ int main(int argc, char **argv)
         log_message(LOG_ERROR, "%s", error);
         return EXIT_CONFIG;
     }
-    if (asked.check_only)
+    if (asked.check_only) {
+        for (size_t i = 0; i < runtime.config->plugin_count; i++)
+            log_message(LOG_INFO, "plugin %s: isolation = %s", runtime.config->plugins[i].name,
+                        runtime.config->plugins[i].isolation == CFG_ISOLATION_PROCESS ? "process"
+                                                                                      : "none");
         log_message(LOG_INFO, "config %s is valid", asked.config_path);
-    else
+    } else
         status = serve(&runtime, input_fd, output_fd);
     rt_stop(&runtime);
     return status;

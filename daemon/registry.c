@@ -84,6 +84,15 @@ static int rebuild_slots(registry *reg, size_t slot_count)
     return 0;
 }
 
+void reg_set_cancel_hook(registry *reg, const char *name,
+                         void (*hook)(rpcd_call *call, void *user_data))
+{
+    const reg_method *found = reg_find(reg, name, strlen(name));
+    for (size_t i = 0; found && i < reg->count; i++)
+        if (reg->methods[i] == found)
+            reg->methods[i]->cancel_hook = hook;
+}
+
 const reg_method *reg_find(const registry *reg, const char *name, size_t length)
 {
     if (reg->slot_count == 0)

@@ -158,6 +158,38 @@ static char *prepare_config(const char *cases_dir, const char *name, char **temp
     return path;
 }
 
+/*
+ * With RPCD_CASES_ISOLATION set (to none or process), the config as the case gives it, with that
+ * isolation for every plugin and plugin_dir set to the original's directory: every case then
+ * runs the same with its plugins in host processes. Returns a new config path, or NULL.
+ */
+static char *isolated_config(const char *config, const char *isolation, char **temp_dir)
+{
+    char *text = harness_read_file(config, NULL);
+    if (!text)
+        return NULL;
+    char *dir = strdup(config);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    char *rpcd_section = strstr(text, "[rpcd]\n");
+    char *changed = NULL;
+    if (dir && rpcd_section &&
+        asprintf(&changed, "%.*s[rpcd]\nisolation = %s\nplugin_dir = %s\n%s",
+                 (int)(rpcd_section - text), text, isolation, slash ? dir : ".",
+                 rpcd_section + 7) < 0)
+        changed = NULL;
+    free(text);
+    free(dir);
+    if (!changed)
+        return NULL;
+    if (!*temp_dir)
+        *temp_dir = harness_temp_dir();
+    char *path = *temp_dir ? harness_write_file(*temp_dir, "isolated.conf", changed) : NULL;
+    free(changed);
+    return path;
+}
+
 /* Matches output lines to expected lines; prints every difference. Returns the count of them. */
 static int compare_output(const test_case *tc, const harness_lines *output)
 {
@@ -274,6 +306,13 @@ static void run_case(void **state)
     }
     const char *config = config_path ? config_path : harness_env("RPCD_BUILD_CONFIG");
     assert_non_null(config);
+    const char *isolation = getenv("RPCD_CASES_ISOLATION");
+    char *isolated_path = NULL;
+    if (isolation) {
+        isolated_path = isolated_config(config, isolation, &temp_dir);
+        assert_non_null(isolated_path);
+        config = isolated_path;
+    }
     harness_argv args = harness_rpcd_argv(config);
     assert_non_null(args.argv[0]);
 
@@ -308,6 +347,7 @@ static void run_case(void **state)
     harness_remove_dir(temp_dir);
     free(temp_dir);
     free(config_path);
+    free(isolated_path);
     tc.path = NULL;
     case_free(&tc);
     assert_int_equal(problems, 0);

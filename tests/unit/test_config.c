@@ -382,6 +382,43 @@ static void test_plugin_section_errors(void **state)
                  "required is given twice in [plugin echo] (first on line 3)");
 }
 
+/* isolation in [rpcd] and per plugin, deadlines per plugin and per method, max_restarts. */
+static void test_isolation_keys(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[plugin a]\npath = a.so\n");
+    assert_int_equal(config->isolation, CFG_ISOLATION_NONE);
+    assert_int_equal(config->plugins[0].isolation, CFG_ISOLATION_NONE);
+    assert_int_equal(config->plugins[0].timeout_ms, 0);
+    assert_int_equal(config->plugins[0].max_restarts, CFG_DEFAULT_MAX_RESTARTS);
+    cfg_free(config);
+    config = load_ok("[rpcd]\nisolation = process\n[plugin a]\npath = a.so\n"
+                     "[plugin b]\npath = b.so\nisolation = none\ntimeout_ms = 250\n"
+                     "timeout_ms.b.slow = 9000\nmax_restarts = 0\nkey = v\n");
+    assert_int_equal(config->plugins[0].isolation, CFG_ISOLATION_PROCESS);
+    cfg_plugin *b = &config->plugins[1];
+    assert_int_equal(b->isolation, CFG_ISOLATION_NONE);
+    assert_int_equal(b->timeout_ms, 250);
+    assert_int_equal(b->timeout_count, 1);
+    assert_string_equal(b->timeouts[0].key, "b.slow");
+    assert_string_equal(b->timeouts[0].value, "9000");
+    assert_int_equal(b->max_restarts, 0);
+    /* Only the plugin's own keys reach it. */
+    assert_int_equal(b->pair_count, 1);
+    assert_string_equal(b->pairs[0].key, "key");
+    cfg_free(config);
+    expect_error("[rpcd]\nisolation = thread\n", 2, "isolation must be none or process");
+    expect_error("[plugin a]\npath = a.so\nisolation = yes\n", 3, "'yes'");
+    expect_error("[plugin a]\npath = a.so\ntimeout_ms = 0\n", 3, "from 1 to 86400000");
+    expect_error("[plugin a]\npath = a.so\ntimeout_ms.x = 86400001\n", 3, "timeout_ms.x");
+    expect_error("[plugin a]\npath = a.so\ntimeout_ms. = 5\n", 3, "needs a method name");
+    expect_error("[plugin a]\npath = a.so\nmax_restarts = -1\n", 3, "max_restarts");
+    expect_error("[plugin a]\npath = a.so\nisolation = none\nisolation = none\n", 4,
+                 "isolation is given twice in [plugin a]");
+    expect_error("[plugin a]\npath = a.so\ntimeout_ms.m = 5\ntimeout_ms.m = 6\n", 4,
+                 "timeout_ms.m is given twice");
+}
+
 /* Every key of [rpcd] may be given once: a second one is an error naming both lines. */
 static void test_daemon_key_twice(void **state)
 {
@@ -808,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_first_error_line_matches_message),
         cmocka_unit_test(test_plugin_sections),
         cmocka_unit_test(test_plugin_section_errors),
+        cmocka_unit_test(test_isolation_keys),
         cmocka_unit_test(test_daemon_key_twice),
         cmocka_unit_test(test_privilege_keys),
         cmocka_unit_test(test_relative_paths),
