@@ -247,8 +247,9 @@ static int end_calls(server *srv, int result)
     grace_set_phase(GRACE_WAITING);
     /* The period counts from the stop, not from when this thread got here. */
     int grace_ms = srv->grace_watched && stopped ? grace_left_ms() : srv->options.shutdown_grace_ms;
+    /* An MCP session's end is still the end of input: every call was answered. */
     if (wait_for_calls(srv, grace_ms, false) == 0)
-        return result == SRV_DONE ? SRV_STOPPED : result;
+        return result == SRV_DONE && !session_ended ? SRV_STOPPED : result;
     grace_set_phase(GRACE_ENDING);
     call_end_unstarted(srv->calls);
     call_log_running(srv->calls, LOG_WARNING,

@@ -172,12 +172,13 @@ static char *isolated_config(const char *config, const char *isolation, char **t
     char *slash = dir ? strrchr(dir, '/') : NULL;
     if (slash)
         *slash = '\0';
+    /* A config without an [rpcd] section (a case's own) gets one, at the top. */
     char *rpcd_section = strstr(text, "[rpcd]\n");
+    size_t before = rpcd_section ? (size_t)(rpcd_section - text) : 0;
+    const char *after = rpcd_section ? rpcd_section + 7 : text;
     char *changed = NULL;
-    if (dir && rpcd_section &&
-        asprintf(&changed, "%.*s[rpcd]\nisolation = %s\nplugin_dir = %s\n%s",
-                 (int)(rpcd_section - text), text, isolation, slash ? dir : ".",
-                 rpcd_section + 7) < 0)
+    if (dir && asprintf(&changed, "%.*s[rpcd]\nisolation = %s\nplugin_dir = %s\n%s", (int)before,
+                        text, isolation, slash ? dir : ".", after) < 0)
         changed = NULL;
     free(text);
     free(dir);

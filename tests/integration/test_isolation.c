@@ -296,7 +296,7 @@ static void test_tool_call_host_dies(void **state)
     json_decref(call(&s, "init", "initialize",
                      "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                      "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"));
-    json_t *tool = call(&s, "tool", "tools/call", "{\"name\":\"a.null\",\"arguments\":{}}");
+    json_t *tool = call(&s, "tool", "tools/call", "{\"name\":\"a_null\",\"arguments\":{}}");
     json_t *result = json_object_get(tool, "result");
     assert_true(json_is_true(json_object_get(result, "isError")));
     const char *text = json_string_value(
