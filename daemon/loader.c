@@ -263,6 +263,7 @@ static int start_isolated(struct rpcd_plugin *plugin, const rpcd_config *daemon,
         .log_level = log_get_level(),
         .insecure = daemon->insecure,
         .grace_ms = daemon->shutdown_grace_ms,
+        .daemon = daemon,
     };
     return iso_proxy_start(plugin->config, fd, &settings, plugin->methods, plugin,
                            &plugin->isolated, error, error_size);

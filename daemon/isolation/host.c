@@ -13,6 +13,7 @@
 #include "config.h"
 #include "executor.h"
 #include "isolation/channel.h"
+#include "isolation/sandbox.h"
 #include "json_scan.h"
 #include "loader.h"
 #include "log.h"
@@ -392,20 +393,49 @@ static int cancel_call(chan_frame *frame)
 /* ---- Start-up: INIT, the seam for confinement, the load -------------------------------- */
 
 /*
- * Confinement of the plugin's process is applied here: after the channel is set up and the
- * settings are read, before the plugin's file is loaded (rlimits, user and group, no_new_privs,
- * seccomp, Landlock). Returns 0, or -1 with the reason in error to refuse the start.
+ * Confinement of the plugin's process, as rpcd resolved it from the config (sandbox.h): applied
+ * after the channel is set up and the settings are read, before the plugin's file is loaded and
+ * before any thread starts. Returns 0, or -1 with the reason in error to refuse the start.
  */
-static int confine(const cfg_plugin *plugin, char *error, size_t error_size)
+static int confine(const cfg_plugin *plugin, sandbox_settings *sandbox, char *error,
+                   size_t error_size)
 {
-    (void)plugin;
-    (void)error;
-    (void)error_size;
-    return 0;
+    sandbox->name = strdup(plugin->name);
+    sandbox->plugin_path = strdup(plugin->path);
+    int status = sandbox->name && sandbox->plugin_path
+                     ? sandbox_apply(sandbox, error, error_size)
+                     : (snprintf(error, error_size, "out of memory"), -1);
+    sandbox_settings_free(sandbox);
+    return status;
+}
+
+/* The confinement part of INIT (spawn.c's put_confinement). Returns 0, or -1. */
+static int read_confinement(chan_frame *frame, sandbox_settings *sandbox)
+{
+    memset(sandbox, 0, sizeof *sandbox);
+    sandbox->limit_memory = (size_t)chan_get_u64(frame);
+    sandbox->limit_cpu_seconds = (size_t)chan_get_u64(frame);
+    sandbox->limit_open_files = (size_t)chan_get_u64(frame);
+    sandbox->limit_processes = (size_t)chan_get_u64(frame);
+    sandbox->target.change = chan_get_u8(frame) != 0;
+    sandbox->target.uid = (uid_t)chan_get_u32(frame);
+    sandbox->target.gid = (gid_t)chan_get_u32(frame);
+    uint8_t seccomp = chan_get_u8(frame);
+    sandbox->seccomp = seccomp == SANDBOX_SECCOMP_STRICT ? SANDBOX_SECCOMP_STRICT
+                       : seccomp == SANDBOX_SECCOMP_OFF  ? SANDBOX_SECCOMP_OFF
+                                                         : SANDBOX_SECCOMP_DEFAULT;
+    chan_str read_paths = chan_get_opt(frame), write_paths = chan_get_opt(frame);
+    if (read_paths.bytes && !(sandbox->read_paths = strndup(read_paths.bytes, read_paths.length)))
+        return -1;
+    if (write_paths.bytes &&
+        !(sandbox->write_paths = strndup(write_paths.bytes, write_paths.length)))
+        return -1;
+    return frame->bad ? -1 : 0;
 }
 
 /* Reads the INIT frame into config. Returns 0, or -1. */
-static int read_init(buffer *in, cfg_plugin *config, bool *insecure, size_t *workers)
+static int read_init(buffer *in, cfg_plugin *config, bool *insecure, size_t *workers,
+                     sandbox_settings *sandbox)
 {
     size_t used;
     chan_frame frame;
@@ -431,8 +461,9 @@ static int read_init(buffer *in, cfg_plugin *config, bool *insecure, size_t *wor
         pair->key = strndup(key.bytes, key.length);
         pair->value = strndup(value.bytes, value.length);
     }
+    int confinement = read_confinement(&frame, sandbox);
     chan_consume(in, used);
-    return chan_finished(&frame) && config->name && config->path ? 0 : -1;
+    return confinement == 0 && chan_finished(&frame) && config->name && config->path ? 0 : -1;
 }
 
 /* METHOD per method, then READY. Lock free: no call runs yet. */
@@ -539,12 +570,14 @@ int iso_host_main(void)
     loader *plugins = NULL;
     const char *name = NULL;
     int status = 1;
-    if (read_init(&in, &config, &insecure, &workers) != 0) {
+    sandbox_settings sandbox;
+    if (read_init(&in, &config, &insecure, &workers, &sandbox) != 0) {
+        sandbox_settings_free(&sandbox);
         log_message(LOG_ERROR, "plugin host: no valid INIT from rpcd");
         goto done;
     }
     config.required = true;
-    if (confine(&config, error, sizeof error) != 0 || reg_new(&host.methods) != 0 ||
+    if (confine(&config, &sandbox, error, sizeof error) != 0 || reg_new(&host.methods) != 0 ||
         exec_new(workers ? workers : 1, &host.pool) != 0) {
         report(NULL, error[0] ? error : "out of memory");
         goto done;

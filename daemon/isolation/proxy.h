@@ -25,6 +25,9 @@ typedef struct iso_settings {
     int log_level;
     bool insecure;
     size_t grace_ms; /* how long a host may take to let go of a cancelled call, or to exit */
+    /* Borrowed, outlives the proxy: the whole config, for the confinement a host applies
+     * (sandbox.h: the plugin's keys, with user and group from [rpcd] by default). */
+    const rpcd_config *daemon;
 } iso_settings;
 
 /*

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "isolation/channel.h"
+#include "isolation/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +28,40 @@
 
 extern char **environ;
 
-/* The INIT message: everything the host's loader needs, the plugin's keys included. */
-static int send_init(int fd, const cfg_plugin *config, const iso_settings *settings)
+/*
+ * The confinement of INIT, resolved here (user and group to ids, [rpcd]'s defaults): the host
+ * reads no config and looks up no account. Returns 0, or -1 with the reason in error.
+ */
+static int put_confinement(buffer *out, const cfg_plugin *config, const iso_settings *settings,
+                           char *error, size_t error_size)
+{
+    sandbox_settings sandbox;
+    if (!settings->daemon) {
+        memset(&sandbox, 0, sizeof sandbox); /* no config (tests): the default profile alone */
+    } else if (sandbox_settings_from_config(settings->daemon, config, &sandbox, error,
+                                            error_size) != 0) {
+        return -1;
+    }
+    int failed = chan_put_u64(out, sandbox.limit_memory);
+    failed |= chan_put_u64(out, sandbox.limit_cpu_seconds);
+    failed |= chan_put_u64(out, sandbox.limit_open_files);
+    failed |= chan_put_u64(out, sandbox.limit_processes);
+    failed |= chan_put_u8(out, sandbox.target.change);
+    failed |= chan_put_u32(out, (uint32_t)sandbox.target.uid);
+    failed |= chan_put_u32(out, (uint32_t)sandbox.target.gid);
+    failed |= chan_put_u8(out, (uint8_t)sandbox.seccomp);
+    failed |= chan_put_opt(out, sandbox.read_paths, SIZE_MAX);
+    failed |= chan_put_opt(out, sandbox.write_paths, SIZE_MAX);
+    sandbox_settings_free(&sandbox);
+    if (failed)
+        snprintf(error, error_size, "plugin %s: out of memory", config->path);
+    return failed ? -1 : 0;
+}
+
+/* The INIT message: everything the host's loader needs, the plugin's keys and its confinement
+ * included. */
+static int send_init(int fd, const cfg_plugin *config, const iso_settings *settings, char *error,
+                     size_t error_size)
 {
     buffer out = BUFFER_INIT;
     size_t start;
@@ -43,6 +76,10 @@ static int send_init(int fd, const cfg_plugin *config, const iso_settings *setti
     for (size_t i = 0; i < config->pair_count; i++) {
         failed |= chan_put_str(&out, config->pairs[i].key, strlen(config->pairs[i].key));
         failed |= chan_put_str(&out, config->pairs[i].value, strlen(config->pairs[i].value));
+    }
+    if (!failed && put_confinement(&out, config, settings, error, error_size) != 0) {
+        buf_free(&out);
+        return -1;
     }
     int status = chan_end(&out, start, failed != 0);
     if (status == 0)
@@ -244,7 +281,7 @@ int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
     close(child_end);
     close(own_plugin_fd);
     snprintf(error, error_size, "its host ended before the plugin's init returned");
-    if (send_init(ends[0], config, settings) != 0 ||
+    if (send_init(ends[0], config, settings, error, error_size) != 0 ||
         read_answer(ends[0], timeout_ms, info, error, error_size) != 0) {
         close(ends[0]);
         iso_reap(child, 0);

@@ -22,7 +22,8 @@
 
 #include <cmocka.h>
 
-static const iso_settings settings = {2, 64, 1, true, 1000};
+/* No config: a host with the default seccomp profile and nothing else confined. */
+static const iso_settings settings = {2, 64, 1, true, 1000, NULL};
 
 /* No child process is left, reaped or not. */
 static void assert_no_children(void)
