@@ -5,6 +5,7 @@
  */
 #include "crash_report.h"
 #include "grace.h"
+#include "isolation/sandbox.h"
 #include "isolation/host.h"
 #include "log.h"
 #include "runtime.h"
@@ -187,6 +188,25 @@ static int exit_status_of(int result)
     }
 }
 
+/* --check: each plugin's isolation, and what confines an isolated one. */
+static void report_check(const rpcd_config *config)
+{
+    for (size_t i = 0; i < config->plugin_count; i++) {
+        const cfg_plugin *plugin = &config->plugins[i];
+        if (plugin->isolation != CFG_ISOLATION_PROCESS) {
+            log_message(LOG_INFO, "plugin %s: isolation = none", plugin->name);
+            continue;
+        }
+        sandbox_settings sandbox;
+        char text[1024] = "";
+        if (sandbox_settings_from_config(config, plugin, &sandbox, text, sizeof text) == 0) {
+            sandbox_describe(&sandbox, text, sizeof text);
+            sandbox_settings_free(&sandbox);
+        }
+        log_message(LOG_INFO, "plugin %s: isolation = process; confined: %s", plugin->name, text);
+    }
+}
+
 /*
  * Serves the methods of runtime over input_fd and output_fd until the end of input or a stop,
  * the server reachable from the stop signals meanwhile. Returns the exit status, or ends the
@@ -254,10 +274,7 @@ int main(int argc, char **argv)
         return EXIT_CONFIG;
     }
     if (asked.check_only) {
-        for (size_t i = 0; i < runtime.config->plugin_count; i++)
-            log_message(LOG_INFO, "plugin %s: isolation = %s", runtime.config->plugins[i].name,
-                        runtime.config->plugins[i].isolation == CFG_ISOLATION_PROCESS ? "process"
-                                                                                      : "none");
+        report_check(runtime.config);
         log_message(LOG_INFO, "config %s is valid", asked.config_path);
     } else
         status = serve(&runtime, input_fd, output_fd);

@@ -450,7 +450,9 @@ static void test_check_reports_isolation(void **state)
     assert_int_equal(harness_run(args.argv, NULL, 0, HARNESS_TIMEOUT_MS, &result), HARNESS_OK);
     assert_true(result.status.exited);
     assert_int_equal(result.status.code, 0);
-    assert_non_null(strstr(result.err, "plugin a: isolation = process"));
+    assert_non_null(
+        strstr(result.err, "plugin a: isolation = process; confined: memory unlimited"));
+    assert_non_null(strstr(result.err, "seccomp default, read everywhere, write everywhere"));
     assert_non_null(strstr(result.err, "plugin b: isolation = none"));
     assert_non_null(strstr(result.err, "timeout_ms applies to plugins with isolation = process "
                                        "only; ignored"));
