@@ -178,6 +178,71 @@ static int check_named_methods(const registry *methods, const rpcd_config *confi
     return 0;
 }
 
+/*
+ * Adds method to tools under its tool name (configured, portable or its own). Returns 1 when
+ * added, 0 when skipped (with a warning), -1 with the reason in error.
+ */
+static int add_tool(mcp_tools *tools, const rpcd_config *config, const reg_method *method, bool all,
+                    char *error, size_t error_size)
+{
+    bool specification = config->mcp_tool_names == CFG_TOOL_NAMES_SPECIFICATION;
+    const char *name = configured_name(config, method);
+    char portable[MCP_PORTABLE_NAME_MAX + 1];
+    if (!name && !specification)
+        mcp_portable_name_of(method->name, portable);
+    if (!name)
+        name = specification ? method->name : portable;
+    size_t length = strlen(name);
+    if (specification ? !mcp_valid_tool_name(name, length)
+                      : !mcp_portable_tool_name(name, length)) {
+        if (all && name == method->name) {
+            log_message(LOG_WARNING,
+                        "method '%s' is no valid MCP tool name: not a tool "
+                        "(name it with tool.%s = ... in [mcp])",
+                        name, name);
+            return 0;
+        }
+        snprintf(error, error_size, "%s: [mcp] tool name '%s' for method '%s' is not valid (%s)",
+                 config->path, name, method->name,
+                 specification ? "1 to 128 of a-z A-Z 0-9 _ . -"
+                               : "1 to 64 of a-z A-Z 0-9 _ -, with tool_names = portable");
+        return -1;
+    }
+    tool *item = &tools->items[tools->count];
+    item->name = strdup(name);
+    item->length = length;
+    item->method = method;
+    if (!item->name) {
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    tools->sorted[tools->count++] = item;
+    return 1;
+}
+
+/* Sorts the tools by name and refuses two of one name, naming both methods. Returns 0 or -1. */
+static int sort_tools(mcp_tools *tools, const rpcd_config *config, char *error, size_t error_size)
+{
+    qsort(tools->sorted, tools->count, sizeof *tools->sorted, compare_tools);
+    for (size_t i = 1; i < tools->count; i++) {
+        if (compare_tools(&tools->sorted[i - 1], &tools->sorted[i]) != 0)
+            continue;
+        /* In registration order, whatever order the sort left them in. */
+        const tool *first = tools->sorted[i - 1], *second = tools->sorted[i];
+        if (first > second) {
+            const tool *swap = first;
+            first = second;
+            second = swap;
+        }
+        snprintf(error, error_size,
+                 "%s: [mcp] two methods, '%s' and '%s', have the tool name '%s' (name one "
+                 "with tool.METHOD = ... in [mcp])",
+                 config->path, first->method->name, second->method->name, first->name);
+        return -1;
+    }
+    return 0;
+}
+
 int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools **out, char *error,
                   size_t error_size)
 {
@@ -186,83 +251,29 @@ int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools 
     if (!tools || !(tools->items = calloc(total + 1, sizeof *tools->items)) ||
         !(tools->sorted = calloc(total + 1, sizeof *tools->sorted))) {
         snprintf(error, error_size, "out of memory");
-        mcp_tools_free(tools);
-        return -1;
+        goto fail;
     }
-    if (check_named_methods(methods, config, error, error_size) != 0) {
-        mcp_tools_free(tools);
-        return -1;
-    }
+    if (check_named_methods(methods, config, error, error_size) != 0)
+        goto fail;
     const char *list = config->mcp_tools ? config->mcp_tools : "all";
     bool all = strcmp(list, "all") == 0;
-    bool specification = config->mcp_tool_names == CFG_TOOL_NAMES_SPECIFICATION;
-    if (strcmp(list, "none") != 0) {
-        for (size_t i = 0; i < total; i++) {
-            const reg_method *method = reg_at(methods, i);
-            if (!all && !listed(list, method->name))
-                continue;
-            const char *name = configured_name(config, method);
-            char portable[MCP_PORTABLE_NAME_MAX + 1];
-            if (!name && !specification)
-                mcp_portable_name_of(method->name, portable);
-            if (!name)
-                name = specification ? method->name : portable;
-            size_t length = strlen(name);
-            if (specification ? !mcp_valid_tool_name(name, length)
-                              : !mcp_portable_tool_name(name, length)) {
-                if (all && name == method->name) {
-                    log_message(LOG_WARNING,
-                                "method '%s' is no valid MCP tool name: not a tool "
-                                "(name it with tool.%s = ... in [mcp])",
-                                name, name);
-                    continue;
-                }
-                snprintf(error, error_size,
-                         "%s: [mcp] tool name '%s' for method '%s' is not valid (%s)", config->path,
-                         name, method->name,
-                         specification ? "1 to 128 of a-z A-Z 0-9 _ . -"
-                                       : "1 to 64 of a-z A-Z 0-9 _ -, with tool_names = portable");
-                mcp_tools_free(tools);
-                return -1;
-            }
-            tool *item = &tools->items[tools->count];
-            item->name = strdup(name);
-            item->length = length;
-            item->method = method;
-            if (!item->name) {
-                snprintf(error, error_size, "out of memory");
-                mcp_tools_free(tools);
-                return -1;
-            }
-            tools->sorted[tools->count] = item;
-            tools->count++;
-        }
+    for (size_t i = 0; strcmp(list, "none") != 0 && i < total; i++) {
+        const reg_method *method = reg_at(methods, i);
+        if ((all || listed(list, method->name)) &&
+            add_tool(tools, config, method, all, error, error_size) < 0)
+            goto fail;
     }
-    qsort(tools->sorted, tools->count, sizeof *tools->sorted, compare_tools);
-    for (size_t i = 1; i < tools->count; i++) {
-        if (compare_tools(&tools->sorted[i - 1], &tools->sorted[i]) == 0) {
-            /* In registration order, whatever order the sort left them in. */
-            const tool *first = tools->sorted[i - 1], *second = tools->sorted[i];
-            if (first > second) {
-                const tool *swap = first;
-                first = second;
-                second = swap;
-            }
-            snprintf(error, error_size,
-                     "%s: [mcp] two methods, '%s' and '%s', have the tool name '%s' (name one "
-                     "with tool.METHOD = ... in [mcp])",
-                     config->path, first->method->name, second->method->name, first->name);
-            mcp_tools_free(tools);
-            return -1;
-        }
-    }
+    if (sort_tools(tools, config, error, error_size) != 0)
+        goto fail;
     if (config->mcp_instructions && !(tools->instructions = strdup(config->mcp_instructions))) {
         snprintf(error, error_size, "out of memory");
-        mcp_tools_free(tools);
-        return -1;
+        goto fail;
     }
     *out = tools;
     return 0;
+fail:
+    mcp_tools_free(tools);
+    return -1;
 }
 
 void mcp_tools_free(mcp_tools *tools)
