@@ -157,25 +157,8 @@ static int find_meta(const call_slot *slot, const char *name, js_span *value)
         *value = meta;
         return 1;
     }
-    /* js_object_get compares at most 64 bytes of a key: longer names are matched here. */
-    js_iter members;
-    js_span key, found;
-    int matches = 0;
-    size_t length = strlen(name);
-    js_iter_init(&members, meta);
-    while (js_iter_next(&members, &key, &found)) {
-        if (js_string_decoded_length(key) != length)
-            continue;
-        char *decoded = malloc(length + 1);
-        size_t decoded_length;
-        if (decoded && js_string_decode(key, decoded, length + 1, &decoded_length) == 0 &&
-            decoded_length == length && memcmp(decoded, name, length) == 0) {
-            *value = found;
-            matches++;
-        }
-        free(decoded);
-    }
-    return matches > 1 ? -1 : matches;
+    count = js_object_get_decoded(meta, name, strlen(name), value);
+    return count > 1 ? -1 : (int)count;
 }
 
 static int host_call_meta(rpcd_call *call, const char *name, char *out, size_t out_size,

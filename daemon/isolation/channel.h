@@ -53,6 +53,7 @@ typedef enum chan_kind {
     CHAN_NOTIFY,
     CHAN_PROGRESS,
     CHAN_END,
+    CHAN_TOOL_RESULT, /* 1.4's call_tool_result: a complete MCP tool result */
     CHAN_KIND_COUNT
 } chan_kind;
 

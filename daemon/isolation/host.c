@@ -17,6 +17,7 @@
 #include "json_scan.h"
 #include "loader.h"
 #include "log.h"
+#include "mcp_tool.h"
 #include "registry.h"
 #include "reserved_names.h"
 
@@ -47,6 +48,8 @@ typedef struct host_call {
     const reg_method *method;
     buffer params;
     bool has_params;
+    int meta_state; /* the request's _meta: 1 in meta, 0 none, -1 sent twice */
+    buffer meta;
 } host_call;
 
 enum { CALLS_PER_CHUNK = 256, MOST_CHUNKS = 4096 };
@@ -293,6 +296,61 @@ static int host_call_complete(rpcd_call *handle, int status)
     return result;
 }
 
+static int host_call_tool_result(rpcd_call *handle, const char *json, size_t json_length)
+{
+    host_call *call = lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    /* Checked here as rpcd checks it (the plugin learns at once), and sent all the same: rpcd
+     * checks it again and answers the call as in-process. */
+    char reason[256];
+    int status = valid_json(json, json_length) &&
+                         mcp_tool_check_result(json, json_length, call->method->output_schema,
+                                               reason, sizeof reason) == 0
+                     ? RPCD_OK
+                     : RPCD_ERR_INVALID_ARGUMENT;
+    size_t start;
+    int failed = begin(CHAN_TOOL_RESULT, call, &start);
+    failed |= chan_put_str(&host.pending, json ? json : "", json ? json_length : 0);
+    if (finish(start, failed) != 0)
+        return RPCD_ERR_NO_MEMORY;
+    return status;
+}
+
+/* call_meta from the copy of _meta rpcd sent with the call, as call_host.c answers it. */
+static int host_call_meta(rpcd_call *handle, const char *name, char *out, size_t out_size,
+                          size_t *length)
+{
+    if (length)
+        *length = 0;
+    if (out && out_size > 0)
+        out[0] = '\0';
+    if ((!out && out_size > 0) || (name && !js_utf8_valid(name, strlen(name))))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    js_span meta = {call->meta.data, call->meta.length}, value = meta;
+    int found = call->meta_state;
+    if (found == 1 && name) {
+        size_t count = js_object_get_decoded(meta, name, strlen(name), &value);
+        found = count > 1 ? -1 : (int)count;
+    }
+    int status = found < 0 ? RPCD_ERR_INVALID_PARAMS : RPCD_OK;
+    if (found > 0) {
+        if (length)
+            *length = value.length; /* rpcd sent it on one line */
+        if (value.length >= out_size) {
+            status = RPCD_ERR_INVALID_ARGUMENT;
+        } else {
+            memcpy(out, value.start, value.length);
+            out[value.length] = '\0';
+        }
+    }
+    pthread_mutex_unlock(&host.lock);
+    return status;
+}
+
 static void fill_call_api(rpcd_host_api *api)
 {
     api->call_result = host_call_result;
@@ -303,6 +361,8 @@ static void fill_call_api(rpcd_host_api *api)
     api->call_is_cancelled = host_call_is_cancelled;
     api->call_method = host_call_method;
     api->call_complete = host_call_complete;
+    api->call_tool_result = host_call_tool_result;
+    api->call_meta = host_call_meta;
 }
 
 /* ---- Running calls ---------------------------------------------------------------------- */
@@ -354,14 +414,21 @@ static int start_call(chan_frame *frame)
     uint64_t id = chan_get_u64(frame);
     uint32_t index = chan_get_u32(frame);
     chan_str params = chan_get_opt(frame);
-    if (!chan_finished(frame) || index >= reg_count(host.methods))
+    int meta_state = (int)chan_get_u8(frame) - 1;
+    chan_str meta = chan_get_opt(frame);
+    if (!chan_finished(frame) || index >= reg_count(host.methods) || meta_state < -1 ||
+        meta_state > 1 || (meta_state == 1) != (meta.bytes != NULL))
         return -1;
     pthread_mutex_lock(&host.lock);
     host_call *call = acquire();
-    if (!call || (params.bytes && buf_append(&call->params, params.bytes, params.length) != 0)) {
+    if (call)
+        buf_clear(&call->meta);
+    if (!call || (params.bytes && buf_append(&call->params, params.bytes, params.length) != 0) ||
+        (meta.bytes && buf_append(&call->meta, meta.bytes, meta.length) != 0)) {
         pthread_mutex_unlock(&host.lock);
         return -1;
     }
+    call->meta_state = meta_state;
     call->id = id;
     call->method = reg_at(host.methods, index);
     call->has_params = params.bytes != NULL;
@@ -478,6 +545,10 @@ static void report(const char *name, const char *error)
         failed |= chan_put_str(&host.pending, method->name, method->name_length);
         failed |= chan_put_opt(&host.pending, method->description, SIZE_MAX);
         failed |= chan_put_opt(&host.pending, method->params_schema, SIZE_MAX);
+        failed |= chan_put_opt(&host.pending, method->title, SIZE_MAX);
+        failed |= chan_put_opt(&host.pending, method->annotations, SIZE_MAX);
+        failed |= chan_put_opt(&host.pending, method->output_schema, SIZE_MAX);
+        failed |= chan_put_opt(&host.pending, method->icons, SIZE_MAX);
         failed |= chan_end(&host.pending, start, failed != 0);
     }
     failed |= chan_begin(&host.pending, CHAN_READY, &start);
@@ -600,8 +671,10 @@ done:
     if (host.methods)
         reg_free(host.methods);
     for (uint32_t i = 0; i < MOST_CHUNKS && host.chunks[i]; i++) {
-        for (uint32_t j = 0; j < CALLS_PER_CHUNK; j++)
+        for (uint32_t j = 0; j < CALLS_PER_CHUNK; j++) {
             buf_free(&host.chunks[i][j].params);
+            buf_free(&host.chunks[i][j].meta);
+        }
         free(host.chunks[i]);
     }
     buf_free(&host.pending);

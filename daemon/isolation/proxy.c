@@ -42,8 +42,20 @@ static int proxy_call(rpcd_call *call, const char *params, size_t params_length,
     iso_proxy *proxy = method->proxy;
     char reason[256];
     uint64_t id;
-    int queued =
-        pxy_queue_call(proxy, method, call, params, params_length, &id, reason, sizeof reason);
+    /* The host answers call_meta from a copy: the request's _meta goes with the call. */
+    char small[512];
+    char *text = small;
+    size_t length = 0;
+    int found = proxy->api.call_meta(call, NULL, small, sizeof small, &length);
+    if (found == RPCD_ERR_INVALID_ARGUMENT && length >= sizeof small && (text = malloc(length + 1)))
+        found = proxy->api.call_meta(call, NULL, text, length + 1, &length);
+    pxy_meta meta = {found == RPCD_ERR_INVALID_PARAMS ? -1 : found == RPCD_OK && length > 0, text,
+                     length};
+    int queued = text ? pxy_queue_call(proxy, method, call, params, params_length, &meta, &id,
+                                       reason, sizeof reason)
+                      : -1;
+    if (text != small)
+        free(text);
     if (queued == PXY_DOWN_STATUS)
         return call_fail_exception(call, "plugin host down", reason, NULL, 0);
     if (queued != 0)
@@ -77,6 +89,10 @@ static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *e
         descriptor.flags = reported->flags | RPCD_METHOD_QUICK;
         descriptor.description = reported->description;
         descriptor.params_schema = reported->params_schema;
+        descriptor.title = reported->title;
+        descriptor.annotations = reported->annotations;
+        descriptor.output_schema = reported->output_schema;
+        descriptor.icons = reported->icons;
         const reg_method *existing = NULL;
         const char *reason = "unknown";
         int status = reg_add_owned(proxy->registry, &descriptor, &owner, &existing, &reason);

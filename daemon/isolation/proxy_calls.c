@@ -164,7 +164,8 @@ static void queue_cancel(iso_proxy *proxy, uint32_t index)
 /* ---- Calls in ------------------------------------------------------------------------- */
 
 int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, const char *params,
-                   size_t params_length, uint64_t *id, char *reason, size_t reason_size)
+                   size_t params_length, const pxy_meta *meta, uint64_t *id, char *reason,
+                   size_t reason_size)
 {
     pthread_mutex_lock(&proxy->lock);
     if (proxy->state == PXY_DOWN || proxy->state == PXY_STOPPING) {
@@ -186,6 +187,8 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
     failed |= chan_put_u64(&proxy->pending, entry_id(proxy, index));
     failed |= chan_put_u32(&proxy->pending, method->index);
     failed |= chan_put_opt(&proxy->pending, params, params_length);
+    failed |= chan_put_u8(&proxy->pending, (uint8_t)(meta->state + 1));
+    failed |= chan_put_opt(&proxy->pending, meta->state == 1 ? meta->text : NULL, meta->length);
     if (chan_end(&proxy->pending, start, failed != 0) != 0) {
         release_entry(proxy, index);
         pthread_mutex_unlock(&proxy->lock);

@@ -94,8 +94,15 @@ enum { PXY_DOWN_STATUS = -2 };
  * Queues call of method with its params for the host. Returns 0; PXY_DOWN_STATUS with why in
  * reason when the plugin is down or stopping; -1 (memory).
  */
+/* The request's _meta as the host's call_meta answers from it. */
+typedef struct pxy_meta {
+    int state;        /* 1: text is _meta (JSON, one line); 0: none; -1: sent twice */
+    const char *text; /* borrowed */
+    size_t length;
+} pxy_meta;
 int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, const char *params,
-                   size_t params_length, uint64_t *id, char *reason, size_t reason_size);
+                   size_t params_length, const pxy_meta *meta, uint64_t *id, char *reason,
+                   size_t reason_size);
 /* Waits until the call queued as id has ended (answered, failed, timed out). */
 void pxy_wait_ended(iso_proxy *proxy, uint64_t id);
 enum { PXY_ID_LIVE, PXY_ID_OLD, PXY_ID_NEVER };

@@ -74,6 +74,16 @@ static int apply_result(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
     return 0;
 }
 
+static int apply_tool_result(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+{
+    chan_str json = chan_get_str(frame);
+    if (!chan_finished(frame))
+        return -1;
+    if (call)
+        proxy->api.call_tool_result(call, json.bytes, json.length); /* checked there */
+    return 0;
+}
+
 static int apply_fail(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
 {
     int status = (int32_t)chan_get_u32(frame);
@@ -147,9 +157,10 @@ static int apply_end(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
 
 /* What the reader does with each kind a host may send once it runs: one row per host function. */
 static const apply_fn apply_kind[CHAN_KIND_COUNT] = {
-    [CHAN_RESULT] = apply_result,       [CHAN_FAIL] = apply_fail,
-    [CHAN_FAIL_CODE] = apply_fail_code, [CHAN_NOTIFY] = apply_notify,
-    [CHAN_PROGRESS] = apply_progress,   [CHAN_END] = apply_end,
+    [CHAN_RESULT] = apply_result,           [CHAN_FAIL] = apply_fail,
+    [CHAN_FAIL_CODE] = apply_fail_code,     [CHAN_NOTIFY] = apply_notify,
+    [CHAN_PROGRESS] = apply_progress,       [CHAN_END] = apply_end,
+    [CHAN_TOOL_RESULT] = apply_tool_result,
 };
 
 /* Applies one frame. Returns 0, or -1 with why when the host broke the channel. */

@@ -117,6 +117,10 @@ static int add_method(chan_frame *frame, iso_host_info *info)
     method->name = copy_string(chan_get_str(frame), &bad);
     method->description = copy_string(chan_get_opt(frame), &bad);
     method->params_schema = copy_string(chan_get_opt(frame), &bad);
+    method->title = copy_string(chan_get_opt(frame), &bad);
+    method->annotations = copy_string(chan_get_opt(frame), &bad);
+    method->output_schema = copy_string(chan_get_opt(frame), &bad);
+    method->icons = copy_string(chan_get_opt(frame), &bad);
     info->count++;
     return bad || !method->name || !chan_finished(frame) ? -1 : 0;
 }
@@ -299,6 +303,10 @@ void iso_host_info_free(iso_host_info *info)
         free(info->methods[i].name);
         free(info->methods[i].description);
         free(info->methods[i].params_schema);
+        free(info->methods[i].title);
+        free(info->methods[i].annotations);
+        free(info->methods[i].output_schema);
+        free(info->methods[i].icons);
     }
     free(info->methods);
     free(info->name);

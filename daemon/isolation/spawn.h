@@ -20,6 +20,10 @@ typedef struct iso_method_info {
     uint32_t flags;
     char *description;   /* NULL when none */
     char *params_schema; /* NULL when none */
+    char *title;         /* 1.4: what MCP clients show; each NULL when none */
+    char *annotations;
+    char *output_schema;
+    char *icons;
 } iso_method_info;
 
 /* What a host said once its plugin's init had run. */
