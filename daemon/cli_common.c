@@ -63,6 +63,8 @@ static char *plugin_config_text(const cli_source *source)
 {
     char cwd[PATH_MAX], name[64];
     const char *path = source->plugin_path;
+    while (path[0] == '.' && path[1] == '/')
+        path += 2 + strspn(path + 2, "/"); /* messages name dir/x.so, not dir/./x.so */
     if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
         return NULL;
     section_name(path, name, sizeof name);
