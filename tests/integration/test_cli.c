@@ -262,6 +262,20 @@ static void test_call_timeout(void **state)
     harness_run_result_free(&r);
 }
 
+/* A handler that never returns, even cancelled: rpcd call still ends after --timeout and the
+ * grace period (shutdown_grace_ms, 1000 by default), without unloading the code it runs. */
+static void test_call_timeout_of_a_stuck_handler(void **state)
+{
+    (void)state;
+    harness_run_result r;
+    long long start = now_ms();
+    run_expect(&r, NULL, CALL_TIMED_OUT, "call", "--timeout", "100", "--plugin",
+               env("RPCD_FIXTURE_STUCK"), "stuck.block", NULL);
+    expect_in(r.err, "rpcd call: stuck.block: timed out after 100 ms");
+    assert_true(now_ms() - start < 15000);
+    harness_run_result_free(&r);
+}
+
 static void test_call_cancel_after(void **state)
 {
     (void)state;
@@ -387,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_call_set_reaches_the_plugin),
         cmocka_unit_test(test_call_with_a_config_file),
         cmocka_unit_test(test_call_timeout),
+        cmocka_unit_test(test_call_timeout_of_a_stuck_handler),
         cmocka_unit_test(test_call_cancel_after),
         cmocka_unit_test(test_list_json_with_tool_names),
         cmocka_unit_test(test_inspect),
