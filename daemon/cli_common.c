@@ -144,7 +144,8 @@ void cli_usage(FILE *stream)
     fprintf(stream,
             "\n"
             "One-shot commands (the core started in-process; SOURCE is -c FILE, or\n"
-            "--plugin X.so with any number of --set KEY=VALUE for its config keys):\n"
+            "--plugin X.so with any number of --set KEY=VALUE for its config keys;\n"
+            "--insecure, -v and -q as above):\n"
             "  rpcd call SOURCE [OPTION]... METHOD [PARAMS | -]\n"
             "      --plugin=X.so      the methods of X.so alone, no config file\n"
             "      --set=KEY=VALUE    a config key for --plugin's plugin\n"
