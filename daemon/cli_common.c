@@ -26,7 +26,8 @@ int cli_source_option(cli_source *source, int option, const char *argument)
     case 'v': source->log_level = LOG_DEBUG; return 1;
     case 'q': source->log_level = LOG_ERROR; return 1;
     case CLI_OPT_SET:
-        if (!strchr(argument, '=') || argument[0] == '=' || strpbrk(argument, "\r\n[]")) {
+        /* A line of the config made in memory: a key, never a section or a comment. */
+        if (!strchr(argument, '=') || strchr("=[;#", argument[0]) || strpbrk(argument, "\r\n")) {
             fprintf(stderr, "rpcd: --set takes key=value on one line, not '%s'\n", argument);
             return -1;
         }

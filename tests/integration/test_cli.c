@@ -197,6 +197,10 @@ static void test_call_usage(void **state)
     harness_run_result_free(&r);
     run_expect(&r, NULL, EXIT_USAGE, "call", "--plugin", echo, "--set", "novalue", "echo", NULL);
     harness_run_result_free(&r);
+    /* A key that would make a section of the config made in memory. */
+    run_expect(&r, NULL, EXIT_USAGE, "call", "--plugin", echo, "--set", "[rpcd]x=1", "echo", NULL);
+    expect_in(r.err, "--set takes key=value");
+    harness_run_result_free(&r);
 }
 
 static void test_call_progress_on_stderr(void **state)
