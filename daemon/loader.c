@@ -383,3 +383,10 @@ size_t ld_count(const loader *plugins)
 {
     return plugins->count;
 }
+
+void ld_about_at(const loader *plugins, size_t index, ld_about *out)
+{
+    const struct rpcd_plugin *plugin = plugins->plugins[index];
+    *out = (ld_about){plugin->config->path, plugin->info->name, plugin->info->version,
+                      plugin->info->abi_major, plugin->info->abi_minor};
+}

@@ -47,4 +47,16 @@ void ld_set_call_api(void (*fill)(rpcd_host_api *api));
 /* How many plugins are loaded. */
 size_t ld_count(const loader *plugins);
 
+/* What a loaded plugin says of itself (borrowed: alive while it is loaded). */
+typedef struct ld_about {
+    const char *path;
+    const char *name;
+    const char *version; /* may be NULL */
+    unsigned abi_major;
+    unsigned abi_minor;
+} ld_about;
+
+/* The index-th plugin in load order (index < ld_count). */
+void ld_about_at(const loader *plugins, size_t index, ld_about *out);
+
 #endif

@@ -3,6 +3,7 @@
  * rpcd: command line, start-up, serve stdin/stdout, exit status. Everything else is in the
  * core library, which the tests link directly.
  */
+#include "cli.h"
 #include "crash_report.h"
 #include "grace.h"
 #include "isolation/sandbox.h"
@@ -98,6 +99,7 @@ static void usage(FILE *stream)
 {
     fprintf(stream,
             "Usage: rpcd [OPTION]...\n"
+            "  or:  rpcd call|list|inspect ... (one-shot commands, below)\n"
             "Serve JSON-RPC 2.0 over stdin/stdout (one message per line) with the methods of\n"
             "the plugins listed in the config file.\n"
             "\n"
@@ -113,6 +115,7 @@ static void usage(FILE *stream)
             "74 stdin or stdout closed or failing, 78 config or plugin error, 70 internal\n"
             "failure.\n",
             RPCD_DEFAULT_CONFIG);
+    cli_usage(stream);
 }
 
 /* What the command line asks for. */
@@ -246,13 +249,29 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     return status;
 }
 
+/* The one-shot command argv[1] names, run; -1 when it names none. */
+static int run_subcommand(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } commands[] = {
+        {"call", cli_call_main}, {"list", cli_list_main}, {"inspect", cli_inspect_main}};
+    for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     command_line asked;
-    int status;
     /* A plugin host started by rpcd itself, for a plugin with isolation = process. */
     if (argc == 2 && strcmp(argv[1], ISO_HOST_ARGUMENT) == 0)
         return iso_host_main();
+    int status = run_subcommand(argc, argv);
+    if (status >= 0)
+        return status;
     if (parse_command_line(argc, argv, &asked, &status) != 0)
         return status;
     if (take_signals() != 0) {
@@ -268,7 +287,7 @@ int main(int argc, char **argv)
     }
 
     rpcd_runtime runtime;
-    rt_flags flags = {asked.log_level, asked.insecure};
+    rt_flags flags = {asked.log_level, asked.insecure, false};
     if (rt_start(asked.config_path, &flags, &runtime, error, sizeof error) != 0) {
         log_message(LOG_ERROR, "%s", error);
         return EXIT_CONFIG;
