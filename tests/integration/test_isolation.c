@@ -314,7 +314,8 @@ static void test_segfault_with_a_child_holding_the_channel(void **state)
     (void)state;
     long long started = now_ms();
     host_dies("a.fork_null", "killed by signal 11 (SIGSEGV)", "plugin isolated_a: its host (pid");
-    assert_true(now_ms() - started < 2500);
+    /* Long before the child lets go of the channel (10 s), also under valgrind. */
+    assert_true(now_ms() - started < (harness_wrapped() ? 8000 : 2500));
 }
 
 static void test_garbage_in_the_channel(void **state)

@@ -176,12 +176,16 @@ NO_SANITIZE static int null(rpcd_call *call, const char *params, size_t params_l
     return *nowhere;
 }
 
-/* PREFIX.fork_null: a child that keeps every descriptor (the channel too) for 3 s, then a NULL
- * dereference: the host is dead while its channel is still open. */
+/* PREFIX.fork_null: a child that keeps the channel open for 10 s (and lets go of the standard
+ * descriptors, which lead to the test), then the host's NULL dereference: the host is dead while
+ * its channel is still open. */
 static int fork_null(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     if (fork() == 0) {
-        sleep(3);
+        close(0);
+        close(1);
+        close(2);
+        sleep(10);
         _exit(0);
     }
     return null(call, params, params_length, user_data);
