@@ -9,20 +9,17 @@
 #define _GNU_SOURCE
 #endif
 #include "isolation/host.h"
+#include "isolation/host_internal.h"
 
 #include "config.h"
 #include "executor.h"
 #include "isolation/channel.h"
 #include "isolation/sandbox.h"
-#include "json_scan.h"
 #include "loader.h"
 #include "log.h"
-#include "mcp_tool.h"
 #include "registry.h"
-#include "reserved_names.h"
 
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -32,53 +29,16 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-/* A call in this process; its handle is (generation << 32) | (index + 1), never NULL. */
-typedef struct host_call {
-    exec_job job;
-    uint32_t index;
-    uint32_t generation;
-    bool active;
-    bool running; /* the handler has not returned yet */
-    bool deferred;
-    bool completed_early;
-    int early_status;
-    bool cancelled;
-    uint32_t next_free;
-    uint64_t id; /* rpcd's */
-    const reg_method *method;
-    buffer params;
-    bool has_params;
-    int meta_state; /* the request's _meta: 1 in meta, 0 none, -1 sent twice */
-    buffer meta;
-} host_call;
+struct host_state host = {.lock = PTHREAD_MUTEX_INITIALIZER, .free_head = NO_CALL};
 
-enum { CALLS_PER_CHUNK = 256, MOST_CHUNKS = 4096 };
-#define NO_CALL UINT32_MAX
-
-/* The process's one state: one plugin, one channel. Guarded by lock where it changes. */
-static struct {
-    pthread_mutex_t lock;
-    host_call *chunks[MOST_CHUNKS]; /* never move: a handler keeps its call's address */
-    uint32_t count;
-    uint32_t free_head;
-    buffer pending; /* frames to send */
-    buffer sending;
-    bool writing; /* a thread is writing: what is appended meanwhile, it sends too */
-    bool corked;  /* the reader is applying a batch of frames and sends once at its end */
-    size_t max_depth;
-    executor *pool;
-    registry *methods;
-} host = {.lock = PTHREAD_MUTEX_INITIALIZER, .free_head = NO_CALL};
-
-static host_call *call_at(uint32_t index)
+host_call *host_call_at(uint32_t index)
 {
     return &host.chunks[index / CALLS_PER_CHUNK][index % CALLS_PER_CHUNK];
 }
 
 /* ---- Sending (lock held) ---------------------------------------------------------------- */
 
-/* Sends what is pending unless someone else is, or the reader will at the end of its batch. */
-static void flush_locked(void)
+void host_flush_locked(void)
 {
     while (!host.writing && !host.corked && host.pending.length > 0) {
         buffer batch = host.pending;
@@ -96,14 +56,14 @@ static void flush_locked(void)
 
 /* ---- Calls (lock held) ------------------------------------------------------------------ */
 
-static host_call *lock_live(rpcd_call *handle)
+host_call *host_lock_live(rpcd_call *handle)
 {
     uintptr_t value = (uintptr_t)handle;
     uint32_t index = (uint32_t)(value & 0xffffffffu) - 1;
     uint32_t generation = (uint32_t)((uint64_t)value >> 32);
     pthread_mutex_lock(&host.lock);
     if (index < host.count) {
-        host_call *call = call_at(index);
+        host_call *call = host_call_at(index);
         if (call->active && call->generation == generation)
             return call;
     }
@@ -111,13 +71,12 @@ static host_call *lock_live(rpcd_call *handle)
     return NULL;
 }
 
-static rpcd_call *handle_of(const host_call *call)
+rpcd_call *host_handle_of(const host_call *call)
 {
     return (rpcd_call *)(uintptr_t)((uint64_t)call->generation << 32 | (call->index + 1));
 }
 
-/* Sends END and frees the call. Lock held. */
-static void end_locked(host_call *call, int status)
+void host_end_locked(host_call *call, int status)
 {
     size_t start;
     int failed = chan_begin(&host.pending, CHAN_END, &start);
@@ -129,240 +88,7 @@ static void end_locked(host_call *call, int status)
     buf_clear(&call->params);
     call->next_free = host.free_head;
     host.free_head = call->index;
-    flush_locked();
-}
-
-/* Begins a frame of kind for call. Lock held. */
-static int begin(chan_kind kind, const host_call *call, size_t *start)
-{
-    int failed = chan_begin(&host.pending, kind, start);
-    return failed | chan_put_u64(&host.pending, call->id);
-}
-
-static int finish(size_t start, int failed)
-{
-    int status = chan_end(&host.pending, start, failed != 0);
-    flush_locked();
-    pthread_mutex_unlock(&host.lock);
-    return status;
-}
-
-/* ---- The host functions on a call ------------------------------------------------------- */
-
-static bool valid_json(const char *text, size_t length)
-{
-    return text && js_validate(text, length, host.max_depth, NULL, NULL) == 0;
-}
-
-static int host_call_result(rpcd_call *handle, const char *json, size_t json_length)
-{
-    host_call *call = lock_live(handle);
-    if (!call)
-        return RPCD_ERR_STALE;
-    size_t start;
-    int failed = begin(CHAN_RESULT, call, &start);
-    /* Sent even when it is not JSON: rpcd marks the result invalid, as in-process. */
-    failed |= chan_put_str(&host.pending, json ? json : "", json ? json_length : 0);
-    if (finish(start, failed) != 0)
-        return RPCD_ERR_NO_MEMORY;
-    return valid_json(json, json_length) ? RPCD_OK : RPCD_ERR_INVALID_ARGUMENT;
-}
-
-/*
- * Puts a message into the frame: rpcd refuses text that is not UTF-8 from a host (it would go
- * into the protocol), so the bytes of such a text that are not ASCII become '?'.
- */
-static int put_message(const char *message, bool optional)
-{
-    if (!message)
-        return optional ? chan_put_opt(&host.pending, NULL, 0) : -1;
-    size_t length = strlen(message);
-    int failed = optional ? chan_put_u8(&host.pending, 1) : 0;
-    if (js_utf8_valid(message, length))
-        return failed | chan_put_str(&host.pending, message, length);
-    size_t start = host.pending.length + sizeof(uint32_t);
-    failed |= chan_put_str(&host.pending, message, length);
-    for (size_t i = 0; failed == 0 && i < length; i++)
-        if ((unsigned char)host.pending.data[start + i] >= 0x80)
-            host.pending.data[start + i] = '?';
-    return failed;
-}
-
-static int host_call_fail(rpcd_call *handle, int status, const char *message, const char *data,
-                          size_t data_length)
-{
-    if (status == RPCD_OK || status == RPCD_ERR_APPLICATION ||
-        (data && !valid_json(data, data_length)))
-        return RPCD_ERR_INVALID_ARGUMENT;
-    host_call *call = lock_live(handle);
-    if (!call)
-        return RPCD_ERR_STALE;
-    size_t start;
-    int failed = begin(CHAN_FAIL, call, &start);
-    failed |= chan_put_u32(&host.pending, (uint32_t)status);
-    failed |= put_message(message, true);
-    failed |= chan_put_opt(&host.pending, data, data_length);
-    return finish(start, failed) == 0 ? status : RPCD_ERR_NO_MEMORY;
-}
-
-static int host_call_fail_code(rpcd_call *handle, int64_t code, const char *message,
-                               const char *data, size_t data_length)
-{
-    if (!message || (data && !valid_json(data, data_length)))
-        return RPCD_ERR_INVALID_ARGUMENT;
-    host_call *call = lock_live(handle);
-    if (!call)
-        return RPCD_ERR_STALE;
-    size_t start;
-    int failed = begin(CHAN_FAIL_CODE, call, &start);
-    failed |= chan_put_i64(&host.pending, code);
-    failed |= put_message(message, false);
-    failed |= chan_put_opt(&host.pending, data, data_length);
-    return finish(start, failed) == 0 ? RPCD_ERR_APPLICATION : RPCD_ERR_NO_MEMORY;
-}
-
-static int host_call_notify(rpcd_call *handle, const char *method, const char *params,
-                            size_t params_length)
-{
-    if (!method || !js_utf8_valid(method, strlen(method)))
-        return RPCD_ERR_INVALID_ARGUMENT;
-    host_call *call = lock_live(handle);
-    if (!call)
-        return RPCD_ERR_STALE;
-    /* rpcd checks again, refuses, and logs the refusal naming the plugin. */
-    bool refused = reserved_name_reason(method, strlen(method)) != NULL ||
-                   (params && !valid_json(params, params_length));
-    size_t start;
-    int failed = begin(CHAN_NOTIFY, call, &start);
-    failed |= chan_put_str(&host.pending, method, strlen(method));
-    failed |= chan_put_opt(&host.pending, params, params_length);
-    if (finish(start, failed) != 0)
-        return RPCD_ERR_NO_MEMORY;
-    return refused ? RPCD_ERR_INVALID_ARGUMENT : RPCD_OK;
-}
-
-static int host_call_progress(rpcd_call *handle, double done, double total, const char *message)
-{
-    if (!isfinite(done) || isnan(total) || (message && !js_utf8_valid(message, strlen(message))))
-        return RPCD_ERR_INVALID_ARGUMENT;
-    host_call *call = lock_live(handle);
-    if (!call)
-        return RPCD_ERR_STALE;
-    size_t start;
-    int failed = begin(CHAN_PROGRESS, call, &start);
-    failed |= chan_put_f64(&host.pending, done);
-    failed |= chan_put_f64(&host.pending, total);
-    failed |= put_message(message, true);
-    return finish(start, failed) == 0 ? RPCD_OK : RPCD_ERR_NO_MEMORY;
-}
-
-static int host_call_is_cancelled(rpcd_call *handle)
-{
-    host_call *call = lock_live(handle);
-    if (!call)
-        return 1;
-    int cancelled = call->cancelled;
-    pthread_mutex_unlock(&host.lock);
-    return cancelled;
-}
-
-static const char *host_call_method(rpcd_call *handle)
-{
-    host_call *call = lock_live(handle);
-    if (!call)
-        return NULL;
-    const char *name = call->method->name; /* lives as long as the process's registry */
-    pthread_mutex_unlock(&host.lock);
-    return name;
-}
-
-static int host_call_complete(rpcd_call *handle, int status)
-{
-    if (status == RPCD_DEFERRED)
-        return RPCD_ERR_UNSUPPORTED;
-    host_call *call = lock_live(handle);
-    if (!call)
-        return RPCD_ERR_STALE;
-    int result = RPCD_OK;
-    if (call->completed_early || (!call->running && !call->deferred)) {
-        result = RPCD_ERR_UNSUPPORTED;
-    } else if (call->running) {
-        call->completed_early = true; /* the handler's RPCD_DEFERRED ends it */
-        call->early_status = status;
-    } else {
-        end_locked(call, status);
-    }
-    pthread_mutex_unlock(&host.lock);
-    return result;
-}
-
-static int host_call_tool_result(rpcd_call *handle, const char *json, size_t json_length)
-{
-    host_call *call = lock_live(handle);
-    if (!call)
-        return RPCD_ERR_STALE;
-    /* Checked here as rpcd checks it (the plugin learns at once), and sent all the same: rpcd
-     * checks it again and answers the call as in-process. */
-    char reason[256];
-    int status = valid_json(json, json_length) &&
-                         mcp_tool_check_result(json, json_length, call->method->output_schema,
-                                               reason, sizeof reason) == 0
-                     ? RPCD_OK
-                     : RPCD_ERR_INVALID_ARGUMENT;
-    size_t start;
-    int failed = begin(CHAN_TOOL_RESULT, call, &start);
-    failed |= chan_put_str(&host.pending, json ? json : "", json ? json_length : 0);
-    if (finish(start, failed) != 0)
-        return RPCD_ERR_NO_MEMORY;
-    return status;
-}
-
-/* call_meta from the copy of _meta rpcd sent with the call, as call_host.c answers it. */
-static int host_call_meta(rpcd_call *handle, const char *name, char *out, size_t out_size,
-                          size_t *length)
-{
-    if (length)
-        *length = 0;
-    if (out && out_size > 0)
-        out[0] = '\0';
-    if ((!out && out_size > 0) || (name && !js_utf8_valid(name, strlen(name))))
-        return RPCD_ERR_INVALID_ARGUMENT;
-    host_call *call = lock_live(handle);
-    if (!call)
-        return RPCD_ERR_STALE;
-    js_span meta = {call->meta.data, call->meta.length}, value = meta;
-    int found = call->meta_state;
-    if (found == 1 && name) {
-        size_t count = js_object_get_decoded(meta, name, strlen(name), &value);
-        found = count > 1 ? -1 : (int)count;
-    }
-    int status = found < 0 ? RPCD_ERR_INVALID_PARAMS : RPCD_OK;
-    if (found > 0) {
-        if (length)
-            *length = value.length; /* rpcd sent it on one line */
-        if (value.length >= out_size) {
-            status = RPCD_ERR_INVALID_ARGUMENT;
-        } else {
-            memcpy(out, value.start, value.length);
-            out[value.length] = '\0';
-        }
-    }
-    pthread_mutex_unlock(&host.lock);
-    return status;
-}
-
-static void fill_call_api(rpcd_host_api *api)
-{
-    api->call_result = host_call_result;
-    api->call_fail = host_call_fail;
-    api->call_fail_code = host_call_fail_code;
-    api->call_notify = host_call_notify;
-    api->call_progress = host_call_progress;
-    api->call_is_cancelled = host_call_is_cancelled;
-    api->call_method = host_call_method;
-    api->call_complete = host_call_complete;
-    api->call_tool_result = host_call_tool_result;
-    api->call_meta = host_call_meta;
+    host_flush_locked();
 }
 
 /* ---- Running calls ---------------------------------------------------------------------- */
@@ -371,7 +97,7 @@ static void run_call(exec_job *job)
 {
     host_call *call = (host_call *)job;
     pthread_mutex_lock(&host.lock);
-    rpcd_call *handle = handle_of(call);
+    rpcd_call *handle = host_handle_of(call);
     const reg_method *method = call->method;
     const char *params = call->has_params ? call->params.data : NULL;
     size_t params_length = call->params.length;
@@ -383,7 +109,7 @@ static void run_call(exec_job *job)
     if (status == RPCD_DEFERRED && method->abi_minor >= 1 && !call->completed_early)
         call->deferred = true;
     else
-        end_locked(call, call->completed_early ? call->early_status : status);
+        host_end_locked(call, call->completed_early ? call->early_status : status);
     pthread_mutex_unlock(&host.lock);
 }
 
@@ -392,8 +118,8 @@ static host_call *acquire(void)
 {
     uint32_t index = host.free_head;
     if (index != NO_CALL) {
-        host.free_head = call_at(index)->next_free;
-        return call_at(index);
+        host.free_head = host_call_at(index)->next_free;
+        return host_call_at(index);
     }
     index = host.count;
     if (index / CALLS_PER_CHUNK >= MOST_CHUNKS)
@@ -402,7 +128,7 @@ static host_call *acquire(void)
         !(host.chunks[index / CALLS_PER_CHUNK] = calloc(CALLS_PER_CHUNK, sizeof(host_call))))
         return NULL;
     host.count++;
-    host_call *call = call_at(index);
+    host_call *call = host_call_at(index);
     call->index = index;
     call->generation = 1;
     return call;
@@ -451,8 +177,8 @@ static int cancel_call(chan_frame *frame)
         return -1;
     pthread_mutex_lock(&host.lock);
     for (uint32_t i = 0; i < host.count; i++)
-        if (call_at(i)->active && call_at(i)->id == id)
-            call_at(i)->cancelled = true;
+        if (host_call_at(i)->active && host_call_at(i)->id == id)
+            host_call_at(i)->cancelled = true;
     pthread_mutex_unlock(&host.lock);
     return 0;
 }
@@ -557,7 +283,7 @@ static void report(const char *name, const char *error)
     failed |= chan_put_str(&host.pending, text, strlen(text));
     chan_end(&host.pending, start, failed != 0);
     pthread_mutex_lock(&host.lock);
-    flush_locked();
+    host_flush_locked();
     pthread_mutex_unlock(&host.lock);
 }
 
@@ -588,14 +314,14 @@ static void serve(buffer *in)
             if (++applied % FLUSH_EVERY == 0) {
                 pthread_mutex_lock(&host.lock);
                 host.corked = false;
-                flush_locked();
+                host_flush_locked();
                 host.corked = true;
                 pthread_mutex_unlock(&host.lock);
             }
         }
         pthread_mutex_lock(&host.lock);
         host.corked = false;
-        flush_locked();
+        host_flush_locked();
         pthread_mutex_unlock(&host.lock);
         if (next == CHAN_MALFORMED) {
             log_message(LOG_ERROR, "plugin host: a malformed message from rpcd; exiting");
@@ -653,7 +379,7 @@ int iso_host_main(void)
         report(NULL, error[0] ? error : "out of memory");
         goto done;
     }
-    ld_set_call_api(fill_call_api);
+    ld_set_call_api(host_fill_call_api);
     if (ld_load_fd(&config, CHAN_PLUGIN_FD, host.methods, &plugins, &name, error, sizeof error) !=
         0) {
         report(NULL, error);
