@@ -89,6 +89,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->result_complete = slot->result_refused = false;
     slot->failure_status = 0;
     slot->failure_code = 0;
+    slot->exception[0] = '\0';
     slot->has_failure_message = slot->has_failure_data = false;
     slot->state = SLOT_QUEUED;
     slot->completed_early = false;

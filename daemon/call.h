@@ -167,6 +167,14 @@ int call_respond_result(call_table *table, call_batch *batch, uint64_t ticket, c
  */
 void call_let_go_generation(void *table, generation *gen);
 
+/*
+ * call_fail for rpcd's own failures of a plugin's call (an isolated plugin's host that died, a
+ * deadline): status RPCD_ERR_INTERNAL, with exception (copied, cut to 95 bytes) in place of the
+ * status name in error.data.exception. Returns RPCD_ERR_INTERNAL, or as call_fail.
+ */
+int call_fail_exception(rpcd_call *call, const char *exception, const char *message,
+                        const char *data, size_t data_length);
+
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);
 

@@ -14,6 +14,7 @@
 #include "response_line.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,7 @@ static int record_failure(call_slot *slot, int status, int64_t code, const char 
     }
     slot->failure_status = status;
     slot->failure_code = code;
+    slot->exception[0] = '\0';
     return status;
 }
 
@@ -155,25 +157,8 @@ static int find_meta(const call_slot *slot, const char *name, js_span *value)
         *value = meta;
         return 1;
     }
-    /* js_object_get compares at most 64 bytes of a key: longer names are matched here. */
-    js_iter members;
-    js_span key, found;
-    int matches = 0;
-    size_t length = strlen(name);
-    js_iter_init(&members, meta);
-    while (js_iter_next(&members, &key, &found)) {
-        if (js_string_decoded_length(key) != length)
-            continue;
-        char *decoded = malloc(length + 1);
-        size_t decoded_length;
-        if (decoded && js_string_decode(key, decoded, length + 1, &decoded_length) == 0 &&
-            decoded_length == length && memcmp(decoded, name, length) == 0) {
-            *value = found;
-            matches++;
-        }
-        free(decoded);
-    }
-    return matches > 1 ? -1 : matches;
+    count = js_object_get_decoded(meta, name, strlen(name), value);
+    return count > 1 ? -1 : (int)count;
 }
 
 static int host_call_meta(rpcd_call *call, const char *name, char *out, size_t out_size,
@@ -222,6 +207,19 @@ static int host_call_fail(rpcd_call *call, int status, const char *message, cons
     if (!slot)
         return RPCD_ERR_STALE;
     int result = record_failure(slot, status, 0, message, data, data_length);
+    lock_release(&slot->lock);
+    return result;
+}
+
+int call_fail_exception(rpcd_call *call, const char *exception, const char *message,
+                        const char *data, size_t data_length)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int result = record_failure(slot, RPCD_ERR_INTERNAL, 0, message, data, data_length);
+    if (result == RPCD_ERR_INTERNAL)
+        snprintf(slot->exception, sizeof slot->exception, "%s", exception);
     lock_release(&slot->lock);
     return result;
 }

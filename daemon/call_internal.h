@@ -81,6 +81,7 @@ typedef struct call_slot {
     buffer failure_message;
     bool has_failure_data;
     buffer failure_data;
+    char exception[96]; /* call_fail_exception's name for error.data.exception, or "" */
 
     buffer scratch; /* notification lines and error data */
     buffer line;    /* the response line */

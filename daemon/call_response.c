@@ -69,6 +69,9 @@ static void failure_of(const call_slot *slot, int status, rpcerr_failure *out)
         .plugin = slot->method->owner_name,
         .method = slot->method->name,
         .method_length = slot->method->name_length,
+        /* A failure rpcd recorded itself (an isolated plugin's host that died) names what
+         * happened. */
+        .exception = recorded && slot->exception[0] ? slot->exception : NULL,
     };
 }
 

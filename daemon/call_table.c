@@ -239,17 +239,36 @@ static void mark_cancelled(call_slot *slot, int style)
     atomic_store(&slot->cancelled, true);
 }
 
+/*
+ * A method with a cancel hook (an isolated plugin's) is told of the cancellation of a call its
+ * handler has started, once no lock is held: the hook takes its own. Slot lock held; *hook and
+ * *handle are set for the caller to call after.
+ */
+static void note_hook(const call_slot *slot, const reg_method **hooked, rpcd_call **handle)
+{
+    if (slot->method->cancel_hook && slot->state != SLOT_QUEUED) {
+        *hooked = slot->method;
+        *handle = slot_handle(slot->index, slot->generation);
+    }
+}
+
 int call_cancel(call_table *table, js_span id, int style)
 {
+    const reg_method *hooked = NULL;
+    rpcd_call *handle = NULL;
     lock_take(&table->lock);
     uint32_t index = table_find_id(table, id.start, id.length);
     if (index != NO_SLOT) {
         call_slot *slot = slot_at(index);
         lock_take(&slot->lock);
         mark_cancelled(slot, style);
+        note_hook(slot, &hooked, &handle);
         lock_release(&slot->lock);
     }
     lock_release(&table->lock);
+    /* The call may have ended since: its handle is then stale, which the hook finds out. */
+    if (hooked)
+        hooked->cancel_hook(handle, hooked->user_data);
     return index != NO_SLOT;
 }
 
@@ -259,10 +278,16 @@ void call_cancel_all(call_table *table)
     uint32_t total = slot_count();
     for (uint32_t index = 0; index < total; index++) {
         call_slot *slot = slot_at(index);
+        const reg_method *hooked = NULL;
+        rpcd_call *handle = NULL;
         lock_take(&slot->lock);
-        if (slot->active && slot->table == table)
+        if (slot->active && slot->table == table) {
             mark_cancelled(slot, CALL_CANCEL_FLAG);
+            note_hook(slot, &hooked, &handle);
+        }
         lock_release(&slot->lock);
+        if (hooked)
+            hooked->cancel_hook(handle, hooked->user_data);
     }
 }
 

@@ -4,6 +4,8 @@
  * and turns every mistake into one message naming the file and line.
  */
 #include "config.h"
+#include "config_keys.h"
+#include "config_mcp.h"
 
 #include "log.h"
 
@@ -17,72 +19,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TIB ((size_t)1 << 40)
-#define DAEMON_KEY(name, type, minimum, maximum, default_value)                                    \
-    {                                                                                              \
-        "rpcd", #name, type, minimum, maximum, default_value, offsetof(rpcd_config, name)          \
-    }
-
-#define PLUGIN_KEY(name, type, minimum, maximum)                                                   \
-    {                                                                                              \
-        "plugin NAME", #name, type, minimum, maximum, 0, offsetof(cfg_plugin, confinement.name)    \
-    }
-
-/*
- * Every key, in the order the man page lists them. [rpcd] keys, and the confinement keys of
- * plugin sections (PLUGIN_KEY: unset is 0 or NULL), are read from this table alone, and each may
- * be given once; a default of 0 for a size means it is derived at load.
- */
-/* clang-format off */
-static const cfg_key keys[] = {
-    DAEMON_KEY(log_level,           CFG_KEY_LOG_LEVEL, 0,  0,        LOG_INFO),
-    DAEMON_KEY(max_line_bytes,      CFG_KEY_SIZE,      64, TIB,      CFG_DEFAULT_MAX_LINE_BYTES),
-    DAEMON_KEY(max_depth,           CFG_KEY_SIZE,      2,  1000000,  CFG_DEFAULT_MAX_DEPTH),
-    DAEMON_KEY(max_batch,           CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_BATCH),
-    DAEMON_KEY(workers,             CFG_KEY_SIZE,      1,  1024,     0),
-    DAEMON_KEY(max_in_flight,       CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_IN_FLIGHT),
-    DAEMON_KEY(max_in_flight_bytes, CFG_KEY_SIZE,      1,  TIB,      0),
-    DAEMON_KEY(shutdown_grace_ms,   CFG_KEY_SIZE,      0,  3600000,  CFG_DEFAULT_SHUTDOWN_GRACE_MS),
-    DAEMON_KEY(plugin_dir,          CFG_KEY_STRING,    0,  0,        0),
-    DAEMON_KEY(user,                CFG_KEY_STRING,    0,  0,        0),
-    DAEMON_KEY(group,               CFG_KEY_STRING,    0,  0,        0),
-    DAEMON_KEY(no_new_privs,        CFG_KEY_BOOL,      0,  0,        true),
-    {"plugin NAME", "path",        CFG_KEY_OWN, 0, 0, 0, 0},
-    {"plugin NAME", "required",    CFG_KEY_OWN, 0, 0, 0, 0},
-    PLUGIN_KEY(limit_memory,       CFG_KEY_SIZE,    16777216, TIB),
-    PLUGIN_KEY(limit_cpu_seconds,  CFG_KEY_SIZE,    1,        1000000000),
-    PLUGIN_KEY(limit_open_files,   CFG_KEY_SIZE,    16,       1048576),
-    PLUGIN_KEY(limit_processes,    CFG_KEY_SIZE,    1,        4194304),
-    PLUGIN_KEY(user,               CFG_KEY_STRING,  0,        0),
-    PLUGIN_KEY(group,              CFG_KEY_STRING,  0,        0),
-    PLUGIN_KEY(seccomp,            CFG_KEY_SECCOMP, 0,        0),
-    PLUGIN_KEY(read_paths,         CFG_KEY_PATHS,   0,        0),
-    PLUGIN_KEY(write_paths,        CFG_KEY_PATHS,   0,        0),
-    {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
-    {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
-};
-/* clang-format on */
-enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
-
-size_t cfg_key_count(void)
-{
-    return KEY_COUNT;
-}
-
-const cfg_key *cfg_key_at(size_t index)
-{
-    return index < KEY_COUNT ? &keys[index] : NULL;
-}
-
 typedef struct parse_state {
     rpcd_config *config;
-    char *message;            /* the first problem, without file and line */
-    int message_line;         /* where it is */
-    int key_lines[KEY_COUNT]; /* where each [rpcd] key was given, 0 if not yet */
-    int rpcd_line;            /* where [rpcd] starts, 0 if not yet */
-    int mcp_line;             /* where [mcp] starts, 0 if not yet */
-    const char *next;         /* the text not yet handed to inih */
-    int line;                 /* the line inih is working on */
+    char *message;               /* the first problem, without file and line */
+    int message_line;            /* where it is */
+    int key_lines[CFG_KEY_MOST]; /* where each [rpcd] key was given, 0 if not yet */
+    int rpcd_line;               /* where [rpcd] starts, 0 if not yet */
+    int mcp_line;                /* where [mcp] starts, 0 if not yet */
+    cfg_mcp_reading mcp;         /* what [mcp] keys remember */
+    bool indented;               /* the line inih is working on starts with a blank */
+    const char *next;            /* the text not yet handed to inih */
+    int line;                    /* the line inih is working on */
 } parse_state;
 
 static const char plugin_prefix[] = "plugin ";
@@ -100,106 +47,27 @@ __attribute__((format(printf, 2, 3))) static int fail(parse_state *state, const 
     return 0;
 }
 
-static int parse_size(const char *value, size_t minimum, size_t maximum, size_t *out)
-{
-    char *end;
-    errno = 0;
-    if (value[0] < '0' || value[0] > '9')
-        return -1;
-    unsigned long long number = strtoull(value, &end, 10);
-    if (errno != 0 || *end != '\0' || number < minimum || number > maximum)
-        return -1;
-    *out = (size_t)number;
-    return 0;
-}
-
-static int parse_bool(const char *value, bool *out)
-{
-    if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0 || strcmp(value, "1") == 0) {
-        *out = true;
-        return 0;
-    }
-    if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0 || strcmp(value, "0") == 0) {
-        *out = false;
-        return 0;
-    }
-    return -1;
-}
-
-/* Copies a non-empty value into *out (owned). Returns 1, or inih's 0 after fail. */
-static int set_string(parse_state *state, const char *name, const char *value, char **out)
-{
-    if (value[0] == '\0')
-        return fail(state, "%s is empty", name);
-    free(*out);
-    *out = strdup(value);
-    return *out ? 1 : fail(state, "out of memory");
-}
-
-/* Whether each of a list of paths separated by spaces is absolute. */
-static bool absolute_paths(const char *list)
-{
-    bool any = false;
-    for (const char *at = list + strspn(list, " \t"); *at; at += strspn(at, " \t")) {
-        if (*at != '/')
-            return false;
-        any = true;
-        at += strcspn(at, " \t");
-    }
-    return any;
-}
-
 /* Reads value into field, the place of key. Returns 1, or inih's 0 after fail. */
 static int parse_value(parse_state *state, const cfg_key *key, void *field, const char *value)
 {
-    const char *name = key->name;
-    switch (key->type) {
-    case CFG_KEY_SIZE:
-        if (parse_size(value, key->minimum, key->maximum, field) != 0)
-            return fail(state, "%s must be an integer from %zu to %zu, not '%s'", name,
-                        key->minimum, key->maximum, value);
+    char *problem = NULL;
+    if (cfg_parse_value(key, field, value, &problem) == 0)
         return 1;
-    case CFG_KEY_BOOL:
-        if (parse_bool(value, field) != 0)
-            return fail(state, "%s must be true or false, not '%s'", name, value);
-        return 1;
-    case CFG_KEY_STRING: return set_string(state, name, value, field);
-    case CFG_KEY_LOG_LEVEL:
-        if (log_level_parse(value, field) != 0)
-            return fail(state, "%s must be error, warning, info or debug, not '%s'", name, value);
-        return 1;
-    case CFG_KEY_SECCOMP: {
-        static const char *const profiles[] = {"default", "strict", "off"};
-        for (int i = 0; i < 3; i++)
-            if (strcmp(value, profiles[i]) == 0) {
-                *(int *)field = CFG_SECCOMP_DEFAULT + i;
-                return 1;
-            }
-        return fail(state, "%s must be default, strict or off, not '%s'", name, value);
-    }
-    case CFG_KEY_PATHS:
-        if (!absolute_paths(value))
-            return fail(state, "%s must be absolute paths separated by spaces, not '%s'", name,
-                        value);
-        return set_string(state, name, value, field);
-    case CFG_KEY_OWN: break;
-    }
-    return fail(state, "unknown key '%s'", name);
+    fail(state, "%s", problem ? problem : "out of memory");
+    free(problem);
+    return 0;
 }
 
 static int daemon_key(parse_state *state, const char *name, const char *value)
 {
-    size_t index = 0;
-    while (index < KEY_COUNT &&
-           (strcmp(keys[index].section, "rpcd") != 0 || strcmp(keys[index].name, name) != 0))
-        index++;
-    if (index == KEY_COUNT)
+    size_t index;
+    const cfg_key *key = cfg_key_find("rpcd", name, &index);
+    if (!key)
         return fail(state, "unknown key '%s' in [rpcd]", name);
     if (state->key_lines[index])
         return fail(state, "%s is given twice in [rpcd] (first on line %d)", name,
                     state->key_lines[index]);
     state->key_lines[index] = state->line;
-    const cfg_key *key = &keys[index];
     return parse_value(state, key, (char *)state->config + key->offset, value);
 }
 
@@ -225,13 +93,14 @@ static cfg_plugin *add_plugin(parse_state *state, const char *name)
     if (!plugin->name)
         return NULL;
     plugin->required = true;
+    plugin->isolation = CFG_ISOLATION_INHERIT;
+    plugin->max_restarts = CFG_DEFAULT_MAX_RESTARTS;
     plugin->line = state->line;
     config->plugin_count++;
     return plugin;
 }
 
-/* Appends a copy of key = value to a list of pairs. Returns 0 or -1 (memory, list unchanged). */
-static int append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
+int cfg_append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
 {
     cfg_pair *grown = realloc(*pairs, (*count + 1) * sizeof *grown);
     if (!grown)
@@ -266,11 +135,56 @@ static bool leaves_directory(const char *path)
 /* The confinement key of a plugin section called name, or NULL: a key for the plugin. */
 static const cfg_key *plugin_section_key(const char *name)
 {
-    for (size_t i = 0; i < KEY_COUNT; i++)
-        if (keys[i].type != CFG_KEY_OWN && strcmp(keys[i].section, "plugin NAME") == 0 &&
-            strcmp(keys[i].name, name) == 0)
-            return &keys[i];
-    return NULL;
+    size_t index;
+    const cfg_key *key = cfg_key_find("plugin NAME", name, &index);
+    return key && key->type != CFG_KEY_OWN ? key : NULL;
+}
+
+/*
+ * The keys of a plugin section that say how rpcd runs the plugin in a host process: isolation,
+ * timeout_ms, timeout_ms.METHOD and max_restarts. Returns inih's 1 or 0 for one of them, -1
+ * for any other key.
+ */
+static int isolation_plugin_key(parse_state *state, cfg_plugin *plugin, const char *name,
+                                const char *value)
+{
+    size_t number;
+    static const char *const once[] = {"isolation", "timeout_ms", "max_restarts"};
+    for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
+        if (strcmp(name, once[i]) != 0)
+            continue;
+        if (plugin->seen & 1u << i)
+            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
+        plugin->seen |= 1u << i;
+    }
+    for (size_t i = 0; strncmp(name, "timeout_ms.", 11) == 0 && i < plugin->timeout_count; i++)
+        if (strcmp(plugin->timeouts[i].key, name + 11) == 0)
+            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
+    if (strcmp(name, "isolation") == 0) {
+        if (cfg_parse_isolation(value, &plugin->isolation) != 0)
+            return fail(state, "isolation must be none or process, not '%s'", value);
+        return 1;
+    }
+    if (strcmp(name, "max_restarts") == 0) {
+        if (cfg_parse_size(value, 0, 1000000, &plugin->max_restarts) != 0)
+            return fail(state, "max_restarts must be an integer from 0 to 1000000, not '%s'",
+                        value);
+        return 1;
+    }
+    if (strncmp(name, "timeout_ms", 10) != 0 || (name[10] != '\0' && name[10] != '.'))
+        return -1;
+    if (cfg_parse_size(value, 1, CFG_MAX_TIMEOUT_MS, &number) != 0)
+        return fail(state, "%s must be an integer from 1 to %d, not '%s'", name, CFG_MAX_TIMEOUT_MS,
+                    value);
+    if (name[10] == '\0') {
+        plugin->timeout_ms = number;
+        return 1;
+    }
+    if (name[11] == '\0')
+        return fail(state, "timeout_ms. needs a method name (timeout_ms.METHOD)");
+    if (cfg_append_pair(&plugin->timeouts, &plugin->timeout_count, name + 11, value) != 0)
+        return fail(state, "out of memory");
+    return 1;
 }
 
 static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, const char *value)
@@ -293,7 +207,7 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
             return fail(state, "required is given twice in [plugin %s] (first on line %d)",
                         plugin->name, plugin->required_line);
         plugin->required_line = state->line;
-        if (parse_bool(value, &plugin->required) != 0)
+        if (cfg_parse_bool(value, &plugin->required) != 0)
             return fail(state, "required must be true or false, not '%s'", value);
         return 1;
     }
@@ -307,10 +221,13 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
             return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
         return parse_value(state, key, field, value);
     }
+    int isolation_key = isolation_plugin_key(state, plugin, name, value);
+    if (isolation_key >= 0)
+        return isolation_key;
     for (size_t i = 0; i < plugin->pair_count; i++)
         if (strcmp(plugin->pairs[i].key, name) == 0)
             return fail(state, "key '%s' is given twice in [plugin %s]", name, plugin->name);
-    if (append_pair(&plugin->pairs, &plugin->pair_count, name, value) != 0)
+    if (cfg_append_pair(&plugin->pairs, &plugin->pair_count, name, value) != 0)
         return fail(state, "out of memory");
     return 1;
 }
@@ -377,6 +294,7 @@ static char *read_line(char *out, int capacity, void *stream)
     size_t length = newline ? (size_t)(newline - start) + 1 : strlen(start);
     state->next = start + length;
     state->line++;
+    state->indented = start[0] == ' ' || start[0] == '\t';
     size_t content = length - (newline ? 1 : 0);
     if (content > 0 && start[content - 1] == '\r')
         content--;
@@ -393,24 +311,16 @@ static char *read_line(char *out, int capacity, void *stream)
     return out;
 }
 
-/* [mcp]: which methods are tools (tools = all | none | a, b) and their names (tool.M = N). */
+/* [mcp]: its own file reads it (config_mcp.c). Returns 1, or inih's 0 after fail. */
 static int mcp_key(parse_state *state, const char *name, const char *value)
 {
-    rpcd_config *config = state->config;
-    if (strcmp(name, "tools") == 0) {
-        if (config->mcp_tools)
-            return fail(state, "tools is given twice in [mcp]");
-        config->mcp_tools = strdup(value);
-        return config->mcp_tools ? 1 : fail(state, "out of memory");
-    }
-    if (strncmp(name, "tool.", 5) != 0 || name[5] == '\0')
-        return fail(state, "unknown key '%s' in [mcp] (expected tools or tool.METHOD)", name);
-    for (size_t i = 0; i < config->mcp_name_count; i++)
-        if (strcmp(config->mcp_names[i].key, name + 5) == 0)
-            return fail(state, "key '%s' is given twice in [mcp]", name);
-    if (append_pair(&config->mcp_names, &config->mcp_name_count, name + 5, value) != 0)
-        return fail(state, "out of memory");
-    return 1;
+    char *problem;
+    if (cfg_mcp_key(state->config, &state->mcp, name, value, state->line, state->indented,
+                    &problem) == 0)
+        return 1;
+    fail(state, "%s", problem ? problem : "out of memory");
+    free(problem);
+    return 0;
 }
 
 static int handle_key(void *user, const char *section, const char *name, const char *value)
@@ -477,13 +387,15 @@ static int finish(parse_state *state, const char *file_name, char *error, size_t
             return -1;
         free(plugin->path);
         plugin->path = resolved;
+        if (plugin->isolation == CFG_ISOLATION_INHERIT)
+            plugin->isolation = config->isolation;
     }
     return 0;
 }
 
 /*
- * The cores this process may run on: those of its CPU affinity (taskset, cpusets), which is what
- * bounds the workers that can run at once, and one system call where sysconf reads /sys.
+ * The cores this process may run on: those of its CPU affinity (taskset, cpusets), which is
+ * what bounds the workers that can run at once, and one system call where sysconf reads /sys.
  */
 static size_t usable_cores(void)
 {
@@ -494,21 +406,6 @@ static size_t usable_cores(void)
     return online > 0 ? (size_t)online : 1;
 }
 
-static void set_defaults(rpcd_config *config)
-{
-    for (size_t i = 0; i < KEY_COUNT; i++) {
-        void *field = (char *)config + keys[i].offset;
-        if (strcmp(keys[i].section, "rpcd") != 0)
-            continue;
-        if (keys[i].type == CFG_KEY_SIZE)
-            *(size_t *)field = keys[i].default_value;
-        else if (keys[i].type == CFG_KEY_BOOL)
-            *(bool *)field = keys[i].default_value != 0;
-        else if (keys[i].type == CFG_KEY_LOG_LEVEL)
-            *(int *)field = (int)keys[i].default_value;
-    }
-}
-
 static int load(const char *text, const char *file_name, rpcd_config **out, char *error,
                 size_t error_size)
 {
@@ -517,7 +414,7 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
         snprintf(error, error_size, "%s: out of memory", file_name);
         return -1;
     }
-    set_defaults(config);
+    cfg_set_defaults(config);
     /* As many workers as cores, and at least two, so that one slow call never blocks all. */
     size_t cores = usable_cores();
     config->workers = cores > 2 ? cores : 2;
@@ -580,11 +477,13 @@ void cfg_free(rpcd_config *config)
         free(plugin->confinement.group);
         free(plugin->confinement.read_paths);
         free(plugin->confinement.write_paths);
+        free_pairs(plugin->timeouts, plugin->timeout_count);
         free(plugin->name);
         free(plugin->path);
     }
     free_pairs(config->mcp_names, config->mcp_name_count);
     free(config->mcp_tools);
+    free(config->mcp_instructions);
     free(config->plugins);
     free(config->plugin_dir);
     free(config->user);

@@ -39,6 +39,9 @@ typedef struct cfg_confinement {
     char *write_paths;        /* owned: the same */
 } cfg_confinement;
 
+/* Where a plugin runs: in rpcd's process, or in a host process of its own. */
+enum { CFG_ISOLATION_NONE = 0, CFG_ISOLATION_PROCESS = 1, CFG_ISOLATION_INHERIT = -1 };
+
 typedef struct cfg_plugin {
     char *name;        /* owned: NAME of [plugin NAME] */
     int line;          /* where its section header is */
@@ -48,6 +51,12 @@ typedef struct cfg_plugin {
     cfg_confinement confinement; /* the confinement keys, which the plugin never sees */
     cfg_pair *pairs;             /* owned: every other key, for the plugin */
     size_t pair_count;
+    int isolation;      /* CFG_ISOLATION_* (unset: [rpcd] isolation) */
+    size_t timeout_ms;  /* an isolated call's deadline, 0: none */
+    cfg_pair *timeouts; /* owned: timeout_ms.METHOD, key = the method, value = checked ms */
+    size_t timeout_count;
+    size_t max_restarts; /* restarts of its host allowed per minute */
+    unsigned seen;       /* which of isolation, timeout_ms, max_restarts were given (once each) */
 } cfg_plugin;
 
 typedef struct rpcd_config {
@@ -60,14 +69,17 @@ typedef struct rpcd_config {
     size_t max_in_flight;       /* calls queued or running before reading pauses (default 1024) */
     size_t max_in_flight_bytes; /* params bytes they may hold before reading pauses inside a
                                    long line (default: 1 MiB per worker, at least 2 MiB) */
-    size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 3000) */
+    size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 1000) */
     char *plugin_dir;           /* owned: where relative plugin paths start (default: the
                                    config file's directory) */
     bool insecure;              /* load files whatever their owner and permissions (--insecure) */
     bool no_new_privs;          /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
     char *user;                 /* owned: the user to run as once plugins are loaded, or NULL */
     char *group;                /* owned: the group to run as (default: the user's), or NULL */
+    int isolation;              /* CFG_ISOLATION_* of plugins that do not say (default none) */
     char *mcp_tools;            /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
+    int mcp_tool_names;         /* [mcp] tool_names: CFG_TOOL_NAMES_* (default portable) */
+    char *mcp_instructions;     /* owned: [mcp] instructions for the model, or NULL */
     cfg_pair *mcp_names;        /* owned: [mcp] tool.<method> = <tool name>, key = the method */
     size_t mcp_name_count;
     cfg_plugin *plugins; /* owned, in file order: the load order */
@@ -80,8 +92,16 @@ enum {
     CFG_DEFAULT_MAX_BATCH = 1000,
     CFG_DEFAULT_MAX_IN_FLIGHT = 1024,
     CFG_IN_FLIGHT_BYTES_PER_WORKER = 1024 * 1024, /* max_in_flight_bytes unset: per worker */
-    CFG_DEFAULT_SHUTDOWN_GRACE_MS = 3000,
+    CFG_DEFAULT_SHUTDOWN_GRACE_MS = 1000,
     CFG_MAX_FILE_BYTES = 1024 * 1024, /* a config is a page of settings, never more than this */
+    CFG_DEFAULT_MAX_RESTARTS = 10,    /* restarts of an isolated plugin's host per minute */
+    CFG_MAX_TIMEOUT_MS = 24 * 3600 * 1000,
+};
+
+/* Which tool names [mcp] tool_names allows. */
+enum cfg_tool_names {
+    CFG_TOOL_NAMES_PORTABLE,      /* ^[a-zA-Z0-9_-]{1,64}$: what every host and model API takes */
+    CFG_TOOL_NAMES_SPECIFICATION, /* ^[a-zA-Z0-9_.-]{1,128}$: what MCP allows */
 };
 
 /* How the parser reads a key's value. */
@@ -92,6 +112,8 @@ typedef enum cfg_key_type {
     CFG_KEY_LOG_LEVEL, /* error, warning, info or debug */
     CFG_KEY_SECCOMP,   /* default, strict or off */
     CFG_KEY_PATHS,     /* absolute paths separated by spaces */
+
+    CFG_KEY_ISOLATION, /* none or process (an int) */
     CFG_KEY_OWN,       /* read by its section's own code (plugin sections, [mcp]) */
 } cfg_key_type;
 

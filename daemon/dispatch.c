@@ -8,6 +8,7 @@
 #include "envelope.h"
 #include "json_scan.h"
 #include "log.h"
+#include "mcp_methods.h"
 #include "rpc_error.h"
 
 #include <stdio.h>
@@ -153,6 +154,8 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
     if (mcp_route_message(dispatch->generations->tools, name, name_length, params, &out, &route) !=
         0)
         return 0; /* out untouched: nothing to free */
+    if (dispatch->mcp_session && !*dispatch->mcp_session)
+        *dispatch->mcp_session = mcp_starts_session(name, name_length, params);
     *status = 0;
     if (route.kind == MCP_ANSWERED && message->kind == ENV_REQUEST) {
         *status =

@@ -14,6 +14,7 @@
 #include "output.h"
 #include "registry.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct dispatcher {
@@ -25,6 +26,9 @@ typedef struct dispatcher {
 
     /* borrowed: the subscriptions/listen streams; NULL: none offered */
     mcp_listeners *listeners;
+    /* Borrowed, may be NULL: set to true once a message is initialize or server/discover, which
+     * only an MCP client sends. Written on the reading thread only. */
+    bool *mcp_session;
 } dispatcher;
 
 /*

@@ -81,6 +81,13 @@ int js_iter_next(js_iter *iter, js_span *key, js_span *value);
 size_t js_object_get(js_span object, const char *key, size_t key_length, js_span *value);
 
 /*
+ * js_object_get for keys of any length, escapes included: every key is decoded and compared whole
+ * (what host->call_meta looks up, in-process and in an isolated plugin's host alike). Slower:
+ * for keys a client names, not for rpcd's own.
+ */
+size_t js_object_get_decoded(js_span object, const char *key, size_t key_length, js_span *value);
+
+/*
  * Decodes a validated JSON string span (quotes included) into UTF-8 bytes in out (capacity
  * bytes, not NUL-terminated). Escapes are resolved; a lone surrogate escape becomes U+FFFD, and
  * \u0000 a NUL byte. Returns 0 and *out_length, or JS_ERR_NO_MEMORY when the decoded string

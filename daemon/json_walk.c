@@ -8,6 +8,7 @@
 
 #include "json_scan_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* End of the validated value starting at p. */
@@ -111,4 +112,26 @@ size_t js_drop_line_breaks(char *text, size_t length)
         if (text[i] != '\n' && text[i] != '\r')
             text[kept++] = text[i];
     return kept;
+}
+
+size_t js_object_get_decoded(js_span object, const char *key, size_t key_length, js_span *value)
+{
+    if (object.length == 0 || object.start[0] != '{')
+        return 0;
+    js_iter members;
+    js_span name, found;
+    size_t matches = 0;
+    char *decoded = malloc(key_length + 1);
+    js_iter_init(&members, object);
+    while (decoded && js_iter_next(&members, &name, &found)) {
+        size_t decoded_length;
+        if (js_string_decoded_length(name) == key_length &&
+            js_string_decode(name, decoded, key_length + 1, &decoded_length) == 0 &&
+            decoded_length == key_length && memcmp(decoded, key, key_length) == 0) {
+            *value = found;
+            matches++;
+        }
+    }
+    free(decoded);
+    return matches;
 }

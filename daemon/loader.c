@@ -6,6 +6,7 @@
 
 #include "call.h"
 #include "file_safety.h"
+#include "isolation/proxy.h"
 #include "log.h"
 #include "signals.h"
 
@@ -28,7 +29,12 @@ struct rpcd_plugin {
     registry *methods;            /* borrowed */
     bool initialising;            /* register_method and config_get are allowed */
     char *conflict;               /* the first duplicate name it tried, for the message */
+    int opened_fd;                /* the file, opened and checked by the caller; -1: open path */
+    iso_proxy *isolated;          /* the plugin runs in a host process of its own; NULL: here */
 };
+
+/* Fills the call_* members of the host table: rpcd's own, or a plugin host's (ld_set_call_api). */
+static void (*fill_call_api)(rpcd_host_api *api) = call_fill_host_api;
 
 struct loader {
     struct rpcd_plugin **plugins; /* load order */
@@ -112,7 +118,7 @@ static const rpcd_host_api *host_api(void)
         api.config_get = host_config_get;
         api.log = host_log;
         api.log_v = host_log_v;
-        call_fill_host_api(&api);
+        fill_call_api(&api);
         api.log_text = host_log_text;
         filled = true;
     }
@@ -122,7 +128,9 @@ static const rpcd_host_api *host_api(void)
 /* Shutdown (when init succeeded), user data, methods, then the code they pointed into. */
 static void unload_one(struct rpcd_plugin *plugin, registry *methods, bool initialised)
 {
-    if (initialised && plugin->info->shutdown)
+    if (plugin->isolated)
+        iso_proxy_stop(plugin->isolated);
+    if (initialised && plugin->info && plugin->info->shutdown)
         plugin->info->shutdown(plugin->state);
     reg_remove_owner(methods, plugin);
     if (plugin->handle)
@@ -138,14 +146,15 @@ static void unload_one(struct rpcd_plugin *plugin, registry *methods, bool initi
 static int open_checked(struct rpcd_plugin *plugin, bool insecure, char *error, size_t error_size)
 {
     const char *path = plugin->config->path;
-    int fd;
+    int fd = plugin->opened_fd;
     char refusal[512];
-    if (fsafe_open(path, !insecure, &fd, refusal, sizeof refusal) != 0) {
+    if (fd < 0 && fsafe_open(path, !insecure, &fd, refusal, sizeof refusal) != 0) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
         return -1;
     }
     plugin->handle = fsafe_dlopen(fd, RTLD_NOW | RTLD_LOCAL, refusal, sizeof refusal);
-    close(fd);
+    if (fd != plugin->opened_fd)
+        close(fd);
     if (!plugin->handle) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
         return -1;
@@ -234,9 +243,36 @@ static void warn_unused_keys(const struct rpcd_plugin *plugin)
                         plugin->info->name, config->pairs[i].key);
 }
 
-/* Loads one plugin. Returns 0, or -1 with the reason in error. */
-static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct rpcd_plugin **out,
-                    char *error, size_t error_size)
+/*
+ * An isolated plugin: its file opened and checked here, and loaded by a host process from that
+ * descriptor, which the proxy keeps for restarts. Returns 0, or -1 with the reason in error.
+ */
+static int start_isolated(struct rpcd_plugin *plugin, const rpcd_config *daemon, char *error,
+                          size_t error_size)
+{
+    const char *path = plugin->config->path;
+    int fd;
+    char refusal[512];
+    if (fsafe_open(path, !daemon->insecure, &fd, refusal, sizeof refusal) != 0) {
+        snprintf(error, error_size, "plugin %s: %s", path, refusal);
+        return -1;
+    }
+    iso_settings settings = {
+        .workers = daemon->workers,
+        .max_depth = daemon->max_depth,
+        .log_level = log_get_level(),
+        .insecure = daemon->insecure,
+        .grace_ms = daemon->shutdown_grace_ms,
+        .daemon = daemon,
+    };
+    return iso_proxy_start(plugin->config, fd, &settings, plugin->methods, plugin,
+                           &plugin->isolated, error, error_size);
+}
+
+/* Loads one plugin (from opened_fd when it is not -1). Returns 0, or -1 with the reason in error.
+ */
+static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd, registry *methods,
+                    struct rpcd_plugin **out, char *error, size_t error_size)
 {
     struct rpcd_plugin *plugin = calloc(1, sizeof *plugin);
     if (!plugin) {
@@ -245,6 +281,22 @@ static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct
     }
     plugin->config = config;
     plugin->methods = methods;
+    plugin->opened_fd = opened_fd;
+    bool insecure = daemon ? daemon->insecure : true;
+    if (daemon && config->isolation == CFG_ISOLATION_PROCESS) {
+        if (start_isolated(plugin, daemon, error, error_size) != 0) {
+            unload_one(plugin, methods, false);
+            return -1;
+        }
+        *out = plugin;
+        return 0;
+    }
+    /* Only a process of its own can stop a handler that does not return. */
+    if (daemon && (config->timeout_ms || config->timeout_count))
+        log_message(LOG_WARNING,
+                    "plugin %s: timeout_ms applies to plugins with isolation = process only; "
+                    "ignored",
+                    config->path);
     bool initialised = false;
     if (open_checked(plugin, insecure, error, error_size) != 0 ||
         read_description(plugin, error, error_size) != 0 ||
@@ -273,7 +325,7 @@ int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *erro
     for (size_t i = 0; i < config->plugin_count; i++) {
         cfg_plugin *plugin_config = &config->plugins[i];
         struct rpcd_plugin *plugin;
-        if (load_one(plugin_config, config->insecure, methods, &plugin, error, error_size) == 0) {
+        if (load_one(plugin_config, config, -1, methods, &plugin, error, error_size) == 0) {
             plugins->plugins[plugins->count++] = plugin;
             continue;
         }
@@ -291,6 +343,32 @@ int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *erro
     return 0;
 }
 
+int ld_load_fd(cfg_plugin *config, int fd, registry *methods, loader **out, const char **name,
+               char *error, size_t error_size)
+{
+    loader *plugins = calloc(1, sizeof *plugins);
+    if (!plugins || !(plugins->plugins = calloc(1, sizeof(void *)))) {
+        free(plugins);
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    /* The caller checked the file when it opened it: insecure only skips a second look. */
+    if (load_one(config, NULL, fd, methods, &plugins->plugins[0], error, error_size) != 0) {
+        free(plugins->plugins);
+        free(plugins);
+        return -1;
+    }
+    plugins->count = 1;
+    *name = plugins->plugins[0]->info->name;
+    *out = plugins;
+    return 0;
+}
+
+void ld_set_call_api(void (*fill)(rpcd_host_api *api))
+{
+    fill_call_api = fill;
+}
+
 void ld_unload_all(loader *plugins, registry *methods)
 {
     if (!plugins)
@@ -304,4 +382,11 @@ void ld_unload_all(loader *plugins, registry *methods)
 size_t ld_count(const loader *plugins)
 {
     return plugins->count;
+}
+
+void ld_about_at(const loader *plugins, size_t index, ld_about *out)
+{
+    const struct rpcd_plugin *plugin = plugins->plugins[index];
+    *out = (ld_about){plugin->config->path, plugin->info->name, plugin->info->version,
+                      plugin->info->abi_major, plugin->info->abi_minor};
 }

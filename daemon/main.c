@@ -3,8 +3,11 @@
  * rpcd: command line, start-up, serve stdin/stdout, exit status. Everything else is in the
  * core library, which the tests link directly.
  */
+#include "cli.h"
 #include "crash_report.h"
 #include "grace.h"
+#include "isolation/sandbox.h"
+#include "isolation/host.h"
 #include "log.h"
 #include "runtime.h"
 #include "server.h"
@@ -96,6 +99,7 @@ static void usage(FILE *stream)
 {
     fprintf(stream,
             "Usage: rpcd [OPTION]...\n"
+            "  or:  rpcd call|list|inspect ... (one-shot commands, below)\n"
             "Serve JSON-RPC 2.0 over stdin/stdout (one message per line) with the methods of\n"
             "the plugins listed in the config file.\n"
             "\n"
@@ -111,6 +115,7 @@ static void usage(FILE *stream)
             "74 stdin or stdout closed or failing, 78 config or plugin error, 70 internal\n"
             "failure.\n",
             RPCD_DEFAULT_CONFIG);
+    cli_usage(stream);
 }
 
 /* What the command line asks for. */
@@ -186,6 +191,25 @@ static int exit_status_of(int result)
     }
 }
 
+/* --check: each plugin's isolation, and what confines an isolated one. */
+static void report_check(const rpcd_config *config)
+{
+    for (size_t i = 0; i < config->plugin_count; i++) {
+        const cfg_plugin *plugin = &config->plugins[i];
+        if (plugin->isolation != CFG_ISOLATION_PROCESS) {
+            log_message(LOG_INFO, "plugin %s: isolation = none", plugin->name);
+            continue;
+        }
+        sandbox_settings sandbox;
+        char text[1024] = "";
+        if (sandbox_settings_from_config(config, plugin, &sandbox, text, sizeof text) == 0) {
+            sandbox_describe(&sandbox, text, sizeof text);
+            sandbox_settings_free(&sandbox);
+        }
+        log_message(LOG_INFO, "plugin %s: isolation = process; confined: %s", plugin->name, text);
+    }
+}
+
 /*
  * Serves the methods of runtime over input_fd and output_fd until the end of input or a stop,
  * the server reachable from the stop signals meanwhile. Returns the exit status, or ends the
@@ -225,10 +249,29 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     return status;
 }
 
+/* The one-shot command argv[1] names, run; -1 when it names none. */
+static int run_subcommand(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } commands[] = {
+        {"call", cli_call_main}, {"list", cli_list_main}, {"inspect", cli_inspect_main}};
+    for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     command_line asked;
-    int status;
+    /* A plugin host started by rpcd itself, for a plugin with isolation = process. */
+    if (argc == 2 && strcmp(argv[1], ISO_HOST_ARGUMENT) == 0)
+        return iso_host_main();
+    int status = run_subcommand(argc, argv);
+    if (status >= 0)
+        return status;
     if (parse_command_line(argc, argv, &asked, &status) != 0)
         return status;
     if (take_signals() != 0) {
@@ -244,14 +287,15 @@ int main(int argc, char **argv)
     }
 
     rpcd_runtime runtime;
-    rt_flags flags = {asked.log_level, asked.insecure};
+    rt_flags flags = {asked.log_level, asked.insecure, false};
     if (rt_start(asked.config_path, &flags, &runtime, error, sizeof error) != 0) {
         log_message(LOG_ERROR, "%s", error);
         return EXIT_CONFIG;
     }
-    if (asked.check_only)
+    if (asked.check_only) {
+        report_check(runtime.config);
         log_message(LOG_INFO, "config %s is valid", asked.config_path);
-    else
+    } else
         status = serve(&runtime, input_fd, output_fd);
     rt_stop(&runtime);
     return status;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * MCP answers built from the method registry: the tool table (registration order, plus a sorted
- * index for look-ups) and the results of the requests the daemon answers itself.
+ * index for look-ups, and the config's instructions) and the results of the requests the daemon
+ * answers itself.
  */
 #include "mcp.h"
 
@@ -54,20 +55,47 @@ typedef struct tool {
 struct mcp_tools {
     tool *items; /* registration order: the order of tools/list */
     size_t count;
-    tool **sorted; /* by name, for look-ups */
+    tool **sorted;      /* by name, for look-ups */
+    char *instructions; /* owned: [mcp] instructions, or NULL */
 };
+
+static bool portable_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+}
 
 bool mcp_valid_tool_name(const char *name, size_t length)
 {
     if (length == 0 || length > 128)
         return false;
-    for (size_t i = 0; i < length; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-'))
+    for (size_t i = 0; i < length; i++)
+        if (!portable_char(name[i]) && name[i] != '.')
             return false;
-    }
     return true;
+}
+
+bool mcp_portable_tool_name(const char *name, size_t length)
+{
+    if (length == 0 || length > MCP_PORTABLE_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < length; i++)
+        if (!portable_char(name[i]))
+            return false;
+    return true;
+}
+
+size_t mcp_portable_name_of(const char *name, char *out)
+{
+    size_t length = 0;
+    for (const unsigned char *at = (const unsigned char *)name;
+         *at && length < MCP_PORTABLE_NAME_MAX; at++) {
+        if ((*at & 0xC0) == 0x80)
+            continue; /* the rest of a UTF-8 sequence, whose first byte gave its _ */
+        out[length++] = portable_char((char)*at) ? (char)*at : '_';
+    }
+    out[length] = '\0';
+    return length;
 }
 
 static int compare_tools(const void *a, const void *b)
@@ -80,13 +108,13 @@ static int compare_tools(const void *a, const void *b)
     return (left->length > right->length) - (left->length < right->length);
 }
 
-/* The tool name config gives method, or the method's own name. */
-static const char *tool_name_for(const rpcd_config *config, const reg_method *method)
+/* The tool name config gives method, or NULL. */
+static const char *configured_name(const rpcd_config *config, const reg_method *method)
 {
     for (size_t i = 0; i < config->mcp_name_count; i++)
         if (strcmp(config->mcp_names[i].key, method->name) == 0)
             return config->mcp_names[i].value;
-    return method->name;
+    return NULL;
 }
 
 /*
@@ -150,6 +178,71 @@ static int check_named_methods(const registry *methods, const rpcd_config *confi
     return 0;
 }
 
+/*
+ * Adds method to tools under its tool name (configured, portable or its own). Returns 1 when
+ * added, 0 when skipped (with a warning), -1 with the reason in error.
+ */
+static int add_tool(mcp_tools *tools, const rpcd_config *config, const reg_method *method, bool all,
+                    char *error, size_t error_size)
+{
+    bool specification = config->mcp_tool_names == CFG_TOOL_NAMES_SPECIFICATION;
+    const char *name = configured_name(config, method);
+    char portable[MCP_PORTABLE_NAME_MAX + 1];
+    if (!name && !specification)
+        mcp_portable_name_of(method->name, portable);
+    if (!name)
+        name = specification ? method->name : portable;
+    size_t length = strlen(name);
+    if (specification ? !mcp_valid_tool_name(name, length)
+                      : !mcp_portable_tool_name(name, length)) {
+        if (all && name == method->name) {
+            log_message(LOG_WARNING,
+                        "method '%s' is no valid MCP tool name: not a tool "
+                        "(name it with tool.%s = ... in [mcp])",
+                        name, name);
+            return 0;
+        }
+        snprintf(error, error_size, "%s: [mcp] tool name '%s' for method '%s' is not valid (%s)",
+                 config->path, name, method->name,
+                 specification ? "1 to 128 of a-z A-Z 0-9 _ . -"
+                               : "1 to 64 of a-z A-Z 0-9 _ -, with tool_names = portable");
+        return -1;
+    }
+    tool *item = &tools->items[tools->count];
+    item->name = strdup(name);
+    item->length = length;
+    item->method = method;
+    if (!item->name) {
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    tools->sorted[tools->count++] = item;
+    return 1;
+}
+
+/* Sorts the tools by name and refuses two of one name, naming both methods. Returns 0 or -1. */
+static int sort_tools(mcp_tools *tools, const rpcd_config *config, char *error, size_t error_size)
+{
+    qsort(tools->sorted, tools->count, sizeof *tools->sorted, compare_tools);
+    for (size_t i = 1; i < tools->count; i++) {
+        if (compare_tools(&tools->sorted[i - 1], &tools->sorted[i]) != 0)
+            continue;
+        /* In registration order, whatever order the sort left them in. */
+        const tool *first = tools->sorted[i - 1], *second = tools->sorted[i];
+        if (first > second) {
+            const tool *swap = first;
+            first = second;
+            second = swap;
+        }
+        snprintf(error, error_size,
+                 "%s: [mcp] two methods, '%s' and '%s', have the tool name '%s' (name one "
+                 "with tool.METHOD = ... in [mcp])",
+                 config->path, first->method->name, second->method->name, first->name);
+        return -1;
+    }
+    return 0;
+}
+
 int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools **out, char *error,
                   size_t error_size)
 {
@@ -158,64 +251,29 @@ int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools 
     if (!tools || !(tools->items = calloc(total + 1, sizeof *tools->items)) ||
         !(tools->sorted = calloc(total + 1, sizeof *tools->sorted))) {
         snprintf(error, error_size, "out of memory");
-        mcp_tools_free(tools);
-        return -1;
+        goto fail;
     }
-    if (check_named_methods(methods, config, error, error_size) != 0) {
-        mcp_tools_free(tools);
-        return -1;
-    }
+    if (check_named_methods(methods, config, error, error_size) != 0)
+        goto fail;
     const char *list = config->mcp_tools ? config->mcp_tools : "all";
     bool all = strcmp(list, "all") == 0;
-    if (strcmp(list, "none") != 0) {
-        for (size_t i = 0; i < total; i++) {
-            const reg_method *method = reg_at(methods, i);
-            if (!all && !listed(list, method->name))
-                continue;
-            const char *name = tool_name_for(config, method);
-            size_t length = strlen(name);
-            if (!mcp_valid_tool_name(name, length)) {
-                if (all && name == method->name) {
-                    log_message(LOG_WARNING,
-                                "method '%s' is no valid MCP tool name: not a tool "
-                                "(name it with tool.%s = ... in [mcp])",
-                                name, name);
-                    continue;
-                }
-                snprintf(error, error_size,
-                         "%s: [mcp] tool name '%s' for method '%s' is not "
-                         "valid (1 to 128 of a-z A-Z 0-9 _ . -)",
-                         config->path, name, method->name);
-                mcp_tools_free(tools);
-                return -1;
-            }
-            tool *item = &tools->items[tools->count];
-            item->name = strdup(name);
-            item->length = length;
-            item->method = method;
-            if (!item->name) {
-                snprintf(error, error_size, "out of memory");
-                mcp_tools_free(tools);
-                return -1;
-            }
-            tools->sorted[tools->count] = item;
-            tools->count++;
-        }
+    for (size_t i = 0; strcmp(list, "none") != 0 && i < total; i++) {
+        const reg_method *method = reg_at(methods, i);
+        if ((all || listed(list, method->name)) &&
+            add_tool(tools, config, method, all, error, error_size) < 0)
+            goto fail;
     }
-    qsort(tools->sorted, tools->count, sizeof *tools->sorted, compare_tools);
-    for (size_t i = 1; i < tools->count; i++) {
-        if (compare_tools(&tools->sorted[i - 1], &tools->sorted[i]) == 0) {
-            snprintf(error, error_size,
-                     "%s: [mcp] two methods, '%s' and '%s', have the tool name "
-                     "'%s'",
-                     config->path, tools->sorted[i - 1]->method->name,
-                     tools->sorted[i]->method->name, tools->sorted[i]->name);
-            mcp_tools_free(tools);
-            return -1;
-        }
+    if (sort_tools(tools, config, error, error_size) != 0)
+        goto fail;
+    if (config->mcp_instructions && !(tools->instructions = strdup(config->mcp_instructions))) {
+        snprintf(error, error_size, "out of memory");
+        goto fail;
     }
     *out = tools;
     return 0;
+fail:
+    mcp_tools_free(tools);
+    return -1;
 }
 
 void mcp_tools_free(mcp_tools *tools)
@@ -226,6 +284,7 @@ void mcp_tools_free(mcp_tools *tools)
         free(tools->items[i].name);
     free(tools->items);
     free(tools->sorted);
+    free(tools->instructions);
     free(tools);
 }
 
@@ -264,10 +323,19 @@ static int append_server_info(buffer *out)
     return failed | buf_append_char(out, '}');
 }
 
+/* ,"instructions": the config's guidance for the model, when it gives some. */
+static int append_instructions(const mcp_tools *tools, buffer *out)
+{
+    if (!tools || !tools->instructions)
+        return 0;
+    int failed = buf_append_string(out, ",\"instructions\":");
+    return failed | buf_append_json_string(out, tools->instructions, strlen(tools->instructions));
+}
+
 /* A tool list can change only if plugins are reloaded, which rpcd does not do. */
 static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":false}}";
 
-static int answer_initialize(js_span params, buffer *out)
+static int answer_initialize(const mcp_tools *tools, js_span params, buffer *out)
 {
     const char *version = supported_versions[0];
     js_span asked;
@@ -285,6 +353,7 @@ static int answer_initialize(js_span params, buffer *out)
     failed |= buf_append_string(out, capabilities);
     failed |= buf_append_char(out, ',');
     failed |= append_server_info(out);
+    failed |= append_instructions(tools, out);
     return failed | buf_append_char(out, '}');
 }
 
@@ -293,13 +362,14 @@ static int answer_initialize(js_span params, buffer *out)
  * a changed tool list, so listChanged is true here. serverInfo is where the revision's schema
  * puts it (_meta) and where its discovery page shows it (a member), for clients of either.
  */
-static int answer_discover(buffer *out)
+static int answer_discover(const mcp_tools *tools, buffer *out)
 {
     size_t start = out->length;
     int failed = buf_append_string(out, "{\"supportedVersions\":");
     failed |= mcp_append_versions(out);
     failed |= buf_append_string(out, ",\"capabilities\":{\"tools\":{\"listChanged\":true}},");
     failed |= append_server_info(out);
+    failed |= append_instructions(tools, out);
     failed |= buf_append_char(out, '}');
     return failed | mcp_finish_stateless_result(out, start, true, true);
 }
@@ -377,9 +447,9 @@ int mcp_answer_in(const mcp_tools *tools, int id, int era, js_span params, buffe
     size_t start = out->length;
     int status;
     switch (id) {
-    case MCP_INITIALIZE: status = answer_initialize(params, out); break;
+    case MCP_INITIALIZE: status = answer_initialize(tools, params, out); break;
     case MCP_PING: status = buf_append_string(out, "{}"); break;
-    case MCP_SERVER_DISCOVER: status = answer_discover(out); break;
+    case MCP_SERVER_DISCOVER: status = answer_discover(tools, out); break;
     case MCP_TOOLS_LIST: status = answer_tools_list(tools, params, out); break;
     default: return -1; /* not MCP's, or a call of a plugin's method (mcp_route_message) */
     }

@@ -23,9 +23,11 @@ typedef struct mcp_tools mcp_tools;
 
 /*
  * Builds the tool list from the registered methods and the config's [mcp] section: every method
- * whose name is a valid tool name (or that has a tool.<method> name) unless `tools` limits them.
- * Returns 0 and *out (new), or -1 with a one-line message in error (unknown method listed,
- * invalid or duplicate tool name).
+ * unless `tools` limits them, under its tool.<method> name, else (tool_names = portable) its
+ * portable name or (specification) its own name when that is a valid tool name. Keeps the
+ * config's instructions for initialize and server/discover. Returns 0 and *out (new), or -1
+ * with a one-line message in error (unknown method listed, invalid tool name, two methods under
+ * one name).
  */
 int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools **out, char *error,
                   size_t error_size);
@@ -37,6 +39,18 @@ const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size
 
 /* True for a tool name as MCP allows it: ^[a-zA-Z0-9_.-]{1,128}$. */
 bool mcp_valid_tool_name(const char *name, size_t length);
+
+/* True for a portable tool name, which every host and model API takes: ^[a-zA-Z0-9_-]{1,64}$. */
+bool mcp_portable_tool_name(const char *name, size_t length);
+
+enum { MCP_PORTABLE_NAME_MAX = 64 };
+
+/*
+ * The portable tool name of a method (name, NUL-terminated, borrowed, not empty): each character
+ * outside a-z A-Z 0-9 _ - becomes _ (a UTF-8 sequence is one character), cut to 64. Writes it
+ * to out (MCP_PORTABLE_NAME_MAX + 1 bytes, NUL-terminated) and returns its length.
+ */
+size_t mcp_portable_name_of(const char *name, char *out);
 
 /*
  * Builds the result of a daemon-answered MCP request into out (raw JSON text of the result):
@@ -89,6 +103,13 @@ typedef struct mcp_route {
  */
 int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
                       js_span params, buffer *out, mcp_route *route);
+
+/*
+ * True when a message (an MCP method, decoded, and its params or an empty span) shows an MCP
+ * client, whose host ends the session by closing rpcd's input: initialize, server/discover, or
+ * any request of the stateless revision (its version in _meta). Thread-safe (mcp_call.c).
+ */
+bool mcp_starts_session(const char *method, size_t method_length, js_span params);
 
 /*
  * A tools/call result (no newline) for a handler's result: its JSON as text content, and as

@@ -16,7 +16,17 @@
 int mcp_append_tool_result(buffer *out, const char *result, size_t length)
 {
     int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
-    failed |= buf_append_json_string(out, result, length);
+    /* A string is the text itself, as the model should read it: its JSON text, validated, is
+     * already the text member's value. Any other value goes as its JSON text. */
+    size_t start = 0, end = length;
+    while (start < end && memchr(" \t\r\n", result[start], 4))
+        start++;
+    while (end > start && memchr(" \t\r\n", result[end - 1], 4))
+        end--;
+    if (start < end && result[start] == '"')
+        failed |= buf_append(out, result + start, end - start);
+    else
+        failed |= buf_append_json_string(out, result, length);
     failed |= buf_append_string(out, "}]");
     if (length > 0 && result[0] == '{') {
         failed |= buf_append_string(out, ",\"structuredContent\":");
@@ -207,4 +217,17 @@ int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_
         .status = answer == -2 ? RPCD_ERR_INVALID_PARAMS : RPCD_ERR_NO_MEMORY,
     };
     return 0;
+}
+
+bool mcp_starts_session(const char *method, size_t method_length, js_span params)
+{
+    int id = mcp_method_find(method, method_length);
+    if (id == MCP_INITIALIZE || id == MCP_SERVER_DISCOVER)
+        return true;
+    if (id < 0)
+        return false;
+    buffer refusal = BUFFER_INIT; /* what a bad version would be told: not needed here */
+    bool stateless = mcp_revision_read(params, &refusal) == MCP_ERA_STATELESS;
+    buf_free(&refusal);
+    return stateless;
 }

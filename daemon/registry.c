@@ -84,6 +84,15 @@ static int rebuild_slots(registry *reg, size_t slot_count)
     return 0;
 }
 
+void reg_set_cancel_hook(registry *reg, const char *name,
+                         void (*hook)(rpcd_call *call, void *user_data))
+{
+    const reg_method *found = reg_find(reg, name, strlen(name));
+    for (size_t i = 0; found && i < reg->count; i++)
+        if (reg->methods[i] == found)
+            reg->methods[i]->cancel_hook = hook;
+}
+
 const reg_method *reg_find(const registry *reg, const char *name, size_t length)
 {
     if (reg->slot_count == 0)
@@ -155,6 +164,48 @@ static char *copy_json_line(const char *text, int *failed)
     return copy;
 }
 
+/*
+ * A method of its own from a descriptor that passed refusal(): names, texts and JSON copied (JSON
+ * on one line), flags the owner's minor knows; not its user data, which is taken over only once
+ * nothing can fail. NULL when memory ran out (nothing kept).
+ */
+static reg_method *copy_descriptor(const rpcd_method *descriptor, const reg_owner *owner)
+{
+    reg_method *method = calloc(1, sizeof *method);
+    if (!method)
+        return NULL;
+    int failed = 0;
+    method->name = copy_optional(descriptor->name, &failed);
+    method->name_length = strlen(descriptor->name);
+    method->handler = descriptor->handler;
+    method->owner = owner->plugin;
+    method->owner_name = owner->name;
+    method->abi_minor = owner->abi_minor;
+    if (DESCRIBES(descriptor, flags))
+        method->flags = descriptor->flags & known_flags(owner->abi_minor);
+    if (DESCRIBES(descriptor, description))
+        method->description = copy_optional(descriptor->description, &failed);
+    method->params_schema = copy_optional(
+        DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL, &failed);
+    /* tools/list shows it inside one line: a schema written over several must not split it. */
+    if (method->params_schema)
+        method->params_schema[js_drop_line_breaks(method->params_schema,
+                                                  strlen(method->params_schema))] = '\0';
+    if (DESCRIBES(descriptor, title))
+        method->title = copy_optional(descriptor->title, &failed);
+    if (DESCRIBES(descriptor, annotations))
+        method->annotations = copy_json_line(descriptor->annotations, &failed);
+    if (DESCRIBES(descriptor, output_schema))
+        method->output_schema = copy_json_line(descriptor->output_schema, &failed);
+    if (DESCRIBES(descriptor, icons))
+        method->icons = copy_json_line(descriptor->icons, &failed);
+    if (failed) {
+        free_method(method); /* user data is not ours yet: the plugin keeps it on failure */
+        return NULL;
+    }
+    return method;
+}
+
 int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
             const reg_method **existing)
 {
@@ -173,7 +224,6 @@ int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner 
     }
     const char *name = descriptor->name;
     size_t length = strlen(name);
-    const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
 
     const reg_method *found = reg_find(reg, name, length);
     if (found) {
@@ -190,37 +240,9 @@ int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner 
         reg->methods = methods;
         reg->capacity = capacity;
     }
-    reg_method *method = calloc(1, sizeof *method);
+    reg_method *method = copy_descriptor(descriptor, owner);
     if (!method)
         return REG_ERR_NO_MEMORY;
-    int failed = 0;
-    method->name = copy_optional(name, &failed);
-    method->name_length = length;
-    method->handler = descriptor->handler;
-    method->owner = owner->plugin;
-    method->owner_name = owner->name;
-    method->abi_minor = owner->abi_minor;
-    if (DESCRIBES(descriptor, flags))
-        method->flags = descriptor->flags & known_flags(owner->abi_minor);
-    if (DESCRIBES(descriptor, description))
-        method->description = copy_optional(descriptor->description, &failed);
-    method->params_schema = copy_optional(schema, &failed);
-    /* tools/list shows it inside one line: a schema written over several must not split it. */
-    if (method->params_schema)
-        method->params_schema[js_drop_line_breaks(method->params_schema,
-                                                  strlen(method->params_schema))] = '\0';
-    if (DESCRIBES(descriptor, title))
-        method->title = copy_optional(descriptor->title, &failed);
-    if (DESCRIBES(descriptor, annotations))
-        method->annotations = copy_json_line(descriptor->annotations, &failed);
-    if (DESCRIBES(descriptor, output_schema))
-        method->output_schema = copy_json_line(descriptor->output_schema, &failed);
-    if (DESCRIBES(descriptor, icons))
-        method->icons = copy_json_line(descriptor->icons, &failed);
-    if (failed) {
-        free_method(method); /* user data is not ours yet: the plugin keeps it on failure */
-        return REG_ERR_NO_MEMORY;
-    }
     method->index = reg->count;
     reg->methods[reg->count++] = method;
     if (reg->count * 2 > reg->slot_count &&

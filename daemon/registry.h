@@ -35,6 +35,9 @@ typedef struct reg_method {
     const void *owner;      /* the plugin that registered it (borrowed) */
     const char *owner_name; /* borrowed from the plugin's info */
     size_t index;           /* position in registration order, for per-method state */
+    /* Told when a running call of the method is cancelled (an isolated plugin's proxy passes
+     * it on); NULL for a plugin that looks with call_is_cancelled itself. */
+    void (*cancel_hook)(rpcd_call *call, void *user_data);
 } reg_method;
 
 typedef struct registry registry;
@@ -82,6 +85,13 @@ typedef struct reg_shown {
     char method[128];
 } reg_shown;
 void reg_show(const reg_method *method, reg_shown *out);
+
+/*
+ * Sets the cancel hook of the method called name, which must be there. Not thread-safe: only
+ * while plugins initialise, as reg_add_owned.
+ */
+void reg_set_cancel_hook(registry *reg, const char *name,
+                         void (*hook)(rpcd_call *call, void *user_data));
 
 /* Finds a method by its name bytes, or NULL. Thread-safe once registration is over. */
 const reg_method *reg_find(const registry *reg, const char *name, size_t length);

@@ -84,7 +84,8 @@ static const char invalid_result[] = "the handler's result is not valid JSON";
 static int append_failure_data(buffer *data, const rpcerr_failure *failure, int status,
                                const char *detail)
 {
-    const char *name = rpcerr_status_name_in(status, failure->abi_minor);
+    const char *name =
+        failure->exception ? failure->exception : rpcerr_status_name_in(status, failure->abi_minor);
     int failed = buf_append_string(data, "{\"exception\":");
     failed |= name ? buf_append_json_string(data, name, strlen(name))
                    : buf_append_string(data, "\"unknown status\"");

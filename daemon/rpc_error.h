@@ -65,6 +65,9 @@ typedef struct rpcerr_failure {
     const char *plugin; /* the method's plugin and name */
     const char *method;
     size_t method_length;
+    /* When not NULL, what error.data.exception says in place of the status's name: a failure
+     * rpcd recorded itself (call_fail_exception), such as an isolated plugin's host that died. */
+    const char *exception;
 } rpcerr_failure;
 
 /* An error object's three members; data is raw JSON text or NULL. */

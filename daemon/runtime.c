@@ -31,8 +31,18 @@ int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runti
              size_t error_size)
 {
     memset(runtime, 0, sizeof *runtime);
-    if (cfg_load(config_path, !flags->insecure, &runtime->config, error, error_size) != 0)
+    rpcd_config *config;
+    if (cfg_load(config_path, !flags->insecure, &config, error, error_size) != 0)
         return -1;
+    return rt_start_config(config, flags, runtime, error, error_size);
+}
+
+int rt_start_config(rpcd_config *config, const rt_flags *flags, rpcd_runtime *runtime, char *error,
+                    size_t error_size)
+{
+    memset(runtime, 0, sizeof *runtime);
+    runtime->config = config;
+    const char *config_path = config->path;
     log_set_level(flags->log_level >= 0 ? flags->log_level : runtime->config->log_level);
     if (flags->insecure)
         log_message(LOG_WARNING,
@@ -60,7 +70,7 @@ int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runti
     /* After every plugin's init, which may need root to open what it keeps open. */
     if (priv_drop(&target, error, error_size) != 0)
         goto fail;
-    if (!target.change && geteuid() == 0)
+    if (!target.change && geteuid() == 0 && !flags->one_shot)
         log_message(LOG_WARNING,
                     "running as root: set user = NAME in [rpcd] of %s to switch "
                     "to that user once the plugins are loaded",

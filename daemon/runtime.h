@@ -32,6 +32,7 @@ typedef struct rpcd_runtime {
 typedef struct rt_flags {
     int log_level; /* replaces the config's log_level when >= 0 */
     bool insecure; /* skip the owner and permission checks of config and plugin files */
+    bool one_shot; /* a one-shot command: serves nobody, so running as root is no warning */
 } rt_flags;
 
 /*
@@ -40,6 +41,13 @@ typedef struct rt_flags {
  */
 int rt_start(const char *config_path, const rt_flags *flags, rpcd_runtime *runtime, char *error,
              size_t error_size);
+
+/*
+ * rt_start from a config already read (stolen, freed on failure too): for the one-shot
+ * commands, whose config may be made in memory. Same results.
+ */
+int rt_start_config(rpcd_config *config, const rt_flags *flags, rpcd_runtime *runtime, char *error,
+                    size_t error_size);
 
 /* The serve options the config asks for. */
 srv_options rt_serve_options(const rpcd_runtime *runtime);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The read-dispatch loop, and the three ways it ends: end of input (finish everything), a stop
- * (cancel, wait a bounded time), a closed output (nobody to answer: cancel and go).
+ * The read-dispatch loop, and the three ways it ends: end of input (finish everything, or in an
+ * MCP session cancel as a stop does), a stop (cancel, wait a bounded time), a closed output
+ * (nobody to answer: cancel and go).
  */
 #include "server.h"
 
@@ -31,6 +32,7 @@ struct server {
     atomic_bool stopping;
     grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
     bool grace_watched;
+    bool mcp_session; /* a message was initialize or server/discover (the reading thread's) */
 };
 
 /* Writes through the caller's function; a failure also stops a reader waiting for input. */
@@ -184,6 +186,7 @@ static int serve_lines(server *srv, line_reader *reader)
         .max_depth = srv->options.max_depth,
         .max_batch = srv->options.max_batch,
         .listeners = srv->listeners,
+        .mcp_session = &srv->mcp_session,
     };
     while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {
         const char *line;
@@ -213,28 +216,40 @@ static int serve_lines(server *srv, line_reader *reader)
 
 /*
  * Once nothing more is read: at the end of input every request read gets its answer, unless a
- * stop or a closed output comes meanwhile; then (or when reading ended any other way) the calls
- * are told and given the grace period. Returns result, or what the stop made of it.
+ * stop or a closed output comes meanwhile, or the input was an MCP session's; then (or when
+ * reading ended any other way) the calls are told and given the grace period. Returns result,
+ * or what the stop made of it.
  */
 static int end_calls(server *srv, int result)
 {
     bool stopped = atomic_load(&srv->stopping);
-    if (!out_failed(srv->out) && result == SRV_DONE && !stopped) {
+    /* An MCP host ends a session by closing our input, and kills rpcd shortly after (the SDK
+     * signals after 2 s): the calls in flight are cancelled at once, as for a stop, so that rpcd
+     * and its plugins end in time. Plain JSON-RPC clients get every answer. */
+    bool session_ended = srv->mcp_session && result == SRV_DONE && !stopped;
+    if (session_ended && !out_failed(srv->out) && call_wait_idle(srv->calls, 0) != 0)
+        log_message(LOG_INFO, "end of input of an MCP session: cancelling the calls in flight");
+    if (!out_failed(srv->out) && result == SRV_DONE && !stopped && !session_ended) {
         if (wait_for_calls(srv, -1, true) != 0)
             stopped = atomic_load(&srv->stopping);
     }
-    if (!out_failed(srv->out) && result == SRV_DONE && !stopped)
+    if (!out_failed(srv->out) && result == SRV_DONE && !stopped && !session_ended)
         return result;
     /* Nobody to answer, or asked to go: tell the calls, give them the grace period. Calls that
-     * have not started never will: they are answered now, whatever holds the pool. */
+     * have not started never will: they are answered now, whatever holds the pool. At the end of
+     * an MCP session they still run, told they are cancelled: one that ignores it (a quick one)
+     * is answered as it should be, within the same period. */
     call_cancel_all(srv->calls);
-    call_interrupt_waits(srv->calls);
-    call_end_unstarted(srv->calls);
+    if (!session_ended || out_failed(srv->out)) {
+        call_interrupt_waits(srv->calls);
+        call_end_unstarted(srv->calls);
+    }
     grace_set_phase(GRACE_WAITING);
     /* The period counts from the stop, not from when this thread got here. */
     int grace_ms = srv->grace_watched && stopped ? grace_left_ms() : srv->options.shutdown_grace_ms;
+    /* An MCP session's end is still the end of input: every call was answered. */
     if (wait_for_calls(srv, grace_ms, false) == 0)
-        return result == SRV_DONE ? SRV_STOPPED : result;
+        return result == SRV_DONE && !session_ended ? SRV_STOPPED : result;
     grace_set_phase(GRACE_ENDING);
     call_end_unstarted(srv->calls);
     call_log_running(srv->calls, LOG_WARNING,

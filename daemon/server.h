@@ -2,8 +2,9 @@
 /*
  * The serve loop: reads lines until the end of input (or a stop), hands each to the
  * dispatcher, lets the calls in flight finish, and returns once every request read has been
- * answered. The same loop serves any stream through its read, write and stop-reading functions
- * (transport_stdio.h for stdin and stdout), and memory.
+ * answered. In an MCP session (a message was initialize or server/discover) the end of input
+ * cancels the calls in flight as a stop does. The same loop serves any stream through its read,
+ * write and stop-reading functions (transport_stdio.h for stdin and stdout), and memory.
  */
 #ifndef RPCD_SERVER_H
 #define RPCD_SERVER_H
@@ -21,9 +22,10 @@ typedef struct srv_options {
     size_t max_batch;
     size_t workers; /* 0: handlers run on the reading thread (the in-memory demo) */
     size_t max_in_flight;
-    size_t max_in_flight_bytes;    /* 0: no limit */
-    int shutdown_grace_ms;         /* after a stop, how long calls in flight may take to finish */
-    bool ordered;                  /* responses in request order */
+    size_t max_in_flight_bytes; /* 0: no limit */
+    int shutdown_grace_ms;      /* after a stop or an MCP session's end of input, how long calls in
+                                   flight may take to finish */
+    bool ordered;               /* responses in request order */
     const struct mcp_tools *tools; /* borrowed: the MCP tools; NULL: none */
     /* borrowed: where the current generation is published; NULL: methods and tools are served */
     struct gen_current *generations;
@@ -47,8 +49,9 @@ typedef struct srv_options {
 
 enum srv_result {
     SRV_DONE = 0,           /* end of input, every request answered */
-    SRV_STOPPED = 1,        /* srv_stop, every call finished within the grace period */
-    SRV_STOPPED_EARLY = 2,  /* srv_stop, some calls still running after the grace period */
+    SRV_STOPPED = 1,        /* srv_stop, or the end of an MCP session's input: every call
+                               finished within the grace period */
+    SRV_STOPPED_EARLY = 2,  /* the same, some calls still running after the grace period */
     SRV_OUTPUT_FAILED = -1, /* the client closed our output (EPIPE) */
     SRV_INPUT_FAILED = -2,  /* reading failed */
     SRV_NO_MEMORY = -3,

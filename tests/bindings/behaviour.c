@@ -264,7 +264,8 @@ static void test_end_of_input_with_deferred_calls(void **state)
     expect_exit_zero(s);
 }
 
-/* Over MCP: the handshake, PREFIX.hello among the tools, and tools/call of it. */
+/* Over MCP: the handshake, PREFIX.hello among the tools (as PREFIX_hello, its portable
+ * name), and tools/call of it. */
 static void test_mcp_tool_call(void **state)
 {
     session *s = *state;
@@ -279,7 +280,7 @@ static void test_mcp_tool_call(void **state)
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
     response = response_to(s, 2);
     json_t *tools = json_object_get(json_object_get(response, "result"), "tools");
-    char *name = format("%s.hello", prefix);
+    char *name = format("%s_hello", prefix);
     bool listed = false;
     size_t index;
     json_t *tool;

@@ -149,9 +149,18 @@ static void test_help_options_in_rpcd_8(void **state)
     assert_non_null(help);
     char *page = read_page("rpcd.8");
     char line[512];
-    size_t options = 0;
+    size_t options = 0, commands = 0;
     while (fgets(line, sizeof line, help)) {
         const char *at = line + strspn(line, " ");
+        /* "  rpcd call SOURCE ...": a one-shot command, in the synopsis as *rpcd* *call*. */
+        if (at > line && strncmp(at, "rpcd ", 5) == 0) {
+            char bold[64];
+            snprintf(bold, sizeof bold, "*rpcd* *%.*s*", (int)strcspn(at + 5, " \n"), at + 5);
+            if (!strstr(page, bold))
+                fail_msg("rpcd --help shows %s, which rpcd(8) does not list", bold);
+            commands++;
+            continue;
+        }
         if (at == line || at[0] != '-')
             continue;
         /* "-c, --config=FILE  read FILE": the options end where two spaces begin. */
@@ -176,7 +185,8 @@ static void test_help_options_in_rpcd_8(void **state)
     }
     assert_int_equal(pclose(help), 0);
     free(page);
-    assert_true(options >= 7); /* -c, --config, --check, --insecure, -v, ... */
+    assert_true(options >= 7);     /* -c, --config, --check, --insecure, -v, ... */
+    assert_int_equal(commands, 3); /* call, list, inspect */
 }
 
 /* Every key the parser knows is in rpcd.conf(5), under its section, with range and default. */
@@ -255,7 +265,8 @@ static void test_page_keys_accepted(void **state)
             continue;
         }
         /* A value of each kind the page's keys take: one of them is the key's own. */
-        static const char *const values[] = {"x.so", "true", "info", "all", "default", "/"};
+        static const char *const values[] = {"x.so",    "true", "info",     "all",
+                                             "default", "/",    "portable", "process"};
         bool accepted = false;
         for (size_t v = 0; v < sizeof values / sizeof values[0] && !accepted; v++)
             accepted = load_one(entry->section, entry->name, values[v], error, sizeof error) == 0;

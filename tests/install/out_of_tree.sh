@@ -106,4 +106,13 @@ if [ "$reply" != "$expected" ]; then
     echo "expected: $expected"
     exit 1
 fi
+
+# The plugin author's path of docs/plugin-author.md, with the installed rpcd: one call, no config.
+installed_rpcd=$(find "$work/root" -path '*/bin/rpcd' | head -n 1)
+[ -x "$installed_rpcd" ] || { echo "rpcd was not installed"; exit 1; }
+for args in "hello|\"hello, world\"" "--set name=Ada hello|\"hello, Ada\""; do
+    # shellcheck disable=SC2086 # the arguments split at spaces on purpose
+    got=$(cd "$work" && "$installed_rpcd" call --plugin ./hello.so ${args%%|*})
+    [ "$got" = "${args#*|}" ] || { echo "rpcd call ${args%%|*}: got $got"; exit 1; }
+done
 echo "out-of-tree plugins (C, C with jansson, C++) built with pkg-config and loaded"

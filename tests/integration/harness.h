@@ -185,8 +185,9 @@ char *harness_write_file(const char *dir, const char *name, const char *text);
 void harness_remove_dir(const char *dir);
 
 /*
- * The [plugin NAME] sections of the default config (echo, spec, progress, fail, with
- * default_steps = 3), but with absolute paths from RPCD_PLUGIN_*. New string, or NULL.
+ * The [plugin NAME] sections of the bundled plugins: those of the default config (echo, spec,
+ * progress with default_steps = 3) and fail, which it does not load, with absolute paths from
+ * RPCD_PLUGIN_*. New string, or NULL.
  */
 char *harness_bundled_plugin_sections(void);
 

@@ -12,6 +12,8 @@
  *   @config NAME    run with cases/NAME instead of the build config; ${VAR} in it is replaced by
  *                   the environment variable VAR (RPCD_PLUGIN_ECHO, RPCD_FIXTURE_MISBEHAVE, ...)
  *   @ordered        expect the output lines in exactly the order given, not as a multiset
+ *   @hold-input     close stdin only once the expected lines are read, as an MCP host does: in
+ *                   an MCP session the end of input cancels the calls in flight
  * All input is sent, stdin is closed, and all output is read until EOF; rpcd must exit 0. Any
  * other line is an error, so that a typo cannot silently drop a check.
  */
@@ -43,6 +45,7 @@ typedef struct test_case {
     size_t expected_count;
     char *config_name; /* owned, NULL for the build config */
     bool ordered;
+    bool hold_input;
 } test_case;
 
 static void case_free(test_case *tc)
@@ -115,12 +118,14 @@ static int case_parse(const char *path, test_case *tc)
             status = tc->config_name ? 0 : -1;
         } else if (line_length == 8 && memcmp(line, "@ordered", 8) == 0) {
             tc->ordered = true;
+        } else if (line_length == 11 && memcmp(line, "@hold-input", 11) == 0) {
+            tc->hold_input = true;
         } else if ((line_length >= 1 && line[0] == '#') || blank(line, line_length)) {
             continue;
         } else {
             /* A typo must not silently drop a check. */
             print_error("%s:%d: not a case line (\"--> \", \"<-- \", \"# \", @config, "
-                        "@ordered): %.*s\n",
+                        "@ordered, @hold-input): %.*s\n",
                         path, number, (int)line_length, line);
             status = -1;
         }
@@ -150,6 +155,39 @@ static char *prepare_config(const char *cases_dir, const char *name, char **temp
     if (*temp_dir)
         path = harness_write_file(*temp_dir, name, expanded);
     free(expanded);
+    return path;
+}
+
+/*
+ * With RPCD_CASES_ISOLATION set (to none or process), the config as the case gives it, with that
+ * isolation for every plugin and plugin_dir set to the original's directory: every case then
+ * runs the same with its plugins in host processes. Returns a new config path, or NULL.
+ */
+static char *isolated_config(const char *config, const char *isolation, char **temp_dir)
+{
+    char *text = harness_read_file(config, NULL);
+    if (!text)
+        return NULL;
+    char *dir = strdup(config);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    /* A config without an [rpcd] section (a case's own) gets one, at the top. */
+    char *rpcd_section = strstr(text, "[rpcd]\n");
+    size_t before = rpcd_section ? (size_t)(rpcd_section - text) : 0;
+    const char *after = rpcd_section ? rpcd_section + 7 : text;
+    char *changed = NULL;
+    if (dir && asprintf(&changed, "%.*s[rpcd]\nisolation = %s\nplugin_dir = %s\n%s", (int)before,
+                        text, isolation, slash ? dir : ".", after) < 0)
+        changed = NULL;
+    free(text);
+    free(dir);
+    if (!changed)
+        return NULL;
+    if (!*temp_dir)
+        *temp_dir = harness_temp_dir();
+    char *path = *temp_dir ? harness_write_file(*temp_dir, "isolated.conf", changed) : NULL;
+    free(changed);
     return path;
 }
 
@@ -202,6 +240,55 @@ static int compare_output(const test_case *tc, const harness_lines *output)
     return problems;
 }
 
+/*
+ * harness_run, but stdin is closed only once count lines have been read (or the time is up), and
+ * the rest read to the end.
+ */
+static void run_holding_input(const char *const argv[], const test_case *tc,
+                              harness_run_result *out)
+{
+    memset(out, 0, sizeof *out);
+    harness_process *rpcd = harness_start(argv);
+    assert_non_null(rpcd);
+    out->io_status = harness_write(rpcd, tc->input, tc->input_length, CASE_TIMEOUT_MS);
+    char *text = NULL;
+    size_t length = 0;
+    for (size_t i = 0; i < tc->expected_count && out->io_status == HARNESS_OK; i++) {
+        char *line;
+        size_t line_length;
+        out->io_status = harness_read_line(rpcd, CASE_TIMEOUT_MS, &line, &line_length, NULL);
+        if (out->io_status != HARNESS_OK)
+            break;
+        char *grown = realloc(text, length + line_length + 2);
+        assert_non_null(grown);
+        text = grown;
+        memcpy(text + length, line, line_length);
+        length += line_length;
+        text[length++] = '\n';
+        text[length] = '\0';
+        free(line);
+    }
+    harness_close_stdin(rpcd);
+    char *rest = NULL;
+    size_t rest_length = 0;
+    if (out->io_status == HARNESS_OK)
+        out->io_status = harness_read_all(rpcd, CASE_TIMEOUT_MS, &rest, &rest_length);
+    char *grown = realloc(text, length + rest_length + 1);
+    assert_non_null(grown);
+    text = grown;
+    if (rest)
+        memcpy(text + length, rest, rest_length);
+    length += rest_length;
+    text[length] = '\0';
+    free(rest);
+    if (harness_wait(rpcd, CASE_TIMEOUT_MS, &out->status) != HARNESS_OK && !out->io_status)
+        out->io_status = HARNESS_ERROR;
+    out->out = text;
+    out->out_length = length;
+    out->err = strdup(harness_stderr(rpcd));
+    harness_free(rpcd);
+}
+
 static void run_case(void **state)
 {
     const char *path = *state;
@@ -220,11 +307,21 @@ static void run_case(void **state)
     }
     const char *config = config_path ? config_path : harness_env("RPCD_BUILD_CONFIG");
     assert_non_null(config);
+    const char *isolation = getenv("RPCD_CASES_ISOLATION");
+    char *isolated_path = NULL;
+    if (isolation) {
+        isolated_path = isolated_config(config, isolation, &temp_dir);
+        assert_non_null(isolated_path);
+        config = isolated_path;
+    }
     harness_argv args = harness_rpcd_argv(config);
     assert_non_null(args.argv[0]);
 
     harness_run_result result;
-    harness_run(args.argv, tc.input, tc.input_length, CASE_TIMEOUT_MS, &result);
+    if (tc.hold_input)
+        run_holding_input(args.argv, &tc, &result);
+    else
+        harness_run(args.argv, tc.input, tc.input_length, CASE_TIMEOUT_MS, &result);
     int problems = 0;
     if (result.io_status != HARNESS_OK) {
         print_error("%s: talking to rpcd failed (status %d)\n", path, result.io_status);
@@ -251,6 +348,7 @@ static void run_case(void **state)
     harness_remove_dir(temp_dir);
     free(temp_dir);
     free(config_path);
+    free(isolated_path);
     tc.path = NULL;
     case_free(&tc);
     assert_int_equal(problems, 0);

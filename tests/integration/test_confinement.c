@@ -4,9 +4,6 @@
  * tries each forbidden thing through the real rpcd, every call is answered (EPERM, EACCES, ENOMEM,
  * EAGAIN in the result, or an error when the limit killed the plugin host) and the next call to
  * the same plugin succeeds.
- *
- * Not registered in meson.build until rpcd runs plugins with isolation = process: in-process,
- * nothing here is confined and every case fails.
  */
 #include "harness.h"
 

@@ -171,7 +171,7 @@ static void test_pretty_json_stays_on_one_line(void **state)
         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
-        "\"name\":\"multiline.result\",\"arguments\":{}}}\n"
+        "\"name\":\"multiline_result\",\"arguments\":{}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{"
         "\"name\":\"echo\",\"arguments\":{\"a\":\r1}}}\n";
     session s;
@@ -200,7 +200,7 @@ static void test_pretty_json_stays_on_one_line(void **state)
     json_t *schema = NULL;
     for (size_t i = 0; i < json_array_size(tools); i++)
         if (strcmp(json_string_value(json_object_get(json_array_get(tools, i), "name")),
-                   "multiline.result") == 0)
+                   "multiline_result") == 0)
             schema = json_object_get(json_array_get(tools, i), "inputSchema");
     assert_json(schema, "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}");
 

@@ -311,10 +311,14 @@ static const char *go_fixture(bool needs_preemption)
     return path;
 }
 
+/* A churn call takes a second or more (longer in sanitizer builds): a stop's grace period must
+ * outlast it for its answer to be written (test_go_plugin_sigterm). */
 static void start_go(session *s, const char *path)
 {
     char *text;
-    assert_true(asprintf(&text, "[rpcd]\nworkers = 4\n[plugin go]\npath = %s\n", path) >= 0);
+    assert_true(asprintf(&text,
+                         "[rpcd]\nworkers = 4\nshutdown_grace_ms = 5000\n[plugin go]\npath = %s\n",
+                         path) >= 0);
     start(s, text);
     free(text);
 }

@@ -166,11 +166,14 @@ static json_t *listed_tool(const session *s, json_int_t id, const char *name)
     return NULL;
 }
 
+/* With RPCD_CASES_ISOLATION set (tool_results_isolated), both plugins run in host processes. */
 static char *tool_config(void)
 {
-    return format("[rpcd]\nworkers = 2\n[plugin tool_result]\npath = %s\n[plugin abi13]\npath = "
-                  "%s\n",
-                  env("RPCD_FIXTURE_TOOL_RESULT"), env("RPCD_FIXTURE_ABI_1_3"));
+    const char *isolation = getenv("RPCD_CASES_ISOLATION");
+    return format("[rpcd]\nworkers = 2\nisolation = %s\n[plugin tool_result]\npath = %s\n"
+                  "[plugin abi13]\npath = %s\n",
+                  isolation ? isolation : "none", env("RPCD_FIXTURE_TOOL_RESULT"),
+                  env("RPCD_FIXTURE_ABI_1_3"));
 }
 
 /*

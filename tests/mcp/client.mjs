@@ -15,7 +15,8 @@ const REQUEST_TIMEOUT_MS = 10000;
 const CHECK_TIMEOUT_MS = 20000;
 // Below run.sh's own limit, so that a hang is reported by name rather than just killed.
 const WATCHDOG_MS = 100000;
-const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,128}$/;
+// The portable form every host and model API takes, which rpcd's default config gives.
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const BUNDLED_TOOLS = ['echo', 'subtract', 'sum', 'progress', 'sleep'];
 
 if (process.argv.length !== 4) {
@@ -307,9 +308,8 @@ await check('tools/call progress with delays: onprogress called while the call r
     assert.ok(delivered.length >= 2, `onprogress got ${JSON.stringify(delivered)}`);
 });
 
-await check('tools/call fail.invalid_params: a tool error, not a JSON-RPC error', async () => {
-    const result = await client.callTool({ name: 'fail.invalid_params', arguments: {} }, undefined,
-        request);
+await check('tools/call sleep without ms: a tool error, not a JSON-RPC error', async () => {
+    const result = await client.callTool({ name: 'sleep', arguments: {} }, undefined, request);
     assert.equal(result.isError, true, `isError: ${JSON.stringify(result)}`);
     assert.notEqual(textOf(result).trim(), '', 'the error text is empty');
 });

@@ -261,8 +261,8 @@ await check('tools/call progress: onprogress follows the call', async () => {
     }
 });
 
-await check('tools/call fail.invalid_params: a tool error', async () => {
-    const result = await client.callTool({ name: 'fail.invalid_params', arguments: {} }, request);
+await check('tools/call sleep without ms: a tool error, not a JSON-RPC error', async () => {
+    const result = await client.callTool({ name: 'sleep', arguments: {} }, request);
     assert.equal(result.isError, true, `isError: ${json(result)}`);
     assert.notEqual(textOf(result).trim(), '');
 });

@@ -2,7 +2,7 @@
 /*
  * Fixture: hands the daemon valid JSON written over several lines (LF, CRLF and lone CR between
  * tokens, as json_dumps with JSON_INDENT or a hand-written schema gives) through every host
- * function that takes JSON text, and in its params_schema.
+ * function that takes JSON text, and in its params_schema; and a string result around them.
  */
 #include <rpcd/plugin.h>
 
@@ -20,6 +20,17 @@ static int multiline_result(rpcd_call *call, const char *params, size_t params_l
     (void)params_length;
     (void)user_data;
     return host->call_result(call, pretty, sizeof pretty - 1);
+}
+
+/* A string result, "two" and "lines" on two lines once decoded, between line breaks. */
+static int multiline_lines(rpcd_call *call, const char *params, size_t params_length,
+                           void *user_data)
+{
+    static const char lines[] = "\r\n  \"two\\nlines\"\n";
+    (void)params;
+    (void)params_length;
+    (void)user_data;
+    return host->call_result(call, lines, sizeof lines - 1);
 }
 
 static int multiline_fail(rpcd_call *call, const char *params, size_t params_length,
@@ -77,6 +88,7 @@ static int multiline_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, vo
         rpcd_method_new("multiline.fail_code", multiline_fail_code),
         rpcd_method_new("multiline.notify", multiline_notify),
         rpcd_method_new("multiline.deferred", multiline_deferred),
+        rpcd_method_new("multiline.lines", multiline_lines),
     };
     methods[0].params_schema = schema;
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {

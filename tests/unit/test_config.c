@@ -382,6 +382,43 @@ static void test_plugin_section_errors(void **state)
                  "required is given twice in [plugin echo] (first on line 3)");
 }
 
+/* isolation in [rpcd] and per plugin, deadlines per plugin and per method, max_restarts. */
+static void test_isolation_keys(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[plugin a]\npath = a.so\n");
+    assert_int_equal(config->isolation, CFG_ISOLATION_NONE);
+    assert_int_equal(config->plugins[0].isolation, CFG_ISOLATION_NONE);
+    assert_int_equal(config->plugins[0].timeout_ms, 0);
+    assert_int_equal(config->plugins[0].max_restarts, CFG_DEFAULT_MAX_RESTARTS);
+    cfg_free(config);
+    config = load_ok("[rpcd]\nisolation = process\n[plugin a]\npath = a.so\n"
+                     "[plugin b]\npath = b.so\nisolation = none\ntimeout_ms = 250\n"
+                     "timeout_ms.b.slow = 9000\nmax_restarts = 0\nkey = v\n");
+    assert_int_equal(config->plugins[0].isolation, CFG_ISOLATION_PROCESS);
+    cfg_plugin *b = &config->plugins[1];
+    assert_int_equal(b->isolation, CFG_ISOLATION_NONE);
+    assert_int_equal(b->timeout_ms, 250);
+    assert_int_equal(b->timeout_count, 1);
+    assert_string_equal(b->timeouts[0].key, "b.slow");
+    assert_string_equal(b->timeouts[0].value, "9000");
+    assert_int_equal(b->max_restarts, 0);
+    /* Only the plugin's own keys reach it. */
+    assert_int_equal(b->pair_count, 1);
+    assert_string_equal(b->pairs[0].key, "key");
+    cfg_free(config);
+    expect_error("[rpcd]\nisolation = thread\n", 2, "isolation must be none or process");
+    expect_error("[plugin a]\npath = a.so\nisolation = yes\n", 3, "'yes'");
+    expect_error("[plugin a]\npath = a.so\ntimeout_ms = 0\n", 3, "from 1 to 86400000");
+    expect_error("[plugin a]\npath = a.so\ntimeout_ms.x = 86400001\n", 3, "timeout_ms.x");
+    expect_error("[plugin a]\npath = a.so\ntimeout_ms. = 5\n", 3, "needs a method name");
+    expect_error("[plugin a]\npath = a.so\nmax_restarts = -1\n", 3, "max_restarts");
+    expect_error("[plugin a]\npath = a.so\nisolation = none\nisolation = none\n", 4,
+                 "isolation is given twice in [plugin a]");
+    expect_error("[plugin a]\npath = a.so\ntimeout_ms.m = 5\ntimeout_ms.m = 6\n", 4,
+                 "timeout_ms.m is given twice");
+}
+
 /* Every key of [rpcd] may be given once: a second one is an error naming both lines. */
 static void test_daemon_key_twice(void **state)
 {
@@ -749,6 +786,38 @@ static void test_load_file_errors(void **state)
     assert_string_equal(error, expected);
 }
 
+/* [mcp] tool_names and instructions: their values, their defaults, their mistakes. */
+static void test_mcp_names_and_instructions(void **state)
+{
+    (void)state;
+    rpcd_config *config = load_ok("[mcp]\n");
+    assert_int_equal(config->mcp_tool_names, CFG_TOOL_NAMES_PORTABLE);
+    assert_null(config->mcp_instructions);
+    cfg_free(config);
+    config = load_ok("[mcp]\ntool_names = specification\ninstructions = Use echo; it is cheap.\n");
+    assert_int_equal(config->mcp_tool_names, CFG_TOOL_NAMES_SPECIFICATION);
+    /* A ";" after a value starts a comment only after a blank (inih's inline comments). */
+    assert_string_equal(config->mcp_instructions, "Use echo; it is cheap.");
+    cfg_free(config);
+    config = load_ok("[mcp]\ntool_names = portable\n");
+    assert_int_equal(config->mcp_tool_names, CFG_TOOL_NAMES_PORTABLE);
+    cfg_free(config);
+    /* Indented lines go on with the text, one line each. */
+    config = load_ok("[mcp]\ninstructions = First line.\n  Second line.\n\tThird.\ntools = all\n");
+    assert_string_equal(config->mcp_instructions, "First line.\nSecond line.\nThird.");
+    assert_string_equal(config->mcp_tools, "all");
+    cfg_free(config);
+
+    expect_error("[mcp]\ntool_names = strict\n", 2,
+                 "tool_names must be portable or specification, not 'strict'");
+    expect_error("[mcp]\ntool_names = portable\ntool_names = portable\n", 3,
+                 "tool_names is given twice in [mcp] (first on line 2)");
+    expect_error("[mcp]\ninstructions = a\ninstructions = b\n", 3,
+                 "instructions is given twice in [mcp]");
+    expect_error("[mcp]\ninstructions =\n", 2, "instructions is empty");
+    expect_error("[mcp]\ntool_name = portable\n", 2, "unknown key 'tool_name' in [mcp]");
+}
+
 static void test_small_error_buffer(void **state)
 {
     (void)state;
@@ -776,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_first_error_line_matches_message),
         cmocka_unit_test(test_plugin_sections),
         cmocka_unit_test(test_plugin_section_errors),
+        cmocka_unit_test(test_isolation_keys),
         cmocka_unit_test(test_daemon_key_twice),
         cmocka_unit_test(test_privilege_keys),
         cmocka_unit_test(test_relative_paths),
@@ -783,6 +853,7 @@ int main(void)
         cmocka_unit_test(test_line_length_limit),
         cmocka_unit_test_setup_teardown(test_load_file, make_temp_dir, remove_temp_dir),
         cmocka_unit_test_setup_teardown(test_load_file_errors, make_temp_dir, remove_temp_dir),
+        cmocka_unit_test(test_mcp_names_and_instructions),
         cmocka_unit_test(test_small_error_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -684,6 +684,31 @@ static void test_duplicate_progress_token_is_no_token(void **state)
                  1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":null}");
 }
 
+/*
+ * Only initialize and server/discover, which only MCP clients send, mark the session as MCP's
+ * (its end of input then cancels the calls in flight); tools/call, ping and plain calls do not.
+ */
+static void test_mcp_session_is_marked(void **state)
+{
+    fixture *f = *state;
+    bool session = false;
+    f->dispatch.mcp_session = &session;
+    send(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}");
+    send(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+    send(f,
+         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}");
+    send(f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+    assert_false(session);
+    send(f, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"server/discover\"}");
+    assert_true(session);
+    session = false;
+    send(f, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"initialize\",\"params\":{}}");
+    assert_true(session);
+    send(f, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"echo\",\"params\":[1]}");
+    assert_true(session); /* once marked, for good */
+    f->dispatch.mcp_session = NULL;
+}
+
 static void test_cancellation_with_duplicate_id(void **state)
 {
     fixture *f = *state;
@@ -765,6 +790,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tool_call_duplicate_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tool_call_without_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_progress_token_is_no_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mcp_session_is_marked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancellation_with_duplicate_id, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,11 +69,12 @@ static json_t *answer(const mcp_tools *tools, const char *method, const char *pa
     return result;
 }
 
-static void test_default_exposes_valid_names(void **state)
+/* tool_names = specification: the methods whose own names MCP allows, under those names. */
+static void test_specification_names(void **state)
 {
     (void)state;
     registry *methods = make_registry(0);
-    rpcd_config *config = make_config("");
+    rpcd_config *config = make_config("[mcp]\ntool_names = specification\n");
     mcp_tools *tools;
     char error[256];
     assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
@@ -149,8 +150,68 @@ static void test_config_errors(void **state)
     expect_config_error("[mcp]\ntools = echo, nope\n", "'nope'");
     expect_config_error("[mcp]\ntool.nope = x\n", "tool.nope");
     expect_config_error("[mcp]\ntool.echo = bad name\n", "'bad name'");
-    expect_config_error("[mcp]\ntool.echo = array.only\n", "'array.only'");
-    expect_config_error("[mcp]\ntools = has space\n", "'has space'");
+    expect_config_error("[mcp]\ntool_names = specification\ntool.echo = array.only\n",
+                        "'array.only'");
+    expect_config_error("[mcp]\ntool_names = specification\ntools = has space\n", "'has space'");
+    /* Portable names: what the config names must be one, a dot or a 65th character is not. */
+    expect_config_error("[mcp]\ntool.echo = say.it\n",
+                        "tool name 'say.it' for method 'echo' is not valid (1 to 64 of");
+    char section[160];
+    snprintf(section, sizeof section, "[mcp]\ntool.echo = %065d\n", 0);
+    expect_config_error(section, "is not valid (1 to 64 of");
+    /* Two methods under one name: both named, and the name. */
+    expect_config_error("[mcp]\ntool.echo = array_only\n",
+                        "two methods, 'echo' and 'array.only', have the tool name 'array_only'");
+}
+
+/*
+ * By default every method is a tool under its portable name: what is not a-z A-Z 0-9 _ - is _,
+ * a UTF-8 character is one _, and the name is cut to 64.
+ */
+static void test_portable_names(void **state)
+{
+    (void)state;
+    char out[MCP_PORTABLE_NAME_MAX + 1];
+    assert_int_equal(mcp_portable_name_of("fail.invalid_params", out), 19);
+    assert_string_equal(out, "fail_invalid_params");
+    assert_int_equal(mcp_portable_name_of("a/b c:d-E_9", out), 11);
+    assert_string_equal(out, "a_b_c_d-E_9");
+    assert_int_equal(mcp_portable_name_of("caf\xc3\xa9.\xe2\x82\xac\xf0\x9f\x98\x80!", out), 8);
+    assert_string_equal(out, "caf_____");
+    char long_name[100];
+    memset(long_name, 'x', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    long_name[70] = '.';
+    assert_int_equal(mcp_portable_name_of(long_name, out), 64);
+    assert_true(mcp_portable_tool_name(out, 64));
+    assert_null(strchr(out, '_'));
+
+    assert_true(mcp_portable_tool_name("a-b_C9", 6));
+    assert_false(mcp_portable_tool_name("a.b", 3));
+    assert_false(mcp_portable_tool_name("a/b", 3));
+    assert_false(mcp_portable_tool_name("", 0));
+    assert_false(mcp_portable_tool_name(long_name, 65)); /* 65 x */
+
+    registry *methods = make_registry(0);
+    rpcd_config *config = make_config("");
+    mcp_tools *tools;
+    char error[256];
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    assert_int_equal(mcp_tools_count(tools), 3);
+    assert_ptr_equal(mcp_tool_method(tools, "array_only", 10), reg_find(methods, "array.only", 10));
+    assert_ptr_equal(mcp_tool_method(tools, "has_space", 9), reg_find(methods, "has space", 9));
+    assert_null(mcp_tool_method(tools, "array.only", 10));
+    int status;
+    json_t *list = answer(tools, "tools/list", NULL, &status);
+    assert_int_equal(status, 0);
+    json_t *items = json_object_get(list, "tools");
+    assert_int_equal(json_array_size(items), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(items, 1), "name")),
+                        "array_only");
+    json_decref(list);
+    mcp_tools_free(tools);
+    cfg_free(config);
+    reg_free(methods);
 }
 
 static void test_paging(void **state)
@@ -161,7 +222,7 @@ static void test_paging(void **state)
     mcp_tools *tools;
     char error[256];
     assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
-    assert_int_equal(mcp_tools_count(tools), 252);
+    assert_int_equal(mcp_tools_count(tools), 253);
     size_t seen = 0;
     char params[64] = "";
     for (int page = 0; page < 10; page++) {
@@ -177,7 +238,7 @@ static void test_paging(void **state)
         snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", cursor);
         json_decref(list);
     }
-    assert_int_equal(seen, 252);
+    assert_int_equal(seen, 253);
     int status;
     answer(tools, "tools/list", "{\"cursor\":\"x\"}", &status);
     assert_int_equal(status, -2);
@@ -215,6 +276,33 @@ static void test_handshake(void **state)
     json_decref(result);
     assert_null(answer(NULL, "tools/unknown", NULL, &status));
     assert_int_equal(status, -1);
+}
+
+/* [mcp] instructions reach the model through initialize and server/discover, as given. */
+static void test_instructions(void **state)
+{
+    (void)state;
+    registry *methods = make_registry(0);
+    rpcd_config *config = make_config("[mcp]\ninstructions = Call \"echo\" first.\n  Then stop.\n");
+    mcp_tools *tools;
+    char error[256];
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    static const char *const methods_with[] = {"initialize", "server/discover"};
+    for (size_t i = 0; i < 2; i++) {
+        int status;
+        json_t *result = answer(tools, methods_with[i], NULL, &status);
+        assert_int_equal(status, 0);
+        assert_string_equal(json_string_value(json_object_get(result, "instructions")),
+                            "Call \"echo\" first.\nThen stop.");
+        json_decref(result);
+        /* None given, none sent. */
+        result = answer(NULL, methods_with[i], NULL, &status);
+        assert_null(json_object_get(result, "instructions"));
+        json_decref(result);
+    }
+    mcp_tools_free(tools);
+    cfg_free(config);
+    reg_free(methods);
 }
 
 static void test_tool_results(void **state)
@@ -333,11 +421,13 @@ static void test_reserved_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_exposes_valid_names),
+        cmocka_unit_test(test_specification_names),
+        cmocka_unit_test(test_portable_names),
         cmocka_unit_test(test_config_lists_and_renames),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_paging),
         cmocka_unit_test(test_handshake),
+        cmocka_unit_test(test_instructions),
         cmocka_unit_test(test_tool_results),
         cmocka_unit_test(test_reserved_names),
         cmocka_unit_test(test_duplicate_params_members),

@@ -245,9 +245,18 @@ static void test_shaping(void **state)
     assert_shaped(f, "[1,\"\xc3\xa9\"]",
                   "{\"content\":[{\"type\":\"text\",\"text\":\"[1,\\\"\xc3\xa9\\\"]\"}],"
                   "\"isError\":false}");
-    assert_shaped(f, "\"hi\\n\"",
-                  "{\"content\":[{\"type\":\"text\",\"text\":\"\\\"hi\\\\n\\\"\"}],"
+    /* A string is the text itself: its JSON text, unquoted once, not quoted again. The model
+     * reads two lines, not a JSON string literal. */
+    assert_shaped(f, "\"two\\nlines\"",
+                  "{\"content\":[{\"type\":\"text\",\"text\":\"two\\nlines\"}],"
                   "\"isError\":false}");
+    assert_shaped(f, "\"say \\\"\\u00e9\\\"\\t\xc3\xa9\"",
+                  "{\"content\":[{\"type\":\"text\",\"text\":\"say \\\"\\u00e9\\\"\\t\xc3\xa9\"}],"
+                  "\"isError\":false}");
+    assert_shaped(f, " \"\" ",
+                  "{\"content\":[{\"type\":\"text\",\"text\":\"\"}],\"isError\":false}");
+    assert_shaped(f, "true",
+                  "{\"content\":[{\"type\":\"text\",\"text\":\"true\"}],\"isError\":false}");
     assert_shaped(f, "-1.5e3",
                   "{\"content\":[{\"type\":\"text\",\"text\":\"-1.5e3\"}],\"isError\":false}");
     assert_shaped(f, "null",

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The table of every config key (name, type, range, default, place) and the parsing of a value by
+ * its type: what config.c and config_mcp.c read keys with, and what cfg_key_at lists.
+ */
+#ifndef RPCD_CONFIG_KEYS_H
+#define RPCD_CONFIG_KEYS_H
+
+#include "config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* At least as many as the table has keys (checked where the table is). */
+enum { CFG_KEY_MOST = 64 };
+
+/* The key name of section ("rpcd" or "plugin NAME"), and *index its place; NULL when none. */
+const cfg_key *cfg_key_find(const char *section, const char *name, size_t *index);
+
+/*
+ * Reads value into field, the place of key, by key's type and range. Returns 0, or -1 with
+ * *problem (new, one line without file and line; NULL when memory ran out).
+ */
+int cfg_parse_value(const cfg_key *key, void *field, const char *value, char **problem);
+
+/* An integer in minimum..maximum, digits only. Returns 0 and *out, or -1. */
+int cfg_parse_size(const char *value, size_t minimum, size_t maximum, size_t *out);
+/* true/yes/1 or false/no/0. Returns 0 and *out, or -1. */
+int cfg_parse_bool(const char *value, bool *out);
+/* none or process (CFG_ISOLATION_*). Returns 0 and *out, or -1. */
+int cfg_parse_isolation(const char *value, int *out);
+
+/* Sets every [rpcd] key of config to its default. */
+void cfg_set_defaults(rpcd_config *config);
+
+#endif

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The channel between rpcd and an isolated plugin's host process: length-prefixed frames over a
+ * socketpair, one message kind per host function, many frames per read and write. What the
+ * host sends is untrusted: every read is bounded and checked, and a frame that does not parse
+ * is an error the caller treats as a crash of the host.
+ */
+#ifndef RPCD_CHANNEL_H
+#define RPCD_CHANNEL_H
+
+#include "buffer.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The largest frame either side accepts: a result or params of up to 256 MiB. A length above it
+ * is a broken (or hostile) peer, never a reason to allocate.
+ */
+#define CHAN_MAX_FRAME ((size_t)256 * 1024 * 1024)
+
+/* clang-format off */
+/*
+ * The message kinds, with what each carries (u32/u64/i32/i64/f64 native, str = u32 length and
+ * bytes, opt = u8 present and a str). Parent to host:
+ *   INIT      u32 log level, u64 workers, u64 max_depth, u8 insecure, str name, str path,
+ *             u32 pair count, then str key and str value per pair
+ *   CALL      u64 id, u32 method index, opt params
+ *   CANCEL    u64 id
+ * Host to parent, answers to INIT:
+ *   METHOD    u32 flags, str name, opt description, opt params_schema (one per method)
+ *   READY     i32 status (0: loaded), str plugin name or the reason it failed
+ * Host to parent, one per host function a plugin calls on a call:
+ *   RESULT    u64 id, str json                           call_result
+ *   FAIL      u64 id, i32 status, opt message, opt data  call_fail
+ *   FAIL_CODE u64 id, i64 code, str message, opt data    call_fail_code
+ *   NOTIFY    u64 id, str method, opt params             call_notify
+ *   PROGRESS  u64 id, f64 done, f64 total, opt message   call_progress
+ *   END       u64 id, i32 status                         the handler's status, or call_complete
+ * call_is_cancelled, call_method, config_get and the log functions are answered in the host.
+ */
+/* clang-format on */
+typedef enum chan_kind {
+    CHAN_INIT = 1,
+    CHAN_CALL,
+    CHAN_CANCEL,
+    CHAN_METHOD,
+    CHAN_READY,
+    CHAN_RESULT,
+    CHAN_FAIL,
+    CHAN_FAIL_CODE,
+    CHAN_NOTIFY,
+    CHAN_PROGRESS,
+    CHAN_END,
+    CHAN_TOOL_RESULT, /* 1.4's call_tool_result: a complete MCP tool result */
+    CHAN_KIND_COUNT
+} chan_kind;
+
+/* The fixed descriptors of a host process: the channel, and the plugin's file. */
+enum { CHAN_HOST_FD = 3, CHAN_PLUGIN_FD = 4 };
+
+/* ---- Writing frames ---------------------------------------------------------------------- */
+
+/*
+ * Starts a frame of kind at the end of out; *start remembers where, for chan_end. The put
+ * functions append its fields; each returns 0 or -1 (memory), which the caller ORs together and
+ * hands to chan_end. Returns 0 or -1 (memory).
+ */
+int chan_begin(buffer *out, chan_kind kind, size_t *start);
+int chan_put_u8(buffer *out, uint8_t value);
+int chan_put_u32(buffer *out, uint32_t value);
+int chan_put_u64(buffer *out, uint64_t value);
+int chan_put_i64(buffer *out, int64_t value);
+int chan_put_f64(buffer *out, double value);
+int chan_put_str(buffer *out, const char *bytes, size_t length);
+/* An optional string: NULL is absent; length SIZE_MAX stands for strlen(bytes). */
+int chan_put_opt(buffer *out, const char *bytes, size_t length);
+/*
+ * Ends the frame begun at start: writes its length. Returns 0, or -1 when an append failed or
+ * the frame is larger than CHAN_MAX_FRAME, in which case the frame is taken back out of out.
+ */
+int chan_end(buffer *out, size_t start, bool failed);
+
+/* ---- Reading frames ---------------------------------------------------------------------- */
+
+/* A frame being read: its kind and what is left of its payload (borrowed from the input). */
+typedef struct chan_frame {
+    chan_kind kind;
+    const char *at;
+    const char *end;
+    bool bad; /* a read went past the end, or a string was not what was asked */
+} chan_frame;
+
+/* A string read from a frame: bytes borrowed from the input, or NULL when absent. */
+typedef struct chan_str {
+    const char *bytes;
+    size_t length;
+} chan_str;
+
+enum {
+    CHAN_FRAME = 1,     /* *frame is the next frame, *used the bytes it took */
+    CHAN_NEED_MORE = 0, /* the input holds no complete frame yet */
+    CHAN_MALFORMED = -1 /* a length above CHAN_MAX_FRAME, or an unknown kind */
+};
+/* Looks at the start of data (length bytes). Returns CHAN_FRAME, CHAN_NEED_MORE or CHAN_MALFORMED.
+ */
+int chan_next(const char *data, size_t length, size_t *used, chan_frame *frame);
+
+uint8_t chan_get_u8(chan_frame *frame);
+uint32_t chan_get_u32(chan_frame *frame);
+uint64_t chan_get_u64(chan_frame *frame);
+int64_t chan_get_i64(chan_frame *frame);
+double chan_get_f64(chan_frame *frame);
+chan_str chan_get_str(chan_frame *frame);
+chan_str chan_get_opt(chan_frame *frame);
+/*
+ * A string that a C function will read up to its NUL: copied into out (size bytes) with a NUL.
+ * Marks the frame bad when it holds a NUL or does not fit. Returns out, or NULL when absent
+ * (opt) or bad.
+ */
+const char *chan_get_cstr(chan_frame *frame, bool optional, char *out, size_t size);
+/* True when every field was read and the payload is used up exactly. */
+bool chan_finished(const chan_frame *frame);
+
+/* ---- The socket -------------------------------------------------------------------------- */
+
+/* Writes all of data to fd (retrying on EINTR, no SIGPIPE). Returns 0, or -1 with errno. */
+int chan_write_all(int fd, const char *data, size_t length);
+
+/*
+ * Reads what fd has into in (at least 64 KiB of room). Returns the bytes read, 0 at the end,
+ * or -1 with errno (EINTR retried).
+ */
+long chan_read_some(int fd, buffer *in);
+
+/* Drops the first used bytes of in (after the frames they held were handled). */
+void chan_consume(buffer *in, size_t used);
+
+#endif

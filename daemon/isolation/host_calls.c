@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host functions a plugin calls on its call, in its host process: each one a frame to rpcd,
+ * which applies it to the call there (proxy_frames.c); call_is_cancelled, call_method and
+ * call_meta are answered here, from what rpcd sent with the call.
+ */
+#include "isolation/host_internal.h"
+
+#include "json_scan.h"
+#include "mcp_tool.h"
+#include "reserved_names.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Begins a frame of kind for call. Lock held. */
+static int begin(chan_kind kind, const host_call *call, size_t *start)
+{
+    int failed = chan_begin(&host.pending, kind, start);
+    return failed | chan_put_u64(&host.pending, call->id);
+}
+
+static int finish(size_t start, int failed)
+{
+    int status = chan_end(&host.pending, start, failed != 0);
+    host_flush_locked();
+    pthread_mutex_unlock(&host.lock);
+    return status;
+}
+
+/* ---- The host functions on a call ------------------------------------------------------- */
+
+static bool valid_json(const char *text, size_t length)
+{
+    return text && js_validate(text, length, host.max_depth, NULL, NULL) == 0;
+}
+
+static int host_call_result(rpcd_call *handle, const char *json, size_t json_length)
+{
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    size_t start;
+    int failed = begin(CHAN_RESULT, call, &start);
+    /* Sent even when it is not JSON: rpcd marks the result invalid, as in-process. */
+    failed |= chan_put_str(&host.pending, json ? json : "", json ? json_length : 0);
+    if (finish(start, failed) != 0)
+        return RPCD_ERR_NO_MEMORY;
+    return valid_json(json, json_length) ? RPCD_OK : RPCD_ERR_INVALID_ARGUMENT;
+}
+
+/*
+ * Puts a message into the frame: rpcd refuses text that is not UTF-8 from a host (it would go
+ * into the protocol), so the bytes of such a text that are not ASCII become '?'.
+ */
+static int put_message(const char *message, bool optional)
+{
+    if (!message)
+        return optional ? chan_put_opt(&host.pending, NULL, 0) : -1;
+    size_t length = strlen(message);
+    int failed = optional ? chan_put_u8(&host.pending, 1) : 0;
+    if (js_utf8_valid(message, length))
+        return failed | chan_put_str(&host.pending, message, length);
+    size_t start = host.pending.length + sizeof(uint32_t);
+    failed |= chan_put_str(&host.pending, message, length);
+    for (size_t i = 0; failed == 0 && i < length; i++)
+        if ((unsigned char)host.pending.data[start + i] >= 0x80)
+            host.pending.data[start + i] = '?';
+    return failed;
+}
+
+static int host_call_fail(rpcd_call *handle, int status, const char *message, const char *data,
+                          size_t data_length)
+{
+    if (status == RPCD_OK || status == RPCD_ERR_APPLICATION ||
+        (data && !valid_json(data, data_length)))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    size_t start;
+    int failed = begin(CHAN_FAIL, call, &start);
+    failed |= chan_put_u32(&host.pending, (uint32_t)status);
+    failed |= put_message(message, true);
+    failed |= chan_put_opt(&host.pending, data, data_length);
+    return finish(start, failed) == 0 ? status : RPCD_ERR_NO_MEMORY;
+}
+
+static int host_call_fail_code(rpcd_call *handle, int64_t code, const char *message,
+                               const char *data, size_t data_length)
+{
+    if (!message || (data && !valid_json(data, data_length)))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    size_t start;
+    int failed = begin(CHAN_FAIL_CODE, call, &start);
+    failed |= chan_put_i64(&host.pending, code);
+    failed |= put_message(message, false);
+    failed |= chan_put_opt(&host.pending, data, data_length);
+    return finish(start, failed) == 0 ? RPCD_ERR_APPLICATION : RPCD_ERR_NO_MEMORY;
+}
+
+static int host_call_notify(rpcd_call *handle, const char *method, const char *params,
+                            size_t params_length)
+{
+    if (!method || !js_utf8_valid(method, strlen(method)))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    /* rpcd checks again, refuses, and logs the refusal naming the plugin. */
+    bool refused = reserved_name_reason(method, strlen(method)) != NULL ||
+                   (params && !valid_json(params, params_length));
+    size_t start;
+    int failed = begin(CHAN_NOTIFY, call, &start);
+    failed |= chan_put_str(&host.pending, method, strlen(method));
+    failed |= chan_put_opt(&host.pending, params, params_length);
+    if (finish(start, failed) != 0)
+        return RPCD_ERR_NO_MEMORY;
+    return refused ? RPCD_ERR_INVALID_ARGUMENT : RPCD_OK;
+}
+
+static int host_call_progress(rpcd_call *handle, double done, double total, const char *message)
+{
+    if (!isfinite(done) || isnan(total) || (message && !js_utf8_valid(message, strlen(message))))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    size_t start;
+    int failed = begin(CHAN_PROGRESS, call, &start);
+    failed |= chan_put_f64(&host.pending, done);
+    failed |= chan_put_f64(&host.pending, total);
+    failed |= put_message(message, true);
+    return finish(start, failed) == 0 ? RPCD_OK : RPCD_ERR_NO_MEMORY;
+}
+
+static int host_call_is_cancelled(rpcd_call *handle)
+{
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return 1;
+    int cancelled = call->cancelled;
+    pthread_mutex_unlock(&host.lock);
+    return cancelled;
+}
+
+static const char *host_call_method(rpcd_call *handle)
+{
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return NULL;
+    const char *name = call->method->name; /* lives as long as the process's registry */
+    pthread_mutex_unlock(&host.lock);
+    return name;
+}
+
+static int host_call_complete(rpcd_call *handle, int status)
+{
+    if (status == RPCD_DEFERRED)
+        return RPCD_ERR_UNSUPPORTED;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    int result = RPCD_OK;
+    if (call->completed_early || (!call->running && !call->deferred)) {
+        result = RPCD_ERR_UNSUPPORTED;
+    } else if (call->running) {
+        call->completed_early = true; /* the handler's RPCD_DEFERRED ends it */
+        call->early_status = status;
+    } else {
+        host_end_locked(call, status);
+    }
+    pthread_mutex_unlock(&host.lock);
+    return result;
+}
+
+static int host_call_tool_result(rpcd_call *handle, const char *json, size_t json_length)
+{
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    /* Checked here as rpcd checks it (the plugin learns at once), and sent all the same: rpcd
+     * checks it again and answers the call as in-process. */
+    char reason[256];
+    int status = valid_json(json, json_length) &&
+                         mcp_tool_check_result(json, json_length, call->method->output_schema,
+                                               reason, sizeof reason) == 0
+                     ? RPCD_OK
+                     : RPCD_ERR_INVALID_ARGUMENT;
+    size_t start;
+    int failed = begin(CHAN_TOOL_RESULT, call, &start);
+    failed |= chan_put_str(&host.pending, json ? json : "", json ? json_length : 0);
+    if (finish(start, failed) != 0)
+        return RPCD_ERR_NO_MEMORY;
+    return status;
+}
+
+/* call_meta from the copy of _meta rpcd sent with the call, as call_host.c answers it. */
+static int host_call_meta(rpcd_call *handle, const char *name, char *out, size_t out_size,
+                          size_t *length)
+{
+    if (length)
+        *length = 0;
+    if (out && out_size > 0)
+        out[0] = '\0';
+    if ((!out && out_size > 0) || (name && !js_utf8_valid(name, strlen(name))))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    js_span meta = {call->meta.data, call->meta.length}, value = meta;
+    int found = call->meta_state;
+    if (found == 1 && name) {
+        size_t count = js_object_get_decoded(meta, name, strlen(name), &value);
+        found = count > 1 ? -1 : (int)count;
+    }
+    int status = found < 0 ? RPCD_ERR_INVALID_PARAMS : RPCD_OK;
+    if (found > 0) {
+        if (length)
+            *length = value.length; /* rpcd sent it on one line */
+        if (value.length >= out_size) {
+            status = RPCD_ERR_INVALID_ARGUMENT;
+        } else {
+            memcpy(out, value.start, value.length);
+            out[value.length] = '\0';
+        }
+    }
+    pthread_mutex_unlock(&host.lock);
+    return status;
+}
+
+void host_fill_call_api(rpcd_host_api *api)
+{
+    api->call_result = host_call_result;
+    api->call_fail = host_call_fail;
+    api->call_fail_code = host_call_fail_code;
+    api->call_notify = host_call_notify;
+    api->call_progress = host_call_progress;
+    api->call_is_cancelled = host_call_is_cancelled;
+    api->call_method = host_call_method;
+    api->call_complete = host_call_complete;
+    api->call_tool_result = host_call_tool_result;
+    api->call_meta = host_call_meta;
+}

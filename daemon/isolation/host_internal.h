@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the two halves of a plugin host share: host.c (the process: INIT, confinement, the load,
+ * the frames from rpcd, running calls) and host_calls.c (the host functions a plugin calls, each
+ * a frame to rpcd). Nothing else includes it.
+ */
+#ifndef RPCD_ISOLATION_HOST_INTERNAL_H
+#define RPCD_ISOLATION_HOST_INTERNAL_H
+
+#include "buffer.h"
+#include "executor.h"
+#include "isolation/channel.h"
+#include "registry.h"
+
+#include <rpcd/plugin.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A call in this process; its handle is (generation << 32) | (index + 1), never NULL. */
+typedef struct host_call {
+    exec_job job;
+    uint32_t index;
+    uint32_t generation;
+    bool active;
+    bool running; /* the handler has not returned yet */
+    bool deferred;
+    bool completed_early;
+    int early_status;
+    bool cancelled;
+    uint32_t next_free;
+    uint64_t id; /* rpcd's */
+    const reg_method *method;
+    buffer params;
+    bool has_params;
+    int meta_state; /* the request's _meta: 1 in meta, 0 none, -1 sent twice */
+    buffer meta;
+} host_call;
+
+enum { CALLS_PER_CHUNK = 256, MOST_CHUNKS = 4096 };
+#define NO_CALL UINT32_MAX
+
+/* The process's one state: one plugin, one channel. Guarded by lock where it changes. */
+struct host_state {
+    pthread_mutex_t lock;
+    host_call *chunks[MOST_CHUNKS]; /* never move: a handler keeps its call's address */
+    uint32_t count;
+    uint32_t free_head;
+    buffer pending; /* frames to send */
+    buffer sending;
+    bool writing; /* a thread is writing: what is appended meanwhile, it sends too */
+    bool corked;  /* the reader is applying a batch of frames and sends once at its end */
+    size_t max_depth;
+    executor *pool;
+    registry *methods;
+};
+extern struct host_state host;
+
+/* The call at index (below host.count). */
+host_call *host_call_at(uint32_t index);
+/* Sends what is pending unless someone else is, or the reader will at the end of its batch. Lock
+ * held. */
+void host_flush_locked(void);
+/* The live call of a plugin's handle, with host.lock taken; NULL (lock not held) when stale. */
+host_call *host_lock_live(rpcd_call *handle);
+/* The handle a plugin gets for call. */
+rpcd_call *host_handle_of(const host_call *call);
+/* Sends END and frees the call. Lock held. */
+void host_end_locked(host_call *call, int status);
+/* Fills the call_* members of the host table with the functions that forward to rpcd. */
+void host_fill_call_api(rpcd_host_api *api);
+
+#endif

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parent side of an isolated plugin: proxy handlers that queue each call as a frame and
+ * return RPCD_DEFERRED, a writer thread that sends the queued frames in batches and watches the
+ * deadlines, and a reader thread that applies what the host sends to the calls (one function
+ * per message kind, in one table) and, when the host dies, fails its calls and starts it again.
+ */
+#include "isolation/proxy.h"
+
+#include "call.h"
+#include "clock.h"
+#include "isolation/channel.h"
+#include "isolation/proxy_calls.h"
+#include "isolation/spawn.h"
+#include "isolation/supervisor.h"
+#include "log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char *host_program = "/proc/self/exe";
+
+void iso_set_host_program(const char *path)
+{
+    host_program = path;
+}
+
+/* A restarted host must finish its plugin's init within this, or it counts as crashed again. */
+enum { RESTART_INIT_MS = 30000 };
+
+/* The proxy handler of every method: queues the call for the host. */
+static int proxy_call(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    pxy_method *method = user_data;
+    iso_proxy *proxy = method->proxy;
+    char reason[256];
+    uint64_t id;
+    /* The host answers call_meta from a copy: the request's _meta goes with the call. */
+    char small[512];
+    char *text = small;
+    size_t length = 0;
+    int found = proxy->api.call_meta(call, NULL, small, sizeof small, &length);
+    if (found == RPCD_ERR_INVALID_ARGUMENT && length >= sizeof small && (text = malloc(length + 1)))
+        found = proxy->api.call_meta(call, NULL, text, length + 1, &length);
+    pxy_meta meta = {found == RPCD_ERR_INVALID_PARAMS ? -1 : found == RPCD_OK && length > 0, text,
+                     length};
+    int queued = text ? pxy_queue_call(proxy, method, call, params, params_length, &meta, &id,
+                                       reason, sizeof reason)
+                      : -1;
+    if (text != small)
+        free(text);
+    if (queued == PXY_DOWN_STATUS)
+        return call_fail_exception(call, "plugin host down", reason, NULL, 0);
+    if (queued != 0)
+        return RPCD_ERR_NO_MEMORY;
+    /* A cancellation that came before the call was queued found nothing to pass on. */
+    if (proxy->api.call_is_cancelled(call))
+        pxy_cancel(proxy, call);
+    /* workers = 1 promises one call at a time, its notifications before the next call's: the
+     * handler holds the one worker until the host has answered (which ends it when it returns). */
+    if (proxy->settings.workers == 1)
+        pxy_wait_ended(proxy, id);
+    return RPCD_DEFERRED;
+}
+
+static void proxy_cancel_hook(rpcd_call *call, void *user_data)
+{
+    pxy_method *method = user_data;
+    pxy_cancel(method->proxy, call);
+}
+
+/* Registers a proxy for each method the host reported. Returns 0, or -1 with error. */
+static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *error,
+                            size_t error_size)
+{
+    const reg_owner owner = {proxy->owner, proxy->name, RPCD_ABI_MINOR};
+    for (size_t i = 0; i < info->count; i++) {
+        const iso_method_info *reported = &info->methods[i];
+        rpcd_method descriptor = rpcd_method_new(reported->name, proxy_call);
+        descriptor.user_data = &proxy->methods[i];
+        /* The proxy only queues a frame and never blocks: it may run on the reading thread. */
+        descriptor.flags = reported->flags | RPCD_METHOD_QUICK;
+        descriptor.description = reported->description;
+        descriptor.params_schema = reported->params_schema;
+        descriptor.title = reported->title;
+        descriptor.annotations = reported->annotations;
+        descriptor.output_schema = reported->output_schema;
+        descriptor.icons = reported->icons;
+        const reg_method *existing = NULL;
+        const char *reason = "unknown";
+        int status = reg_add_owned(proxy->registry, &descriptor, &owner, &existing, &reason);
+        if (status == REG_ERR_EXISTS)
+            snprintf(error, error_size,
+                     "method '%s' is registered by both plugin '%s' and plugin '%s'",
+                     reported->name, existing->owner_name, proxy->name);
+        else if (status != 0)
+            snprintf(error, error_size, "method '%s' refused: %s", reported->name, reason);
+        if (status != 0)
+            return -1;
+        reg_set_cancel_hook(proxy->registry, reported->name, proxy_cancel_hook);
+    }
+    return 0;
+}
+
+/* The deadline of each method: timeout_ms.METHOD, or the plugin's timeout_ms. */
+static size_t method_timeout(const cfg_plugin *config, const char *name)
+{
+    for (size_t i = 0; i < config->timeout_count; i++)
+        if (strcmp(config->timeouts[i].key, name) == 0)
+            return (size_t)strtoull(config->timeouts[i].value, NULL, 10);
+    return config->timeout_ms;
+}
+
+/* Keeps what the first host reported: names for restarts to compare, timeouts. */
+static int take_methods(iso_proxy *proxy, const iso_host_info *info)
+{
+    proxy->methods = calloc(info->count + 1, sizeof *proxy->methods);
+    proxy->name = strdup(info->name);
+    if (!proxy->methods || !proxy->name)
+        return -1;
+    proxy->method_count = info->count;
+    for (size_t i = 0; i < info->count; i++) {
+        pxy_method *method = &proxy->methods[i];
+        method->proxy = proxy;
+        method->index = (uint32_t)i;
+        method->name = strdup(info->methods[i].name);
+        method->timeout_ms = method_timeout(proxy->config, info->methods[i].name);
+        if (!method->name)
+            return -1;
+    }
+    return 0;
+}
+
+static void free_proxy(iso_proxy *proxy)
+{
+    for (size_t i = 0; proxy->methods && i < proxy->method_count; i++)
+        free(proxy->methods[i].name);
+    free(proxy->methods);
+    free(proxy->name);
+    pxy_calls_fini(proxy);
+    sup_fini(&proxy->restarts);
+    if (proxy->plugin_fd >= 0)
+        close(proxy->plugin_fd);
+    free(proxy);
+}
+
+/* Whether a restarted host registered the same methods as the first, in the same order. */
+static bool same_methods(const iso_proxy *proxy, const iso_host_info *info)
+{
+    if (info->count != proxy->method_count)
+        return false;
+    for (size_t i = 0; i < info->count; i++)
+        if (strcmp(info->methods[i].name, proxy->methods[i].name) != 0)
+            return false;
+    return true;
+}
+
+/*
+ * Starts a host again after delay_ms, until one runs or the supervisor gives up. Reader thread.
+ * Returns 0 with the host up, or -1 when the plugin stays down (or rpcd stops).
+ */
+static int restart(iso_proxy *proxy, long long delay_ms)
+{
+    for (;;) {
+        if (pxy_sleep_unless_stopping(proxy, delay_ms) != 0)
+            return -1;
+        char error[512];
+        int fd;
+        pid_t pid;
+        iso_host_info info;
+        if (iso_spawn(host_program, proxy->plugin_fd, proxy->config, &proxy->settings,
+                      RESTART_INIT_MS, &fd, &pid, &info, error, sizeof error) == 0) {
+            bool same = same_methods(proxy, &info);
+            iso_host_info_free(&info);
+            if (same) {
+                pxy_host_up(proxy, fd, pid);
+                log_message(LOG_INFO, "plugin %s: host restarted (pid %d)", proxy->name, (int)pid);
+                return 0;
+            }
+            snprintf(error, sizeof error, "its restarted host registered other methods");
+            close(fd);
+            iso_reap(pid, 0);
+        }
+        delay_ms = sup_on_crash(&proxy->restarts, clock_now_ms(), false);
+        if (delay_ms < 0) {
+            pxy_host_down(proxy, error);
+            return -1;
+        }
+        log_message(LOG_WARNING, "plugin %s: %s; trying again in %lld ms", proxy->name, error,
+                    delay_ms);
+    }
+}
+
+/* The reader thread: frames from the host, and what follows its death. */
+static void *reader_main(void *context)
+{
+    iso_proxy *proxy = context;
+    for (;;) {
+        char why[128] = "";
+        int fd = proxy->fd;
+        if (pxy_read_frames(proxy, fd, why, sizeof why) == 0)
+            break; /* the end of the channel rpcd asked for */
+        bool served;
+        pid_t pid = proxy->pid;
+        int status = iso_reap(pid, why[0] ? 0 : 100);
+        pxy_host_died(proxy, pid, status, why, &served);
+        long long delay = sup_on_crash(&proxy->restarts, clock_now_ms(), served);
+        if (delay < 0) {
+            char reason[256];
+            snprintf(reason, sizeof reason,
+                     "plugin %s: its host died more than %zu times within a minute; its calls "
+                     "fail until rpcd is restarted",
+                     proxy->name, proxy->config->max_restarts);
+            log_message(LOG_ERROR, "%s", reason);
+            pxy_host_down(proxy, reason);
+            pxy_wait_for_stop(proxy);
+            return NULL;
+        }
+        if (restart(proxy, delay) != 0) {
+            pxy_wait_for_stop(proxy);
+            return NULL;
+        }
+    }
+    iso_reap(proxy->pid, (int)proxy->settings.grace_ms);
+    return NULL;
+}
+
+int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, registry *methods,
+                    const void *owner, iso_proxy **out, char *error, size_t error_size)
+{
+    iso_proxy *proxy = calloc(1, sizeof *proxy);
+    if (!proxy || sup_init(&proxy->restarts, config->max_restarts) != 0) {
+        free(proxy);
+        close(fd);
+        snprintf(error, error_size, "plugin %s: out of memory", config->path);
+        return -1;
+    }
+    proxy->config = config;
+    proxy->plugin_fd = fd;
+    proxy->settings = *settings;
+    proxy->registry = methods;
+    proxy->owner = owner;
+    call_fill_host_api(&proxy->api);
+    pxy_calls_init(proxy);
+
+    char reason[512] = "";
+    int channel;
+    pid_t pid;
+    iso_host_info info;
+    if (iso_spawn(host_program, fd, config, settings, -1, &channel, &pid, &info, reason,
+                  sizeof reason) != 0) {
+        snprintf(error, error_size, "plugin %s: %s", config->path, reason);
+        free_proxy(proxy);
+        return -1;
+    }
+    proxy->fd = channel;
+    proxy->pid = pid;
+    proxy->pidfd = pxy_open_pidfd(pid);
+    if (take_methods(proxy, &info) != 0 ||
+        register_proxies(proxy, &info, reason, sizeof reason) != 0 ||
+        pxy_start_threads(proxy, reader_main) != 0) {
+        if (!reason[0])
+            snprintf(reason, sizeof reason, "out of memory or threads");
+        snprintf(error, error_size, "plugin %s: %s", config->path, reason);
+        iso_host_info_free(&info);
+        close(channel);
+        if (proxy->pidfd >= 0)
+            close(proxy->pidfd);
+        iso_reap(pid, (int)settings->grace_ms);
+        reg_remove_owner(methods, owner);
+        free_proxy(proxy);
+        return -1;
+    }
+    iso_host_info_free(&info);
+    log_message(LOG_DEBUG, "loaded plugin %s (%s) in host process %d", config->path, proxy->name,
+                (int)pid);
+    *out = proxy;
+    return 0;
+}
+
+void iso_proxy_stop(iso_proxy *proxy)
+{
+    if (!proxy)
+        return;
+    pxy_stop_threads(proxy);
+    free_proxy(proxy);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parent side of an isolated plugin: a host process (rpcd itself, run with --plugin-host)
+ * loads the plugin, and rpcd registers a proxy method for each of its methods that forwards the
+ * call over the channel. When the host dies, every call in flight in it fails with -32603 and
+ * data.exception naming the signal or exit status, and the host is started again (see
+ * supervisor.h); a call past its plugin's timeout_ms is answered at once, and a host that does
+ * not let go of it within the grace period is killed.
+ */
+#ifndef RPCD_PROXY_H
+#define RPCD_PROXY_H
+
+#include "config.h"
+#include "registry.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct iso_proxy iso_proxy;
+
+/* What the host process is told, from the daemon's config. */
+typedef struct iso_settings {
+    size_t workers;   /* handler threads in the host */
+    size_t max_depth; /* deepest nesting the host accepts in what the plugin hands back */
+    int log_level;
+    bool insecure;
+    size_t grace_ms; /* how long a host may take to let go of a cancelled call, or to exit */
+    /* Borrowed, outlives the proxy: the whole config, for the confinement a host applies
+     * (sandbox.h: the plugin's keys, with user and group from [rpcd] by default). */
+    const rpcd_config *daemon;
+} iso_settings;
+
+/*
+ * Starts the host of the plugin of config (borrowed, outlives the proxy) on fd (stolen: the
+ * plugin's file, opened and checked), waits for its init and registers a proxy for each method
+ * it registered in methods, owned by owner. Returns 0 and *out (new), or -1 with a one-line
+ * reason in error (fd closed, nothing registered).
+ */
+int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, registry *methods,
+                    const void *owner, iso_proxy **out, char *error, size_t error_size);
+
+/*
+ * Ends the host (end of its channel, which runs the plugin's shutdown; killed when it has not
+ * exited within the grace period), joins the proxy's threads and frees it. Once no call of its
+ * methods is in flight. NULL is ignored.
+ */
+void iso_proxy_stop(iso_proxy *proxy);
+
+/*
+ * The program a host runs: "/proc/self/exe" (rpcd itself) unless set, for tests whose own
+ * program is not rpcd. path borrowed, kept.
+ */
+void iso_set_host_program(const char *path);
+
+#endif

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The calls an isolated plugin's host has: an entry table whose ids the host must name back
+ * exactly (any other id is a broken host), the frames queued for the writer thread and the
+ * deadlines it watches, and the calls failed when a host dies.
+ */
+#include "isolation/proxy_calls.h"
+
+#include "call.h"
+#include "clock.h"
+#include "isolation/channel.h"
+#include "isolation/spawn.h"
+#include "lock.h"
+#include "log.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NO_ENTRY UINT32_MAX
+
+void pxy_calls_init(iso_proxy *proxy)
+{
+    pthread_mutex_init(&proxy->lock, NULL);
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&proxy->wake, &monotonic);
+    pthread_cond_init(&proxy->changed, &monotonic);
+    pthread_cond_init(&proxy->ended, &monotonic);
+    pthread_condattr_destroy(&monotonic);
+    proxy->free_head = NO_ENTRY;
+    proxy->next_check = LLONG_MAX;
+    proxy->fd = -1;
+    proxy->pidfd = -1;
+    proxy->state = PXY_UP;
+}
+
+int pxy_open_pidfd(pid_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+void pxy_calls_fini(iso_proxy *proxy)
+{
+    pthread_cond_destroy(&proxy->wake);
+    pthread_cond_destroy(&proxy->changed);
+    pthread_cond_destroy(&proxy->ended);
+    pthread_mutex_destroy(&proxy->lock);
+    free(proxy->entries);
+    buf_free(&proxy->pending);
+    buf_free(&proxy->sending);
+    buf_free(&proxy->in);
+    buf_free(&proxy->scratch);
+}
+
+/* ---- The entry table (lock held) ------------------------------------------------------- */
+
+static int acquire_entry(iso_proxy *proxy, uint32_t *out)
+{
+    uint32_t index = proxy->free_head;
+    if (index != NO_ENTRY) {
+        proxy->free_head = proxy->entries[index].next_free;
+    } else {
+        if (proxy->entry_count == proxy->entry_capacity) {
+            uint32_t capacity = proxy->entry_capacity ? proxy->entry_capacity * 2 : 64;
+            pxy_entry *grown = realloc(proxy->entries, capacity * sizeof *grown);
+            if (!grown || capacity >= NO_ENTRY / 2) {
+                free(grown == proxy->entries ? NULL : grown);
+                return -1;
+            }
+            proxy->entries = grown;
+            proxy->entry_capacity = capacity;
+        }
+        index = proxy->entry_count++;
+        proxy->entries[index].generation = 1;
+    }
+    pxy_entry *entry = &proxy->entries[index];
+    entry->active = true;
+    entry->call = NULL;
+    entry->deadline = entry->kill_at = 0;
+    proxy->running++;
+    *out = index;
+    return 0;
+}
+
+static void release_entry(iso_proxy *proxy, uint32_t index)
+{
+    pxy_entry *entry = &proxy->entries[index];
+    entry->active = false;
+    entry->generation++;
+    entry->call = NULL;
+    entry->next_free = proxy->free_head;
+    proxy->free_head = index;
+    proxy->running--;
+    if (proxy->ended_waiters)
+        pthread_cond_broadcast(&proxy->ended);
+}
+
+static uint64_t entry_id(const iso_proxy *proxy, uint32_t index)
+{
+    return (uint64_t)proxy->entries[index].generation << 32 | index;
+}
+
+/* Whether id names a call in the host now, one that has ended, or one it was never given. */
+static int classify(const iso_proxy *proxy, uint64_t id, uint32_t *index)
+{
+    *index = (uint32_t)id;
+    uint32_t named = (uint32_t)(id >> 32);
+    if (*index >= proxy->entry_count || named == 0)
+        return PXY_ID_NEVER;
+    const pxy_entry *entry = &proxy->entries[*index];
+    if (entry->active && entry->generation == named)
+        return PXY_ID_LIVE;
+    return named < entry->generation ? PXY_ID_OLD : PXY_ID_NEVER;
+}
+
+int pxy_take_for_frame(iso_proxy *proxy, uint64_t id, rpcd_call **call)
+{
+    uint32_t index;
+    *call = NULL;
+    pthread_mutex_lock(&proxy->lock);
+    int known = classify(proxy, id, &index);
+    if (known == PXY_ID_LIVE)
+        *call = proxy->entries[index].call;
+    pthread_mutex_unlock(&proxy->lock);
+    return known;
+}
+
+void pxy_end_entry(iso_proxy *proxy, uint64_t id)
+{
+    uint32_t index;
+    pthread_mutex_lock(&proxy->lock);
+    if (classify(proxy, id, &index) == PXY_ID_LIVE) {
+        release_entry(proxy, index);
+        proxy->served = true;
+    }
+    pthread_mutex_unlock(&proxy->lock);
+}
+
+static void wake_writer(iso_proxy *proxy)
+{
+    if (proxy->writer_waiting)
+        pthread_cond_signal(&proxy->wake);
+}
+
+/* Queues CANCEL for entry index. Lock held. */
+static void queue_cancel(iso_proxy *proxy, uint32_t index)
+{
+    size_t start;
+    int failed = chan_begin(&proxy->pending, CHAN_CANCEL, &start);
+    failed |= chan_put_u64(&proxy->pending, entry_id(proxy, index));
+    chan_end(&proxy->pending, start, failed != 0); /* without memory the host is not told */
+    wake_writer(proxy);
+}
+
+/* ---- Calls in ------------------------------------------------------------------------- */
+
+int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, const char *params,
+                   size_t params_length, const pxy_meta *meta, uint64_t *id, char *reason,
+                   size_t reason_size)
+{
+    pthread_mutex_lock(&proxy->lock);
+    if (proxy->state == PXY_DOWN || proxy->state == PXY_STOPPING) {
+        snprintf(reason, reason_size, "%s",
+                 proxy->state == PXY_DOWN ? proxy->down_reason : "rpcd is stopping");
+        pthread_mutex_unlock(&proxy->lock);
+        return PXY_DOWN_STATUS;
+    }
+    uint32_t index;
+    if (acquire_entry(proxy, &index) != 0) {
+        pthread_mutex_unlock(&proxy->lock);
+        return -1;
+    }
+    pxy_entry *entry = &proxy->entries[index];
+    entry->call = call;
+    entry->method = method;
+    size_t start;
+    int failed = chan_begin(&proxy->pending, CHAN_CALL, &start);
+    failed |= chan_put_u64(&proxy->pending, entry_id(proxy, index));
+    failed |= chan_put_u32(&proxy->pending, method->index);
+    failed |= chan_put_opt(&proxy->pending, params, params_length);
+    failed |= chan_put_u8(&proxy->pending, (uint8_t)(meta->state + 1));
+    failed |= chan_put_opt(&proxy->pending, meta->state == 1 ? meta->text : NULL, meta->length);
+    if (chan_end(&proxy->pending, start, failed != 0) != 0) {
+        release_entry(proxy, index);
+        pthread_mutex_unlock(&proxy->lock);
+        return -1;
+    }
+    if (method->timeout_ms) {
+        entry->deadline = clock_now_ms() + (long long)method->timeout_ms;
+        if (entry->deadline < proxy->next_check)
+            proxy->next_check = entry->deadline;
+    }
+    *id = entry_id(proxy, index);
+    wake_writer(proxy);
+    pthread_mutex_unlock(&proxy->lock);
+    return 0;
+}
+
+void pxy_wait_ended(iso_proxy *proxy, uint64_t id)
+{
+    uint32_t index;
+    pthread_mutex_lock(&proxy->lock);
+    proxy->ended_waiters++;
+    /* An entry answered at its deadline ends here too: its call has its answer. */
+    while (classify(proxy, id, &index) == PXY_ID_LIVE && proxy->entries[index].call)
+        pthread_cond_wait(&proxy->ended, &proxy->lock);
+    proxy->ended_waiters--;
+    pthread_mutex_unlock(&proxy->lock);
+}
+
+void pxy_cancel(iso_proxy *proxy, rpcd_call *call)
+{
+    pthread_mutex_lock(&proxy->lock);
+    for (uint32_t i = 0; i < proxy->entry_count; i++)
+        if (proxy->entries[i].active && proxy->entries[i].call == call)
+            queue_cancel(proxy, i);
+    pthread_mutex_unlock(&proxy->lock);
+}
+
+/* ---- The writer thread: batches out, deadlines ------------------------------------------ */
+
+/* A call answered at its deadline, the answer given outside the lock. */
+typedef struct expired_call {
+    rpcd_call *call;
+    size_t timeout_ms;
+} expired_call;
+
+/*
+ * Answers the calls past their deadline (their entries stay until the host lets go), and
+ * decides on a kill of a host that kept one past the grace period. Lock held. Returns how many
+ * calls it put in expired (at most room).
+ */
+static size_t check_deadlines(iso_proxy *proxy, long long now, expired_call *expired, size_t room)
+{
+    size_t count = 0;
+    long long next = LLONG_MAX;
+    for (uint32_t i = 0; i < proxy->entry_count; i++) {
+        pxy_entry *entry = &proxy->entries[i];
+        if (!entry->active)
+            continue;
+        if (entry->call && entry->deadline && entry->deadline <= now && count < room) {
+            expired[count++] = (expired_call){entry->call, entry->method->timeout_ms};
+            entry->call = NULL;
+            entry->kill_at = now + (long long)proxy->settings.grace_ms;
+            queue_cancel(proxy, i);
+            if (proxy->ended_waiters)
+                pthread_cond_broadcast(&proxy->ended);
+        }
+        long long due = entry->call ? entry->deadline : entry->kill_at;
+        if (!entry->call && entry->kill_at && entry->kill_at <= now && !proxy->kill_pending) {
+            proxy->kill_pending = true;
+            snprintf(proxy->kill_reason, sizeof proxy->kill_reason,
+                     "killed: a call of %s went on past its timeout_ms and shutdown_grace_ms",
+                     entry->method->name);
+        } else if (due && due < next) {
+            next = due;
+        }
+    }
+    proxy->next_check = count == room ? now : next;
+    return count;
+}
+
+static void answer_expired(iso_proxy *proxy, const expired_call *expired, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        char detail[96], data[64];
+        snprintf(detail, sizeof detail, "no answer within timeout_ms (%zu ms)",
+                 expired[i].timeout_ms);
+        snprintf(data, sizeof data, "{\"timed_out\":true,\"timeout_ms\":%zu}",
+                 expired[i].timeout_ms);
+        if (call_fail_exception(expired[i].call, "timed out", detail, data, strlen(data)) ==
+            RPCD_ERR_INTERNAL)
+            proxy->api.call_complete(expired[i].call, RPCD_ERR_INTERNAL);
+    }
+}
+
+static void *writer_main(void *context)
+{
+    iso_proxy *proxy = context;
+    enum { EXPIRED_ROOM = 64 };
+    expired_call expired[EXPIRED_ROOM];
+    pthread_mutex_lock(&proxy->lock);
+    while (!proxy->stopping) {
+        long long now = clock_now_ms();
+        size_t count =
+            now >= proxy->next_check ? check_deadlines(proxy, now, expired, EXPIRED_ROOM) : 0;
+        if (proxy->kill_pending && proxy->state == PXY_UP) {
+            kill(proxy->pid, SIGKILL); /* the reader sees the end of the channel */
+            proxy->kill_pending = false;
+        }
+        if (count > 0) {
+            pthread_mutex_unlock(&proxy->lock);
+            answer_expired(proxy, expired, count);
+            pthread_mutex_lock(&proxy->lock);
+            continue;
+        }
+        if (proxy->state == PXY_UP && proxy->pending.length > 0) {
+            buffer batch = proxy->pending;
+            proxy->pending = proxy->sending;
+            proxy->sending = batch;
+            proxy->writing = true;
+            int fd = proxy->fd;
+            pthread_mutex_unlock(&proxy->lock);
+            /* A host that died is the reader's to notice: what failed here is lost with it. */
+            chan_write_all(fd, batch.data, batch.length);
+            pthread_mutex_lock(&proxy->lock);
+            buf_clear(&proxy->sending);
+            proxy->writing = false;
+            pthread_cond_broadcast(&proxy->changed);
+            continue;
+        }
+        proxy->writer_waiting = true;
+        if (proxy->next_check == LLONG_MAX) {
+            pthread_cond_wait(&proxy->wake, &proxy->lock);
+        } else {
+            struct timespec until = {(time_t)(proxy->next_check / 1000),
+                                     (long)(proxy->next_check % 1000) * 1000000L};
+            pthread_cond_timedwait(&proxy->wake, &proxy->lock, &until);
+        }
+        proxy->writer_waiting = false;
+    }
+    pthread_mutex_unlock(&proxy->lock);
+    return NULL;
+}
+
+int pxy_start_threads(iso_proxy *proxy, void *(*reader_main)(void *))
+{
+    /* rpcd's signals go to its own threads: these two block them all. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int status = pthread_create(&proxy->writer, NULL, writer_main, proxy);
+    if (status == 0 && pthread_create(&proxy->reader, NULL, reader_main, proxy) != 0) {
+        pthread_mutex_lock(&proxy->lock);
+        proxy->stopping = true;
+        pthread_cond_broadcast(&proxy->wake);
+        pthread_mutex_unlock(&proxy->lock);
+        pthread_join(proxy->writer, NULL);
+        status = -1;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return status == 0 ? 0 : -1;
+}
+
+void pxy_stop_threads(iso_proxy *proxy)
+{
+    pthread_mutex_lock(&proxy->lock);
+    proxy->stopping = true;
+    proxy->state = PXY_STOPPING;
+    pthread_cond_broadcast(&proxy->wake);
+    pthread_cond_broadcast(&proxy->changed);
+    /* The end of the channel tells the host to shut its plugin down and exit. */
+    if (proxy->fd >= 0)
+        shutdown(proxy->fd, SHUT_WR);
+    pthread_mutex_unlock(&proxy->lock);
+    pthread_join(proxy->writer, NULL);
+    pthread_join(proxy->reader, NULL);
+    if (proxy->fd >= 0)
+        close(proxy->fd);
+    proxy->fd = -1;
+    if (proxy->pidfd >= 0)
+        close(proxy->pidfd);
+    proxy->pidfd = -1;
+}
+
+/* ---- A host's end ----------------------------------------------------------------------- */
+
+/* Takes every call of the entry table out (they fail), releasing the entries. Lock held. */
+static rpcd_call **take_all_calls(iso_proxy *proxy, size_t *count, char *methods, size_t size)
+{
+    rpcd_call **calls = malloc((proxy->running + 1) * sizeof *calls);
+    size_t taken = 0, written = 0;
+    methods[0] = '\0';
+    for (uint32_t i = 0; i < proxy->entry_count; i++) {
+        pxy_entry *entry = &proxy->entries[i];
+        if (!entry->active)
+            continue;
+        /* Each method once, in the log line. */
+        const char *name = entry->method->name;
+        if (!strstr(methods, name) && written + strlen(name) + 3 < size)
+            written += (size_t)snprintf(methods + written, size - written, "%s%s",
+                                        written ? ", " : "", name);
+        if (entry->call && calls)
+            calls[taken++] = entry->call;
+        release_entry(proxy, i);
+    }
+    *count = taken;
+    return calls;
+}
+
+static void fail_calls(iso_proxy *proxy, rpcd_call **calls, size_t count, const char *exception,
+                       const char *detail, const char *data)
+{
+    for (size_t i = 0; i < count; i++)
+        if (call_fail_exception(calls[i], exception, detail, data, data ? strlen(data) : 0) ==
+            RPCD_ERR_INTERNAL)
+            proxy->api.call_complete(calls[i], RPCD_ERR_INTERNAL);
+    free(calls);
+}
+
+void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, bool *served)
+{
+    char ended[96], exception[200], detail[320], data[64], methods[256];
+    iso_describe_status(status, ended, sizeof ended);
+    pthread_mutex_lock(&proxy->lock);
+    if (why[0])
+        snprintf(exception, sizeof exception, "plugin host %s", why);
+    else if (proxy->kill_reason[0])
+        snprintf(exception, sizeof exception, "plugin host %s", proxy->kill_reason);
+    else
+        snprintf(exception, sizeof exception, "plugin host %s", ended);
+    proxy->kill_reason[0] = '\0';
+    proxy->kill_pending = false;
+    if (WIFSIGNALED(status))
+        snprintf(data, sizeof data, "{\"signal\":%d}", WTERMSIG(status));
+    else
+        snprintf(data, sizeof data, "{\"exit_status\":%d}", WEXITSTATUS(status));
+    size_t count;
+    rpcd_call **calls = take_all_calls(proxy, &count, methods, sizeof methods);
+    buf_clear(&proxy->pending);
+    buf_clear(&proxy->in); /* the rest of what the dead host sent means nothing to the next */
+    proxy->next_check = LLONG_MAX;
+    *served = proxy->served;
+    proxy->served = false;
+    if (proxy->state == PXY_UP)
+        proxy->state = PXY_RESTARTING;
+    while (proxy->writing)
+        pthread_cond_wait(&proxy->changed, &proxy->lock);
+    close(proxy->fd);
+    proxy->fd = -1;
+    if (proxy->pidfd >= 0)
+        close(proxy->pidfd);
+    proxy->pidfd = -1;
+    pthread_mutex_unlock(&proxy->lock);
+
+    /* One line per death: the plugin, how its host ended, the methods it was running. */
+    log_message(LOG_ERROR, "plugin %s: its host (pid %d) %s%s%s; %s%s%s", proxy->name, (int)pid,
+                exception + strlen("plugin host "), why[0] ? ", " : "", why[0] ? ended : "",
+                methods[0] ? "calls in flight failed, running: " : "no call was running",
+                methods[0] ? methods : "", "");
+    snprintf(detail, sizeof detail, "the host process of plugin %s %s", proxy->name,
+             exception + strlen("plugin host "));
+    if (calls)
+        fail_calls(proxy, calls, count, exception, detail, data);
+}
+
+void pxy_host_up(iso_proxy *proxy, int fd, pid_t pid)
+{
+    pthread_mutex_lock(&proxy->lock);
+    proxy->fd = fd;
+    proxy->pid = pid;
+    proxy->pidfd = pxy_open_pidfd(pid);
+    if (proxy->stopping)
+        shutdown(fd, SHUT_WR);
+    else
+        proxy->state = PXY_UP;
+    pthread_cond_signal(&proxy->wake);
+    pthread_mutex_unlock(&proxy->lock);
+}
+
+void pxy_host_down(iso_proxy *proxy, const char *reason)
+{
+    char methods[256];
+    size_t count;
+    pthread_mutex_lock(&proxy->lock);
+    if (proxy->state != PXY_STOPPING)
+        proxy->state = PXY_DOWN;
+    snprintf(proxy->down_reason, sizeof proxy->down_reason, "%s", reason);
+    rpcd_call **calls = take_all_calls(proxy, &count, methods, sizeof methods);
+    buf_clear(&proxy->pending);
+    pthread_mutex_unlock(&proxy->lock);
+    if (calls)
+        fail_calls(proxy, calls, count, "plugin host down", reason, NULL);
+}
+
+int pxy_sleep_unless_stopping(iso_proxy *proxy, long long ms)
+{
+    long long until = clock_now_ms() + ms;
+    pthread_mutex_lock(&proxy->lock);
+    while (!proxy->stopping && clock_now_ms() < until) {
+        struct timespec at = {(time_t)(until / 1000), (long)(until % 1000) * 1000000L};
+        pthread_cond_timedwait(&proxy->changed, &proxy->lock, &at);
+    }
+    bool stopping = proxy->stopping;
+    pthread_mutex_unlock(&proxy->lock);
+    return stopping ? -1 : 0;
+}
+
+void pxy_wait_for_stop(iso_proxy *proxy)
+{
+    pthread_mutex_lock(&proxy->lock);
+    while (!proxy->stopping)
+        pthread_cond_wait(&proxy->changed, &proxy->lock);
+    pthread_mutex_unlock(&proxy->lock);
+}

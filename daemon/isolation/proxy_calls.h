@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The insides of an isolated plugin's proxy, shared by proxy.c (start, restarts, stop) and
+ * proxy_calls.c (the calls in flight in the host, the frames both ways, deadlines, the end of
+ * a host). Nothing else includes it (its unit test does).
+ */
+#ifndef RPCD_PROXY_CALLS_H
+#define RPCD_PROXY_CALLS_H
+
+#include "buffer.h"
+#include "isolation/proxy.h"
+#include "isolation/supervisor.h"
+
+#include <rpcd/plugin.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One proxy method: its user data. */
+typedef struct pxy_method {
+    iso_proxy *proxy;
+    uint32_t index;    /* in the host's registration order: what a CALL frame names */
+    char *name;        /* owned */
+    size_t timeout_ms; /* 0: no deadline */
+} pxy_method;
+
+/* A call forwarded to the host; its id is (generation << 32) | index in the entry table. */
+typedef struct pxy_entry {
+    uint32_t generation; /* moves on when the entry is released */
+    bool active;
+    uint32_t next_free;
+    rpcd_call *call;          /* NULL once answered without the host (a deadline) */
+    const pxy_method *method; /* borrowed from the proxy */
+    long long deadline;       /* clock_now_ms of its timeout, 0: none */
+    long long kill_at;        /* answered at its deadline: the host must let go by then */
+} pxy_entry;
+
+typedef enum pxy_state {
+    PXY_UP,         /* a host runs: frames go out */
+    PXY_RESTARTING, /* calls wait for the next host */
+    PXY_DOWN,       /* given up on: calls fail at once */
+    PXY_STOPPING,   /* rpcd unloads the plugin */
+} pxy_state;
+
+struct iso_proxy {
+    cfg_plugin *config; /* borrowed */
+    iso_settings settings;
+    int plugin_fd; /* the plugin's file, opened and checked once, for every host */
+    char *name;    /* owned: the plugin's own name, as its first host reported it */
+    pxy_method *methods;
+    size_t method_count;
+    registry *registry; /* borrowed */
+    const void *owner;  /* the loader's plugin, owner of the proxy methods */
+    rpcd_host_api api;  /* rpcd's call functions, applied to the calls the host answers */
+    sup_state restarts;
+    pthread_t reader, writer;
+
+    pthread_mutex_t lock;   /* guards everything below */
+    pthread_cond_t wake;    /* for the writer: frames to send, a deadline moved, a stop */
+    pthread_cond_t changed; /* for the reader: the writer let go of the channel, a stop */
+    pthread_cond_t ended;   /* an entry was released, for pxy_wait_ended */
+    unsigned ended_waiters;
+    pxy_state state;
+    int fd;       /* the channel (written by the reader thread only, under the lock) */
+    pid_t pid;    /* the host (the same) */
+    int pidfd;    /* the host's pidfd, readable once it has ended; -1 where there is none */
+    bool writing; /* the writer is writing on fd */
+    bool writer_waiting;
+    bool stopping;
+    buffer pending; /* frames not sent yet */
+    buffer sending; /* the writer's batch */
+    pxy_entry *entries;
+    uint32_t entry_count, entry_capacity, free_head;
+    size_t running;       /* active entries */
+    bool served;          /* a call ended since the host started */
+    long long next_check; /* the earliest deadline or kill_at, LLONG_MAX: none */
+    bool kill_pending;    /* the host kept a timed-out call past the grace period */
+    char kill_reason[160];
+    char down_reason[256];
+
+    buffer in;      /* the reader's: bytes from the host */
+    buffer scratch; /* the reader's: strings made C strings */
+};
+
+void pxy_calls_init(iso_proxy *proxy);
+/* A pidfd of pid (new), or -1 where the kernel has none: the end of the channel then tells. */
+int pxy_open_pidfd(pid_t pid);
+void pxy_calls_fini(iso_proxy *proxy);
+
+enum { PXY_DOWN_STATUS = -2 };
+/*
+ * Queues call of method with its params for the host. Returns 0; PXY_DOWN_STATUS with why in
+ * reason when the plugin is down or stopping; -1 (memory).
+ */
+/* The request's _meta as the host's call_meta answers from it. */
+typedef struct pxy_meta {
+    int state;        /* 1: text is _meta (JSON, one line); 0: none; -1: sent twice */
+    const char *text; /* borrowed */
+    size_t length;
+} pxy_meta;
+int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, const char *params,
+                   size_t params_length, const pxy_meta *meta, uint64_t *id, char *reason,
+                   size_t reason_size);
+/* Waits until the call queued as id has ended (answered, failed, timed out). */
+void pxy_wait_ended(iso_proxy *proxy, uint64_t id);
+enum { PXY_ID_LIVE, PXY_ID_OLD, PXY_ID_NEVER };
+/*
+ * What a frame's id names: a call in the host now (PXY_ID_LIVE, *call its handle, NULL once it
+ * was answered at its deadline), one that has ended (PXY_ID_OLD), or one the host was never
+ * given (PXY_ID_NEVER: a broken host).
+ */
+int pxy_take_for_frame(iso_proxy *proxy, uint64_t id, rpcd_call **call);
+/*
+ * Releases the entry of id once its END has been applied: only then may pxy_wait_ended return,
+ * the call's response on its way.
+ */
+void pxy_end_entry(iso_proxy *proxy, uint64_t id);
+/* Tells the host that call was cancelled (nothing when it is not the host's any more). */
+void pxy_cancel(iso_proxy *proxy, rpcd_call *call);
+
+/* Starts the writer thread and the reader thread (reader_main). Returns 0, or -1. */
+int pxy_start_threads(iso_proxy *proxy, void *(*reader_main)(void *));
+/* Stops both: the channel ended for the host, threads joined. */
+void pxy_stop_threads(iso_proxy *proxy);
+
+/*
+ * The reader's loop on fd: reads and applies frames. Returns 0 at an end of the channel rpcd
+ * asked for, -1 when the host died (why empty) or broke the channel (why says how).
+ */
+int pxy_read_frames(iso_proxy *proxy, int fd, char *why, size_t why_size);
+/*
+ * After a host (pid, wait status) died: fails every call it had with -32603, data.exception
+ * naming how it ended, logs one line, closes the channel. *served: whether it had answered a
+ * call.
+ */
+void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, bool *served);
+/* A new host runs on fd: the calls that waited go to it. */
+void pxy_host_up(iso_proxy *proxy, int fd, pid_t pid);
+/* The plugin stays down: the calls that waited, and every call from now on, fail with reason. */
+void pxy_host_down(iso_proxy *proxy, const char *reason);
+/* Waits ms unless rpcd stops meanwhile. Returns 0, or -1 when it stops. */
+int pxy_sleep_unless_stopping(iso_proxy *proxy, long long ms);
+void pxy_wait_for_stop(iso_proxy *proxy);
+
+#endif

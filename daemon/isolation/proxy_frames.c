@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What an isolated plugin's host sends, applied by the proxy's reader thread: one function per
+ * message kind, in one table, each reading its fields, checking that the frame holds exactly
+ * them, and handing them to rpcd's own host function on the call the frame names.
+ */
+#include "isolation/proxy_calls.h"
+
+#include "call.h"
+#include "isolation/channel.h"
+#include "json_scan.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * Waits until fd has bytes or the host has ended: a child the plugin forked may hold the
+ * channel open after the host died, and the end of the channel would then never come.
+ * Returns 1 when fd is readable, 0 when only the host's end is there to see.
+ */
+static int wait_for_host(const iso_proxy *proxy, int fd)
+{
+    if (proxy->pidfd < 0)
+        return 1;
+    for (;;) {
+        struct pollfd ends[2] = {{fd, POLLIN, 0}, {proxy->pidfd, POLLIN, 0}};
+        int ready = poll(ends, 2, -1);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0 || ends[0].revents)
+            return 1;
+        if (ends[1].revents)
+            return 0;
+    }
+}
+
+/* ---- The reader: frames from the host --------------------------------------------------- */
+
+/*
+ * A string of the frame as a C string in the reader's scratch (offset returned through *at).
+ * It goes into the protocol: text that is not UTF-8 (or holds a NUL) marks the frame bad.
+ */
+static const char *scratch_string(iso_proxy *proxy, chan_str text, size_t *at, chan_frame *frame)
+{
+    if (!text.bytes)
+        return NULL;
+    if (memchr(text.bytes, '\0', text.length) || !js_utf8_valid(text.bytes, text.length)) {
+        frame->bad = true;
+        return NULL;
+    }
+    *at = proxy->scratch.length;
+    if (buf_append(&proxy->scratch, text.bytes, text.length) != 0 ||
+        buf_append_char(&proxy->scratch, '\0') != 0) {
+        frame->bad = true;
+        return NULL;
+    }
+    return "";
+}
+
+#define STRING_AT(proxy, offset, was) ((was) ? (proxy)->scratch.data + (offset) : NULL)
+
+/* Each applies one kind of frame to call (NULL: a call that has ended, read and ignored). */
+typedef int (*apply_fn)(iso_proxy *proxy, chan_frame *frame, rpcd_call *call);
+
+static int apply_result(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+{
+    chan_str json = chan_get_str(frame);
+    if (!chan_finished(frame))
+        return -1;
+    if (call)
+        proxy->api.call_result(call, json.bytes, json.length); /* checked there, as in-process */
+    return 0;
+}
+
+static int apply_tool_result(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+{
+    chan_str json = chan_get_str(frame);
+    if (!chan_finished(frame))
+        return -1;
+    if (call)
+        proxy->api.call_tool_result(call, json.bytes, json.length); /* checked there */
+    return 0;
+}
+
+static int apply_fail(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+{
+    int status = (int32_t)chan_get_u32(frame);
+    size_t message_at = 0;
+    const char *message = scratch_string(proxy, chan_get_opt(frame), &message_at, frame);
+    chan_str data = chan_get_opt(frame);
+    if (!chan_finished(frame))
+        return -1;
+    if (call)
+        proxy->api.call_fail(call, status, STRING_AT(proxy, message_at, message), data.bytes,
+                             data.length);
+    return 0;
+}
+
+static int apply_fail_code(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+{
+    int64_t code = chan_get_i64(frame);
+    size_t message_at = 0;
+    const char *message = scratch_string(proxy, chan_get_str(frame), &message_at, frame);
+    chan_str data = chan_get_opt(frame);
+    if (!chan_finished(frame))
+        return -1;
+    if (call)
+        proxy->api.call_fail_code(call, code, STRING_AT(proxy, message_at, message), data.bytes,
+                                  data.length);
+    return 0;
+}
+
+static int apply_notify(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+{
+    size_t method_at = 0, params_at = 0;
+    const char *method = scratch_string(proxy, chan_get_str(frame), &method_at, frame);
+    chan_str params = chan_get_opt(frame);
+    /* call_notify looks at the params' first byte as at a C string's. */
+    const char *text = scratch_string(proxy, params, &params_at, frame);
+    if (!chan_finished(frame) || !method)
+        return -1;
+    if (call)
+        proxy->api.call_notify(call, STRING_AT(proxy, method_at, method),
+                               STRING_AT(proxy, params_at, text), params.length);
+    return 0;
+}
+
+static int apply_progress(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+{
+    double done = chan_get_f64(frame), total = chan_get_f64(frame);
+    size_t message_at = 0;
+    const char *message = scratch_string(proxy, chan_get_opt(frame), &message_at, frame);
+    if (!chan_finished(frame))
+        return -1;
+    if (call)
+        proxy->api.call_progress(call, done, total, STRING_AT(proxy, message_at, message));
+    return 0;
+}
+
+static int apply_end(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+{
+    int status = (int32_t)chan_get_u32(frame);
+    if (!chan_finished(frame))
+        return -1;
+    if (!call)
+        return 0;
+    /* Only a plugin built before 1.1 ends a call with 1, which was then an unknown status. */
+    if (status == RPCD_DEFERRED) {
+        call_fail_exception(call, "unknown status", "the handler returned 1", "{\"status\":1}", 12);
+        status = RPCD_ERR_INTERNAL;
+    }
+    proxy->api.call_complete(call, status);
+    return 0;
+}
+
+/* What the reader does with each kind a host may send once it runs: one row per host function. */
+static const apply_fn apply_kind[CHAN_KIND_COUNT] = {
+    [CHAN_RESULT] = apply_result,           [CHAN_FAIL] = apply_fail,
+    [CHAN_FAIL_CODE] = apply_fail_code,     [CHAN_NOTIFY] = apply_notify,
+    [CHAN_PROGRESS] = apply_progress,       [CHAN_END] = apply_end,
+    [CHAN_TOOL_RESULT] = apply_tool_result,
+};
+
+/* Applies one frame. Returns 0, or -1 with why when the host broke the channel. */
+static int apply(iso_proxy *proxy, chan_frame *frame, char *why, size_t why_size)
+{
+    apply_fn fn = apply_kind[frame->kind];
+    if (!fn) {
+        snprintf(why, why_size, "sent a message of kind %d, which is not its to send",
+                 (int)frame->kind);
+        return -1;
+    }
+    uint64_t id = chan_get_u64(frame);
+    rpcd_call *call;
+    int known = pxy_take_for_frame(proxy, id, &call);
+    if (known == PXY_ID_NEVER || frame->bad) {
+        snprintf(why, why_size, "named a call it was never given");
+        return -1;
+    }
+    buf_clear(&proxy->scratch);
+    if (fn(proxy, frame, call) != 0) {
+        snprintf(why, why_size, "sent a malformed message of kind %d", (int)frame->kind);
+        return -1;
+    }
+    if (frame->kind == CHAN_END)
+        pxy_end_entry(proxy, id);
+    return 0;
+}
+
+int pxy_read_frames(iso_proxy *proxy, int fd, char *why, size_t why_size)
+{
+    for (;;) {
+        long got = wait_for_host(proxy, fd) ? chan_read_some(fd, &proxy->in) : 0;
+        if (got <= 0) {
+            pthread_mutex_lock(&proxy->lock);
+            bool stopping = proxy->stopping;
+            pthread_mutex_unlock(&proxy->lock);
+            if (stopping)
+                return 0;
+            /* A host that died with bytes of rpcd's unread resets the connection: that is its
+             * death, described by how it ended. */
+            if (got < 0 && errno != ECONNRESET)
+                snprintf(why, why_size, "broke its channel (%s)", strerror(errno));
+            return -1;
+        }
+        size_t offset = 0, used;
+        chan_frame frame;
+        int next;
+        while ((next = chan_next(proxy->in.data + offset, proxy->in.length - offset, &used,
+                                 &frame)) == CHAN_FRAME) {
+            if (apply(proxy, &frame, why, why_size) != 0)
+                return -1;
+            offset += used;
+        }
+        if (next == CHAN_MALFORMED) {
+            snprintf(why, why_size, "sent a malformed frame");
+            return -1;
+        }
+        chan_consume(&proxy->in, offset);
+    }
+}

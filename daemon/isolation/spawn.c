@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A plugin host's start (posix_spawn of rpcd --plugin-host, the channel and the plugin's file
+ * on fixed descriptors, stdin from /dev/null and stdout onto stderr: the protocol never reaches
+ * a host) and its end (reaped, killed when it will not go).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "isolation/spawn.h"
+
+#include "clock.h"
+#include "isolation/channel.h"
+#include "isolation/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/*
+ * The confinement of INIT, resolved here (user and group to ids, [rpcd]'s defaults): the host
+ * reads no config and looks up no account. Returns 0, or -1 with the reason in error.
+ */
+static int put_confinement(buffer *out, const cfg_plugin *config, const iso_settings *settings,
+                           char *error, size_t error_size)
+{
+    sandbox_settings sandbox;
+    if (!settings->daemon) {
+        memset(&sandbox, 0, sizeof sandbox); /* no config (tests): the default profile alone */
+    } else if (sandbox_settings_from_config(settings->daemon, config, &sandbox, error,
+                                            error_size) != 0) {
+        return -1;
+    }
+    int failed = chan_put_u64(out, sandbox.limit_memory);
+    failed |= chan_put_u64(out, sandbox.limit_cpu_seconds);
+    failed |= chan_put_u64(out, sandbox.limit_open_files);
+    failed |= chan_put_u64(out, sandbox.limit_processes);
+    failed |= chan_put_u8(out, sandbox.target.change);
+    failed |= chan_put_u32(out, (uint32_t)sandbox.target.uid);
+    failed |= chan_put_u32(out, (uint32_t)sandbox.target.gid);
+    failed |= chan_put_u8(out, (uint8_t)sandbox.seccomp);
+    failed |= chan_put_opt(out, sandbox.read_paths, SIZE_MAX);
+    failed |= chan_put_opt(out, sandbox.write_paths, SIZE_MAX);
+    sandbox_settings_free(&sandbox);
+    if (failed)
+        snprintf(error, error_size, "plugin %s: out of memory", config->path);
+    return failed ? -1 : 0;
+}
+
+/* The INIT message: everything the host's loader needs, the plugin's keys and its confinement
+ * included. */
+static int send_init(int fd, const cfg_plugin *config, const iso_settings *settings, char *error,
+                     size_t error_size)
+{
+    buffer out = BUFFER_INIT;
+    size_t start;
+    int failed = chan_begin(&out, CHAN_INIT, &start);
+    failed |= chan_put_u32(&out, (uint32_t)settings->log_level);
+    failed |= chan_put_u64(&out, settings->workers);
+    failed |= chan_put_u64(&out, settings->max_depth);
+    failed |= chan_put_u8(&out, settings->insecure);
+    failed |= chan_put_str(&out, config->name, strlen(config->name));
+    failed |= chan_put_str(&out, config->path, strlen(config->path));
+    failed |= chan_put_u32(&out, (uint32_t)config->pair_count);
+    for (size_t i = 0; i < config->pair_count; i++) {
+        failed |= chan_put_str(&out, config->pairs[i].key, strlen(config->pairs[i].key));
+        failed |= chan_put_str(&out, config->pairs[i].value, strlen(config->pairs[i].value));
+    }
+    if (!failed && put_confinement(&out, config, settings, error, error_size) != 0) {
+        buf_free(&out);
+        return -1;
+    }
+    int status = chan_end(&out, start, failed != 0);
+    if (status == 0)
+        status = chan_write_all(fd, out.data, out.length);
+    buf_free(&out);
+    return status;
+}
+
+/* A copy of a string from the host, NUL-terminated; NULL for an absent one or one with a NUL. */
+static char *copy_string(chan_str text, bool *bad)
+{
+    if (!text.bytes)
+        return NULL;
+    char *copy = malloc(text.length + 1);
+    if (!copy || memchr(text.bytes, '\0', text.length)) {
+        free(copy);
+        *bad = true;
+        return NULL;
+    }
+    memcpy(copy, text.bytes, text.length);
+    copy[text.length] = '\0';
+    return copy;
+}
+
+/* One METHOD frame into info. Returns 0, or -1 (malformed, or memory). */
+static int add_method(chan_frame *frame, iso_host_info *info)
+{
+    iso_method_info *grown = realloc(info->methods, (info->count + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    info->methods = grown;
+    iso_method_info *method = &grown[info->count];
+    bool bad = false;
+    method->flags = chan_get_u32(frame);
+    method->name = copy_string(chan_get_str(frame), &bad);
+    method->description = copy_string(chan_get_opt(frame), &bad);
+    method->params_schema = copy_string(chan_get_opt(frame), &bad);
+    method->title = copy_string(chan_get_opt(frame), &bad);
+    method->annotations = copy_string(chan_get_opt(frame), &bad);
+    method->output_schema = copy_string(chan_get_opt(frame), &bad);
+    method->icons = copy_string(chan_get_opt(frame), &bad);
+    info->count++;
+    return bad || !method->name || !chan_finished(frame) ? -1 : 0;
+}
+
+/* Waits for fd to be readable until deadline (negative: none). Returns 0, or -1 on timeout. */
+static int wait_readable(int fd, long long deadline)
+{
+    for (;;) {
+        int wait_ms = -1;
+        if (deadline >= 0) {
+            long long left = deadline - clock_now_ms();
+            if (left <= 0)
+                return -1;
+            wait_ms = left > 1000000 ? 1000000 : (int)left;
+        }
+        struct pollfd one = {fd, POLLIN, 0};
+        int ready = poll(&one, 1, wait_ms);
+        if (ready > 0)
+            return 0;
+        if (ready < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+/*
+ * Reads METHOD frames up to READY. Returns 0, or -1 with the reason in error (what the host
+ * said when its plugin failed).
+ */
+static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error, size_t error_size)
+{
+    buffer in = BUFFER_INIT;
+    long long deadline = timeout_ms >= 0 ? clock_now_ms() + timeout_ms : -1;
+    int status = -1;
+    snprintf(error, error_size, "its host ended before the plugin's init returned");
+    for (;;) {
+        size_t used;
+        chan_frame frame;
+        int next = chan_next(in.data, in.length, &used, &frame);
+        if (next == CHAN_MALFORMED)
+            break;
+        if (next == CHAN_NEED_MORE) {
+            if (wait_readable(fd, deadline) != 0) {
+                snprintf(error, error_size, "its host did not finish the plugin's init in time");
+                break;
+            }
+            if (chan_read_some(fd, &in) <= 0)
+                break;
+            continue;
+        }
+        if (frame.kind == CHAN_METHOD) {
+            if (add_method(&frame, info) != 0)
+                break;
+        } else if (frame.kind == CHAN_READY) {
+            int32_t loaded = (int32_t)chan_get_u32(&frame);
+            bool bad = false;
+            char *text = copy_string(chan_get_str(&frame), &bad);
+            if (!text || !chan_finished(&frame)) {
+                free(text);
+                break;
+            }
+            if (loaded == 0) {
+                info->name = text;
+                status = 0;
+            } else {
+                snprintf(error, error_size, "%s", text);
+                free(text);
+            }
+            break;
+        } else {
+            break;
+        }
+        chan_consume(&in, used);
+    }
+    if (status != 0 && strstr(error, "ended before") && in.length > 0)
+        snprintf(error, error_size, "its host sent a malformed answer to INIT");
+    buf_free(&in);
+    return status;
+}
+
+/* fd moved above the descriptors the host gets them on, so that no dup2 overwrites another. */
+static int move_high(int fd)
+{
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, CHAN_PLUGIN_FD + 1);
+    close(fd);
+    return high;
+}
+
+/*
+ * rpcd's own program by the name the kernel gives it: a program under valgrind (or another
+ * loader) is not what /proc/self/exe names, while readlink answers the program's own path. Once
+ * the file is gone (deleted or replaced by an upgrade), /proc/self/exe still runs it.
+ */
+static const char *own_program(const char *program, char *path, size_t size)
+{
+    if (strcmp(program, "/proc/self/exe") != 0)
+        return program;
+    ssize_t length = readlink(program, path, size - 1);
+    if (length <= 0 || (size_t)length >= size - 1)
+        return program;
+    path[length] = '\0';
+    if (path[0] != '/' || strstr(path, " (deleted)") || access(path, X_OK) != 0)
+        return program;
+    return path;
+}
+
+static int start_process(const char *program, int channel, int plugin_fd, pid_t *pid)
+{
+    char path[4096];
+    program = own_program(program, path, sizeof path);
+    posix_spawn_file_actions_t actions;
+    if (posix_spawn_file_actions_init(&actions) != 0)
+        return -1;
+    int failed = posix_spawn_file_actions_adddup2(&actions, channel, CHAN_HOST_FD);
+    failed |= posix_spawn_file_actions_adddup2(&actions, plugin_fd, CHAN_PLUGIN_FD);
+    failed |= posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    /* What a plugin prints goes to the log, never into the protocol. */
+    failed |= posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+    char *const argv[] = {(char *)"rpcd", (char *)"--plugin-host", NULL};
+    posix_spawnattr_t attributes;
+    failed |= posix_spawnattr_init(&attributes);
+    /* Back to the default dispositions and an empty mask: the host's signals are its own. */
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    failed |= posix_spawnattr_setsigdefault(&attributes, &all);
+    failed |= posix_spawnattr_setsigmask(&attributes, &none);
+    failed |= posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    if (failed == 0)
+        failed = posix_spawn(pid, program, &actions, &attributes, argv, environ);
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    if (failed != 0) {
+        errno = failed;
+        return -1;
+    }
+    return 0;
+}
+
+int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
+              const iso_settings *settings, int timeout_ms, int *fd, pid_t *pid,
+              iso_host_info *info, char *error, size_t error_size)
+{
+    memset(info, 0, sizeof *info);
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+        snprintf(error, error_size, "cannot make its channel: %s", strerror(errno));
+        return -1;
+    }
+    int child_end = move_high(ends[1]);
+    int own_plugin_fd = fcntl(plugin_fd, F_DUPFD_CLOEXEC, CHAN_PLUGIN_FD + 1);
+    pid_t child = -1;
+    if (child_end < 0 || own_plugin_fd < 0 ||
+        start_process(program, child_end, own_plugin_fd, &child) != 0) {
+        snprintf(error, error_size, "cannot start its host %s: %s", program, strerror(errno));
+        if (child_end >= 0)
+            close(child_end);
+        if (own_plugin_fd >= 0)
+            close(own_plugin_fd);
+        close(ends[0]);
+        return -1;
+    }
+    close(child_end);
+    close(own_plugin_fd);
+    snprintf(error, error_size, "its host ended before the plugin's init returned");
+    if (send_init(ends[0], config, settings, error, error_size) != 0 ||
+        read_answer(ends[0], timeout_ms, info, error, error_size) != 0) {
+        close(ends[0]);
+        iso_reap(child, 0);
+        iso_host_info_free(info);
+        return -1;
+    }
+    *fd = ends[0];
+    *pid = child;
+    return 0;
+}
+
+void iso_host_info_free(iso_host_info *info)
+{
+    for (size_t i = 0; i < info->count; i++) {
+        free(info->methods[i].name);
+        free(info->methods[i].description);
+        free(info->methods[i].params_schema);
+        free(info->methods[i].title);
+        free(info->methods[i].annotations);
+        free(info->methods[i].output_schema);
+        free(info->methods[i].icons);
+    }
+    free(info->methods);
+    free(info->name);
+    memset(info, 0, sizeof *info);
+}
+
+int iso_reap(pid_t pid, int wait_ms)
+{
+    int status = 0;
+    long long deadline = clock_now_ms() + wait_ms;
+    for (;;) {
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid || (done < 0 && errno != EINTR))
+            return status;
+        if (clock_now_ms() >= deadline)
+            break;
+        struct timespec nap = {0, 2 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+}
+
+void iso_describe_status(int status, char *out, size_t size)
+{
+    if (WIFSIGNALED(status)) {
+        const char *name = sigabbrev_np(WTERMSIG(status));
+        snprintf(out, size, "killed by signal %d (SIG%s)", WTERMSIG(status), name ? name : "?");
+    } else if (WIFEXITED(status)) {
+        snprintf(out, size, "exited with status %d", WEXITSTATUS(status));
+    } else {
+        snprintf(out, size, "ended (wait status %d)", status);
+    }
+}

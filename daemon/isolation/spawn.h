@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting a plugin host process: a socketpair, an exec of rpcd with --plugin-host (never a
+ * fork without exec: rpcd has threads), the INIT message and the methods the host's plugin
+ * registered; and the end of a host, reaped and described.
+ */
+#ifndef RPCD_SPAWN_H
+#define RPCD_SPAWN_H
+
+#include "config.h"
+#include "isolation/proxy.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One method a host's plugin registered. Strings owned. */
+typedef struct iso_method_info {
+    char *name;
+    uint32_t flags;
+    char *description;   /* NULL when none */
+    char *params_schema; /* NULL when none */
+    char *title;         /* 1.4: what MCP clients show; each NULL when none */
+    char *annotations;
+    char *output_schema;
+    char *icons;
+} iso_method_info;
+
+/* What a host said once its plugin's init had run. */
+typedef struct iso_host_info {
+    char *name; /* owned: the plugin's own name */
+    iso_method_info *methods;
+    size_t count;
+} iso_host_info;
+
+/*
+ * Starts program as the host of the plugin of config, whose file is open on plugin_fd
+ * (borrowed), and waits at most timeout_ms (negative: no limit) for its plugin's init. Returns 0,
+ * *fd (new: the channel), *pid and *info (fill, free with iso_host_info_free), or -1 with a
+ * one-line reason in error (the host, if any, killed and reaped).
+ */
+int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
+              const iso_settings *settings, int timeout_ms, int *fd, pid_t *pid,
+              iso_host_info *info, char *error, size_t error_size);
+
+void iso_host_info_free(iso_host_info *info);
+
+/*
+ * Reaps pid: waits at most wait_ms for it to end by itself, then kills it (SIGKILL). Returns its
+ * wait status.
+ */
+int iso_reap(pid_t pid, int wait_ms);
+
+/* "killed by signal 11 (SIGSEGV)" or "exited with status 3", into out. */
+void iso_describe_status(int status, char *out, size_t size);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target: the parent side of the isolation channel. Whatever bytes a host sends, the
+ * proxy applies the frames it can to the calls it forwarded, stops at the first that breaks
+ * the channel, and after the host's death no call of its is left: never a crash, a leak, or a
+ * touch of a call it was not given.
+ */
+#include "call.h"
+#include "isolation/proxy_calls.h"
+#include "log.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Calls forwarded before the bytes arrive: ids (1 << 32) | 0 to CALLS - 1. */
+enum { CALLS = 4 };
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static bool quiet;
+    if (!quiet) {
+        log_set_fd(open("/dev/null", O_WRONLY | O_CLOEXEC));
+        quiet = true;
+    }
+    iso_proxy *proxy = calloc(1, sizeof *proxy);
+    static cfg_plugin config = {.name = (char *)"fuzz", .path = (char *)"/fuzz.so"};
+    proxy->config = &config;
+    proxy->name = (char *)"fuzz";
+    pxy_method methods[2] = {{proxy, 0, (char *)"fuzz.a", 0}, {proxy, 1, (char *)"fuzz.b", 0}};
+    proxy->methods = methods;
+    proxy->method_count = 2;
+    call_fill_host_api(&proxy->api);
+    pxy_calls_init(proxy);
+    /* Handles no call has: every host function given one answers RPCD_ERR_STALE. */
+    for (uintptr_t i = 0; i < CALLS; i++) {
+        uint64_t id;
+        char reason[64];
+        if (pxy_queue_call(proxy, &methods[i % 2], (rpcd_call *)(0x7e570000 + i), "[]", 2, &id,
+                           reason, sizeof reason) != 0)
+            abort();
+    }
+    int fd = memfd_create("fuzz", MFD_CLOEXEC);
+    if (fd < 0 || write(fd, data, size) != (ssize_t)size || lseek(fd, 0, SEEK_SET) != 0)
+        abort();
+    char why[128] = "";
+    if (pxy_read_frames(proxy, fd, why, sizeof why) != -1)
+        abort(); /* the end of the bytes is the host's death: no stop was asked for */
+    close(fd);
+    bool served;
+    proxy->fd = -1;
+    pxy_host_died(proxy, 0, 0, why, &served);
+    if (proxy->running != 0)
+        abort(); /* every call of a dead host has failed */
+    pxy_calls_fini(proxy);
+    free(proxy);
+    return 0;
+}
