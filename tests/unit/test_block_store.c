@@ -91,6 +91,31 @@ static void test_store_keeps_little(void **state)
     assert_int_equal(block_store_kept_bytes(), 0);
 }
 
+/* The store keeps 16 blocks at the most, however small: the 17th goes back to the kernel. */
+static void test_store_keeps_sixteen_blocks(void **state)
+{
+    (void)state;
+    enum { COUNT = 20 };
+    char *blocks[COUNT];
+    size_t capacities[COUNT];
+    for (int i = 0; i < COUNT; i++)
+        assert_int_equal(block_alloc(BLOCK_MIN_BYTES, &blocks[i], &capacities[i]), 0);
+    for (int i = 0; i < COUNT; i++)
+        block_free(blocks[i], capacities[i]);
+    assert_int_equal(block_store_kept_bytes(), 16 * capacities[0]);
+}
+
+/* A size whose rounding to pages would wrap around is refused, not mapped small. */
+static void test_absurd_size_refused(void **state)
+{
+    (void)state;
+    char *block = NULL;
+    size_t capacity = 0;
+    assert_int_equal(block_alloc(SIZE_MAX - 10, &block, &capacity), -1);
+    assert_int_equal(block_alloc(SIZE_MAX / 2 + 1, &block, &capacity), -1);
+    assert_null(block);
+}
+
 static void test_grow_keeps_contents(void **state)
 {
     (void)state;
@@ -147,8 +172,10 @@ static void test_buffer_through_the_store(void **state)
     assert_int_equal(buf.length, total);
     for (size_t i = 0; i < total; i += sizeof chunk)
         assert_memory_equal(buf.data + i, chunk, sizeof chunk);
+    /* Its block goes to the store (the smaller ones it grew from went there already). */
+    size_t kept_before = block_store_kept_bytes(), capacity = buf.capacity;
     buf_free(&buf);
-    assert_true(block_store_kept_bytes() > 0);
+    assert_int_equal(block_store_kept_bytes(), kept_before + capacity);
     assert_null(buf.data);
     assert_int_equal(buf_append(&buf, "small", 5), 0);
     assert_true(buf.capacity < BLOCK_MIN_BYTES);
@@ -237,6 +264,8 @@ int main(void)
         cmocka_unit_test_teardown(test_sizes_are_whole_pages, empty_store),
         cmocka_unit_test_teardown(test_freed_blocks_are_reused, empty_store),
         cmocka_unit_test_teardown(test_store_keeps_little, empty_store),
+        cmocka_unit_test_teardown(test_store_keeps_sixteen_blocks, empty_store),
+        cmocka_unit_test_teardown(test_absurd_size_refused, empty_store),
         cmocka_unit_test_teardown(test_grow_keeps_contents, empty_store),
         cmocka_unit_test_teardown(test_guard_page_stops_an_overrun, empty_store),
         cmocka_unit_test_teardown(test_buffer_through_the_store, empty_store),

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -252,6 +253,44 @@ static void test_symlinks_walked(void **state)
     free(safe);
 }
 
+/* Forty links in a row are followed, as the kernel follows them; the forty-first is ELOOP. */
+static void test_link_chain_limit(void **state)
+{
+    temp *t = *state;
+    char *good = make_file(t, "good", "good", 0644);
+    char *previous = strdup("good");
+    for (int i = 1; i <= 41; i++) {
+        char *name = format("l%d", i);
+        char *link = format("%s/%s", t->dir, name);
+        assert_int_equal(symlink(previous, link), 0);
+        if (i == 40)
+            expect_opens(link, true, "good");
+        if (i == 41)
+            expect_refused(link, true, FSAFE_ERR_OPEN,
+                           (const char *const[]){"Too many levels of symbolic links", NULL});
+        free(previous);
+        previous = name;
+        free(link);
+    }
+    free(previous);
+    free(good);
+}
+
+/* A name longer than NAME_MAX is refused before it is copied anywhere, in so many words. */
+static void test_name_too_long(void **state)
+{
+    temp *t = *state;
+    char long_name[NAME_MAX + 2];
+    memset(long_name, 'n', NAME_MAX + 1);
+    long_name[NAME_MAX + 1] = '\0';
+    char *path = format("%s/%s", t->dir, long_name);
+    int fd = -1;
+    char reason[512] = "";
+    assert_int_equal(fsafe_open(path, true, &fd, reason, sizeof reason), FSAFE_ERR_OPEN);
+    assert_string_equal(reason, strerror(ENAMETOOLONG));
+    free(path);
+}
+
 /* Defect: a FIFO hung start-up. It, and every other file that is not regular, is refused. */
 static void test_not_regular_files(void **state)
 {
@@ -356,6 +395,8 @@ int main(void)
         TEST(test_file_writable_or_foreign),
         TEST(test_ancestor_writable),
         TEST(test_symlinks_walked),
+        TEST(test_link_chain_limit),
+        TEST(test_name_too_long),
         TEST(test_not_regular_files),
         TEST(test_too_deep),
         cmocka_unit_test(test_dlopen_loads_each_descriptor),
