@@ -312,10 +312,16 @@ static void test_tool_call_host_dies(void **state)
 static void test_segfault_with_a_child_holding_the_channel(void **state)
 {
     (void)state;
+    /* Under valgrind rpcd's pidfd_open fails (not emulated): the end of the channel, 10 s
+     * later, is all it has, which is the fallback this test is not about. */
+    if (harness_wrapped()) {
+        print_message("skipped under valgrind: pidfd_open is not emulated\n");
+        skip();
+    }
     long long started = now_ms();
     host_dies("a.fork_null", "killed by signal 11 (SIGSEGV)", "plugin isolated_a: its host (pid");
-    /* Long before the child lets go of the channel (10 s), also under valgrind. */
-    assert_true(now_ms() - started < (harness_wrapped() ? 8000 : 2500));
+    /* Long before the child lets go of the channel (10 s). */
+    assert_true(now_ms() - started < 2500);
 }
 
 static void test_garbage_in_the_channel(void **state)
