@@ -38,6 +38,7 @@ static const cfg_key keys[] = {
     DAEMON_KEY(max_in_flight_bytes, CFG_KEY_SIZE,      1,  TIB,      0),
     DAEMON_KEY(shutdown_grace_ms,   CFG_KEY_SIZE,      0,  3600000,  CFG_DEFAULT_SHUTDOWN_GRACE_MS),
     DAEMON_KEY(plugin_dir,          CFG_KEY_STRING,    0,  0,        0),
+    DAEMON_KEY(include,             CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(user,                CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(group,               CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(no_new_privs,        CFG_KEY_BOOL,      0,  0,        true),
@@ -68,6 +69,8 @@ typedef struct parse_state {
     int mcp_line;             /* where [mcp] starts, 0 if not yet */
     const char *next;         /* the text not yet handed to inih */
     int line;                 /* the line inih is working on */
+    const char *file;         /* the file read (borrowed from the config) */
+    bool dropin;              /* a drop-in: [plugin NAME] and [mcp] tool.METHOD only */
 } parse_state;
 
 static const char plugin_prefix[] = "plugin ";
@@ -177,6 +180,7 @@ static cfg_plugin *add_plugin(parse_state *state, const char *name)
     if (!plugin->name)
         return NULL;
     plugin->required = true;
+    plugin->file = state->file;
     plugin->line = state->line;
     config->plugin_count++;
     return plugin;
@@ -277,6 +281,11 @@ static void check_section_header(parse_state *state, const char *line, size_t le
     int *seen = strcmp(name, "rpcd") == 0  ? &state->rpcd_line
                 : strcmp(name, "mcp") == 0 ? &state->mcp_line
                                            : NULL;
+    if (state->dropin && strcmp(name, "rpcd") == 0) {
+        fail(state, "[rpcd] belongs in the main config file (a drop-in holds [plugin NAME] and "
+                    "[mcp] tool.METHOD keys)");
+        return;
+    }
     if (seen) {
         if (*seen)
             fail(state, "section [%s] is given twice (first on line %d)", name, *seen);
@@ -285,7 +294,10 @@ static void check_section_header(parse_state *state, const char *line, size_t le
     }
     if (strncmp(name, plugin_prefix, sizeof plugin_prefix - 1) == 0 && *plugin_name) {
         const cfg_plugin *first = find_plugin(state, plugin_name);
-        if (first)
+        if (first && first->file != state->file)
+            fail(state, "section [%s] is given twice (first in %s, line %d)", name, first->file,
+                 first->line);
+        else if (first)
             fail(state, "section [%s] is given twice (first on line %d)", name, first->line);
         else if (!add_plugin(state, plugin_name))
             fail(state, "out of memory");
@@ -330,6 +342,9 @@ static int mcp_key(parse_state *state, const char *name, const char *value)
 {
     rpcd_config *config = state->config;
     if (strcmp(name, "tools") == 0) {
+        if (state->dropin)
+            return fail(state, "tools belongs in [mcp] of the main config file (a drop-in names "
+                               "its tools with tool.METHOD)");
         if (config->mcp_tools)
             return fail(state, "tools is given twice in [mcp]");
         config->mcp_tools = strdup(value);
@@ -380,6 +395,24 @@ static char *join_path(const char *dir, const char *relative)
     return joined;
 }
 
+/* Resolves the paths of the plugins from index first on against plugin_dir. */
+static int resolve_plugins(rpcd_config *config, size_t first, char *error, size_t error_size)
+{
+    for (size_t i = first; i < config->plugin_count; i++) {
+        cfg_plugin *plugin = &config->plugins[i];
+        if (!plugin->path) {
+            snprintf(error, error_size, "%s: [plugin %s] has no path", plugin->file, plugin->name);
+            return -1;
+        }
+        char *resolved = join_path(config->plugin_dir, plugin->path);
+        if (!resolved)
+            return -1;
+        free(plugin->path);
+        plugin->path = resolved;
+    }
+    return 0;
+}
+
 static int finish(parse_state *state, const char *file_name, char *error, size_t error_size)
 {
     rpcd_config *config = state->config;
@@ -392,25 +425,18 @@ static int finish(parse_state *state, const char *file_name, char *error, size_t
         return -1;
     char *base =
         config->plugin_dir ? join_path(config_dir, config->plugin_dir) : strdup(config_dir);
+    char *include = join_path(config_dir, config->include ? config->include : CFG_DEFAULT_INCLUDE);
     free(config_dir);
-    if (!base)
+    if (!base || !include) {
+        free(base);
+        free(include);
         return -1;
+    }
     free(config->plugin_dir);
     config->plugin_dir = base;
-
-    for (size_t i = 0; i < config->plugin_count; i++) {
-        cfg_plugin *plugin = &config->plugins[i];
-        if (!plugin->path) {
-            snprintf(error, error_size, "%s: [plugin %s] has no path", file_name, plugin->name);
-            return -1;
-        }
-        char *resolved = join_path(base, plugin->path);
-        if (!resolved)
-            return -1;
-        free(plugin->path);
-        plugin->path = resolved;
-    }
-    return 0;
+    free(config->include);
+    config->include = include;
+    return resolve_plugins(config, 0, error, error_size);
 }
 
 /*
@@ -441,6 +467,22 @@ static void set_defaults(rpcd_config *config)
     }
 }
 
+/* Hands the text to inih. Returns 0, or -1 with the first problem, file and line, in error. */
+static int parse(parse_state *state, const char *file_name, char *error, size_t error_size)
+{
+    int line = ini_parse_stream(read_line, state, handle_key, state);
+    if (line == -2)
+        snprintf(error, error_size, "%s: out of memory", file_name);
+    else if (line > 0 && (!state->message || line < state->message_line))
+        snprintf(error, error_size, "%s:%d: syntax error (expected [section] or key = value)",
+                 file_name, line);
+    else if (state->message)
+        snprintf(error, error_size, "%s:%d: %s", file_name, state->message_line, state->message);
+    else
+        return 0;
+    return -1;
+}
+
 static int load(const char *text, const char *file_name, rpcd_config **out, char *error,
                 size_t error_size)
 {
@@ -454,18 +496,14 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     size_t cores = usable_cores();
     config->workers = cores > 2 ? cores : 2;
     config->path = strdup(file_name);
-    parse_state state = {.config = config, .next = text};
+    parse_state state = {.config = config, .next = text, .file = config->path};
 
-    int line = ini_parse_stream(read_line, &state, handle_key, &state);
     int status = -1;
-    if (line == -2) {
+    if (!config->path) {
         snprintf(error, error_size, "%s: out of memory", file_name);
-    } else if (line > 0 && (!state.message || line < state.message_line)) {
-        snprintf(error, error_size, "%s:%d: syntax error (expected [section] or key = value)",
-                 file_name, line);
-    } else if (state.message) {
-        snprintf(error, error_size, "%s:%d: %s", file_name, state.message_line, state.message);
-    } else if (!config->path || finish(&state, file_name, error, error_size) != 0) {
+    } else if (parse(&state, file_name, error, error_size) != 0) {
+        /* error says why */
+    } else if (finish(&state, file_name, error, error_size) != 0) {
         if (!error[0])
             snprintf(error, error_size, "%s: out of memory", file_name);
     } else {
@@ -492,6 +530,31 @@ int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, 
     return load(text, file_name, out, error, error_size);
 }
 
+int cfg_add_dropin(rpcd_config *config, const char *text, const char *file_name, char *error,
+                   size_t error_size)
+{
+    error[0] = '\0';
+    char **files = realloc(config->dropins, (config->dropin_count + 1) * sizeof *files);
+    if (files)
+        config->dropins = files;
+    char *file = files ? strdup(file_name) : NULL;
+    if (!file) {
+        snprintf(error, error_size, "%s: out of memory", file_name);
+        return -1;
+    }
+    files[config->dropin_count++] = file;
+    size_t first = config->plugin_count;
+    parse_state state = {.config = config, .next = text, .file = file, .dropin = true};
+    int status = parse(&state, file_name, error, error_size);
+    free(state.message);
+    if (status == 0 && resolve_plugins(config, first, error, error_size) != 0) {
+        if (!error[0])
+            snprintf(error, error_size, "%s: out of memory", file_name);
+        status = -1;
+    }
+    return status;
+}
+
 static void free_pairs(cfg_pair *pairs, size_t count)
 {
     for (size_t i = 0; i < count; i++) {
@@ -515,6 +578,10 @@ void cfg_free(rpcd_config *config)
     free(config->mcp_tools);
     free(config->plugins);
     free(config->plugin_dir);
+    free(config->include);
+    for (size_t i = 0; i < config->dropin_count; i++)
+        free(config->dropins[i]);
+    free(config->dropins);
     free(config->user);
     free(config->group);
     free(config->path);
