@@ -13,14 +13,16 @@
 #include "output.h"
 #include "registry.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 typedef struct dispatcher {
-    call_table *calls;       /* borrowed: runs the calls */
-    output *out;             /* borrowed: where responses go */
-    size_t max_depth;        /* deepest nesting accepted in a line */
-    size_t max_batch;        /* most items in a batch */
-    gen_reader *generations; /* borrowed: the methods and MCP tools, refreshed each line */
+    call_table *calls;            /* borrowed: runs the calls */
+    output *out;                  /* borrowed: where responses go */
+    size_t max_depth;             /* deepest nesting accepted in a line */
+    size_t max_batch;             /* most items in a batch */
+    gen_reader *generations;      /* borrowed: the methods and MCP tools, refreshed each line */
+    atomic_bool *mcp_initialized; /* borrowed, may be NULL: set once initialize is answered */
 } dispatcher;
 
 /*

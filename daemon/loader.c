@@ -315,6 +315,11 @@ static int init_plugin(struct rpcd_plugin *plugin, char *error, size_t error_siz
     int status = plugin_info->init(plugin, host_api(), &plugin->state, reason, sizeof reason);
     plugin->initialising = false;
     sig_check_after_init(plugin_info->name);
+    if (status != RPCD_OK && plugin->conflict && !reason[0]) {
+        /* An init that gives up on the refused name has that for its reason. */
+        snprintf(error, error_size, "plugin %s: init failed: %s", path, plugin->conflict);
+        return -1;
+    }
     if (status != RPCD_OK) {
         reason[sizeof reason - 1] = '\0';
         snprintf(error, error_size, "plugin %s (%s): init failed: %s", path, plugin_info->name,

@@ -6,6 +6,7 @@
 #include "crash_report.h"
 #include "grace.h"
 #include "log.h"
+#include "reload.h"
 #include "runtime.h"
 #include "server.h"
 #include "signals.h"
@@ -186,6 +187,12 @@ static int exit_status_of(int result)
     }
 }
 
+/* After a reload that changed the tools: the MCP client is told. */
+static void tools_changed(void *context)
+{
+    srv_tools_changed(context);
+}
+
 /*
  * Serves the methods of runtime over input_fd and output_fd until the end of input or a stop,
  * the server reachable from the stop signals meanwhile. Returns the exit status, or ends the
@@ -211,7 +218,13 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
         return EXIT_SOFTWARE;
     }
     atomic_store(&running_server, srv);
+    /* Reloads only while serving: a reload publishes to the server's generations. */
+    reloader *reloads = NULL;
+    if (rl_start(runtime, tools_changed, srv, &reloads) != 0)
+        log_message(LOG_WARNING, "cannot reload on SIGHUP (no thread or descriptor): %s",
+                    strerror(errno));
     int status = exit_status_of(srv_run(srv, stdio_read, transport));
+    rl_stop(reloads);
     if (!srv_finished(srv)) {
         /* Calls still run inside plugin code: unloading it now would pull the code from under
          * them. What finished has been written; leave without tearing anything down. */

@@ -254,7 +254,7 @@ static int append_server_info(buffer *out)
 }
 
 /* A tool list can change only if plugins are reloaded, which rpcd does not do (yet). */
-static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":false}}";
+static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":true}}";
 
 static int answer_initialize(js_span params, buffer *out)
 {

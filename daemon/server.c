@@ -27,7 +27,8 @@ struct server {
     output *out;
     call_table *calls;
     atomic_bool stopping;
-    grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
+    atomic_bool mcp_initialized; /* the client's initialize was answered */
+    grace_target grace;          /* what the grace period's timer acts on (keep_grace_period) */
     bool grace_watched;
 };
 
@@ -185,6 +186,7 @@ int srv_run(server *srv, lr_read_fn read, void *source)
 
     dispatcher dispatch = {
         .generations = &srv->generations,
+        .mcp_initialized = &srv->mcp_initialized,
         .calls = srv->calls,
         .out = srv->out,
         .max_depth = srv->options.max_depth,
@@ -265,6 +267,16 @@ int srv_run(server *srv, lr_read_fn read, void *source)
         grace_unwatch();
     srv->grace_watched = false;
     return result;
+}
+
+int srv_tools_changed(server *srv)
+{
+    if (!atomic_load(&srv->mcp_initialized))
+        return 0;
+    static const char line[] =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+    struct iovec part = {(void *)line, sizeof line - 1};
+    return out_write_line(srv->out, &part, 1) == 0 ? 1 : -1;
 }
 
 bool srv_finished(server *srv)

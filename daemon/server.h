@@ -73,6 +73,13 @@ int srv_run(server *srv, lr_read_fn read, void *source);
  */
 void srv_stop(server *srv);
 
+/*
+ * Tells the client that the MCP tool list changed (notifications/tools/list_changed), once it
+ * has had the answer to its initialize: a client that never initialized hears nothing. Any
+ * thread. Returns 1 when sent, 0 when not (no initialize yet), -1 when the output failed.
+ */
+int srv_tools_changed(server *srv);
+
 /* True when no call is in flight any more (then srv_free and unloading plugins are safe). */
 bool srv_finished(server *srv);
 
