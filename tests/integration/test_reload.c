@@ -3,7 +3,7 @@
  * Reloading through the real binary: a drop-in that appears on SIGHUP is listed, callable and
  * announced once; a broken drop-in leaves every tool working; a slow call keeps running across
  * a reload; a plugin replaced under load answers each call exactly once, from one build; and
- * many reloads leave memory and mappings bounded.
+ * many reloads leave memory and mappings bounded; and --check judges drop-ins as a reload does.
  */
 #include "harness.h"
 
@@ -498,6 +498,43 @@ static void test_many_reloads_stay_bounded(void **state)
     end(s);
 }
 
+/* rpcd --check over the config of s: its exit code, and its stderr holds each of wanted. */
+static void check_config(session *s, int code, const char *wanted)
+{
+    char config[4096];
+    snprintf(config, sizeof config, "%s/rpcd.conf", s->dir);
+    harness_argv args = harness_rpcd_argv(config);
+    harness_argv_push(&args, "--check");
+    harness_run_result run;
+    assert_int_equal(harness_run(args.argv, NULL, 0, HARNESS_TIMEOUT_MS, &run), HARNESS_OK);
+    if (!run.status.exited || run.status.code != code || !strstr(run.err, wanted))
+        print_error("rpcd --check: %s, expected exit %d and \"%s\"; stderr:\n%s\n",
+                    harness_exit_describe(&run.status), code, wanted, run.err);
+    assert_true(run.status.exited);
+    assert_int_equal(run.status.code, code);
+    assert_non_null(strstr(run.err, wanted));
+    harness_run_result_free(&run);
+}
+
+/* --check reads and loads the drop-ins as a reload does, and fails where a reload would. */
+static void test_check_takes_dropins(void **state)
+{
+    session *s = *state;
+    start(s, "RPCD_FIXTURE_BUILD_A");
+    end(s);
+    check_config(s, 0, "init build a");
+    char reason[4096];
+    write_dropin(s, "60-bad.conf", "[plugin bad]\n[rpcd]\n");
+    snprintf(reason, sizeof reason, "%s/60-bad.conf:2: [rpcd] belongs in the main config file",
+             s->dropins);
+    check_config(s, 78, reason);
+    char text[4096];
+    snprintf(text, sizeof text, "[plugin bad]\npath = %s\nprefix = bad.\nfail_init = true\n",
+             harness_env("RPCD_FIXTURE_BUILD_B"));
+    write_dropin(s, "60-bad.conf", text);
+    check_config(s, 78, "init failed: asked to fail (fail_init = true)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +549,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_replace_under_load, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_many_reloads_stay_bounded, session_setup,
                                         session_teardown),
+        cmocka_unit_test_setup_teardown(test_check_takes_dropins, session_setup, session_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
