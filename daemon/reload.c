@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -172,12 +173,15 @@ struct reloader {
     unsigned long generation; /* the number of the current one */
 };
 
-/* The eventfd a SIGHUP writes to, -1 while no reloader runs. */
+/* The eventfd a SIGHUP writes to, -1 while no reloader runs. A handler counts itself in
+ * hangups_inside before it reads it, and rl_stop waits until none is inside before closing it. */
 static atomic_int hangup_fd = -1;
+static atomic_int hangups_inside;
 
 static void on_hangup(int number)
 {
     int saved_errno = errno;
+    atomic_fetch_add(&hangups_inside, 1);
     int fd = atomic_load(&hangup_fd);
     if (fd >= 0) {
         uint64_t one = 1;
@@ -187,6 +191,7 @@ static void on_hangup(int number)
     } else {
         log_signal(LOG_WARNING, number, "ignored: rpcd reloads only while serving");
     }
+    atomic_fetch_sub(&hangups_inside, 1);
     errno = saved_errno;
 }
 
@@ -266,6 +271,8 @@ void rl_stop(reloader *r)
     ssize_t written = write(r->wake, &one, sizeof one);
     (void)written;
     pthread_join(r->thread, NULL);
+    while (atomic_load(&hangups_inside) > 0)
+        sched_yield();
     close(r->wake);
     free(r);
 }

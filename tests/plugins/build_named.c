@@ -69,8 +69,11 @@ static int build_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **stat
     methods[0].description = "Names the build that answers.";
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         int status = host->register_method(plugin, &methods[i]);
-        if (status != RPCD_OK)
+        if (status != RPCD_OK) {
+            if (i == 0)
+                free(methods[0].user_data); /* still ours: it was refused */
             return status;
+        }
     }
     host->log(plugin, RPCD_LOG_INFO, "init build %s", BUILD_NAME);
     return RPCD_OK;
