@@ -220,8 +220,10 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     atomic_store(&running_server, srv);
     /* Reloads only while serving: a reload publishes to the server's generations. */
     reloader *reloads = NULL;
-    if (rl_start(runtime, tools_changed, srv, &reloads) != 0)
-        log_message(LOG_WARNING, "cannot reload on SIGHUP (no thread or descriptor): %s",
+    if (rl_start(runtime, tools_changed, srv, &reloads) == 0)
+        stdio_set_before_read(transport, rl_before_read, reloads);
+    else
+        log_message(LOG_WARNING, "cannot reload on SIGHUP (no descriptor or memory): %s",
                     strerror(errno));
     int status = exit_status_of(srv_run(srv, stdio_read, transport));
     rl_stop(reloads);

@@ -36,13 +36,21 @@ typedef void rl_tools_changed_fn(void *context);
 typedef struct reloader reloader;
 
 /*
- * Starts the thread that reloads runtime (borrowed, alive until rl_stop) on each SIGHUP, and
+ * Reloads runtime (borrowed, alive until rl_stop) on each SIGHUP, on a thread of its own, and
  * takes SIGHUP: its handler only wakes that thread (async-signal-safe), and signals that arrive
- * during a reload make one more reload after it. tools_changed (may be NULL) is called after a
- * reload whose tools differ. Returns 0 and *out (new), or -1 (threads, descriptors, memory).
+ * during a reload make one more reload after it. The thread starts with the first SIGHUP, from
+ * rl_before_read on the calling thread, which must be the one that reads the input (its read()
+ * is interrupted for it). tools_changed (may be NULL) is called after a reload whose tools
+ * differ. Returns 0 and *out (new), or -1 (descriptors, memory).
  */
 int rl_start(const rpcd_runtime *runtime, rl_tools_changed_fn *tools_changed, void *context,
              reloader **out);
+
+/*
+ * For stdio_set_before_read (context: the reloader), on the reading thread: starts the
+ * reloading thread for a SIGHUP that came before it ran. One relaxed load when none did.
+ */
+void rl_before_read(void *context);
 
 /* Waits for a reload under way, stops the thread and frees r; SIGHUP is logged and ignored
  * again. NULL is ignored. */
