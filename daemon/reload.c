@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 /* tools/list as a client reads it, every page: what list_changed is about. */
@@ -93,7 +94,7 @@ static void count_methods(const registry *before, const registry *after, size_t 
 }
 
 static void log_reload(const generation *before, const generation *after, unsigned long number,
-                       bool tools_changed)
+                       bool tools_changed, double took_ms)
 {
     const loader *old_plugins = gen_plugins(before), *new_plugins = gen_plugins(after);
     size_t methods[4];
@@ -106,9 +107,9 @@ static void log_reload(const generation *before, const generation *after, unsign
     failed |= append_names(&line, ", ", "unchanged", new_plugins, old_plugins, 1);
     failed |= buf_printf(&line,
                          "; methods added %zu, removed %zu, replaced %zu, unchanged %zu; "
-                         "tools %s",
+                         "tools %s; %.1f ms",
                          methods[0], methods[1], methods[2], methods[3],
-                         tools_changed ? "changed" : "unchanged");
+                         tools_changed ? "changed" : "unchanged", took_ms);
     failed |= buf_append_char(&line, '\0');
     if (!failed)
         log_message(LOG_INFO, "%s", line.data);
@@ -118,6 +119,8 @@ static void log_reload(const generation *before, const generation *after, unsign
 int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *result, char *error,
               size_t error_size)
 {
+    struct timespec started, ended;
+    clock_gettime(CLOCK_MONOTONIC, &started);
     rpcd_config *config = NULL;
     registry *methods = NULL;
     loader *plugins = NULL;
@@ -150,7 +153,10 @@ int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *resu
     gen_publish(runtime->generations, next);
     /* After: whoever reads the line may count on the new methods. next stays alive, as only
      * this thread publishes. */
-    log_reload(before, next, number, result->tools_changed);
+    clock_gettime(CLOCK_MONOTONIC, &ended);
+    log_reload(before, next, number, result->tools_changed,
+               (double)(ended.tv_sec - started.tv_sec) * 1e3 +
+                   (double)(ended.tv_nsec - started.tv_nsec) / 1e6);
 done:
     mcp_tools_free(tools);
     ld_unload_all(plugins, methods);
