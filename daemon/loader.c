@@ -8,6 +8,7 @@
 #include "buffer.h"
 #include "call.h"
 #include "file_safety.h"
+#include "lock.h"
 #include "log.h"
 #include "plugin_copy.h"
 #include "signals.h"
@@ -15,6 +16,7 @@
 #include <rpcd/plugin.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -35,6 +37,13 @@ typedef struct ld_identity {
     struct timespec modified;
     uint64_t hash; /* of its content (plugin_copy.h) */
 } ld_identity;
+
+/*
+ * Taken around a plugin's last code (shutdown to dlclose) and around each dlopen: code loaded on
+ * a reload may land where a plugin shut down on another thread was, and its statics with it. The
+ * dynamic loader's own lock orders the two, but a race detector cannot see it; this one it sees.
+ */
+static pthread_mutex_t code_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* User data the daemon frees once the plugin is shut down. */
 typedef struct owned_data {
@@ -169,12 +178,14 @@ static void release(struct rpcd_plugin *plugin)
 {
     if (atomic_fetch_sub_explicit(&plugin->references, 1, memory_order_acq_rel) != 1)
         return;
+    lock_take(&code_lock);
     if (plugin->initialised && plugin->info->shutdown)
         plugin->info->shutdown(plugin->state);
     for (size_t i = plugin->data_count; i-- > 0;)
         plugin->data[i].free_data(plugin->data[i].data);
     if (plugin->handle)
         dlclose(plugin->handle);
+    lock_release(&code_lock);
     free(plugin->data);
     free(plugin->identity.settings);
     free(plugin->identity.path);
@@ -228,7 +239,8 @@ static int fill_identity(ld_identity *identity, const cfg_plugin *config, const 
  * descriptor: nobody can put another file in its place between the check and the load, nor
  * change the code once it runs. Returns 0, or -1 with the reason in error.
  */
-static int open_checked(struct rpcd_plugin *plugin, bool insecure, char *error, size_t error_size)
+static int open_checked(struct rpcd_plugin *plugin, bool insecure, bool serving, char *error,
+                        size_t error_size)
 {
     const char *path = plugin->config->path;
     int fd, copy;
@@ -246,7 +258,13 @@ static int open_checked(struct rpcd_plugin *plugin, bool insecure, char *error, 
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
         return -1;
     }
+    /* Only while serving: at start-up no plugin is shut down meanwhile, and a runtime that
+     * starts threads of its own in dlopen (Go's) confuses the race detector about the lock. */
+    if (serving)
+        lock_take(&code_lock);
     plugin->handle = fsafe_dlopen(copy, RTLD_NOW | RTLD_LOCAL, refusal, sizeof refusal);
+    if (serving)
+        lock_release(&code_lock);
     close(copy);
     if (!plugin->handle) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
@@ -345,8 +363,8 @@ static void warn_unused_keys(const struct rpcd_plugin *plugin)
 }
 
 /* Loads one plugin (one reference, for the caller). Returns 0, or -1 with the reason in error. */
-static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct rpcd_plugin **out,
-                    char *error, size_t error_size)
+static int load_one(cfg_plugin *config, bool insecure, bool serving, registry *methods,
+                    struct rpcd_plugin **out, char *error, size_t error_size)
 {
     struct rpcd_plugin *plugin = calloc(1, sizeof *plugin);
     if (!plugin) {
@@ -356,7 +374,7 @@ static int load_one(cfg_plugin *config, bool insecure, registry *methods, struct
     atomic_init(&plugin->references, 1);
     plugin->config = config;
     plugin->methods = methods;
-    if (open_checked(plugin, insecure, error, error_size) != 0 ||
+    if (open_checked(plugin, insecure, serving, error, error_size) != 0 ||
         read_description(plugin, error, error_size) != 0 ||
         init_plugin(plugin, error, error_size) != 0) {
         unload_failed(plugin, methods);
@@ -458,7 +476,7 @@ static int take_one(const ld_previous *previous, cfg_plugin *config, bool insecu
     struct rpcd_plugin *plugin =
         previous ? find_unchanged(previous->plugins, config, insecure) : NULL;
     if (!plugin)
-        return load_one(config, insecure, methods, out, error, error_size);
+        return load_one(config, insecure, previous != NULL, methods, out, error, error_size);
     if (register_again(plugin, previous->methods, methods, error, error_size) != 0)
         return -1;
     atomic_fetch_add_explicit(&plugin->references, 1, memory_order_relaxed);
