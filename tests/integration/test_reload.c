@@ -418,10 +418,10 @@ static void test_replace_under_load(void **state)
         install(harness_env(r % 2 ? "RPCD_FIXTURE_BUILD_A" : "RPCD_FIXTURE_BUILD_B"), s->plugin);
         assert_int_equal(harness_signal(s->rpcd, SIGHUP), 0);
         for (int b = 0; b < LOAD_BATCHES; b++) {
-            char batch[LOAD_BATCH * 64] = "";
+            char batch[LOAD_BATCH * 96] = "";
             json_int_t first = next_id;
             for (int i = 0; i < LOAD_BATCH; i++) {
-                char line[64];
+                char line[96];
                 snprintf(line, sizeof line,
                          "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"build.name\"}\n",
                          (long long)next_id++);
