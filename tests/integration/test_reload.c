@@ -25,7 +25,7 @@ enum {
     LOAD_RELOADS = 100,    /* reloads while calls run */
     LOAD_BATCH = 20,       /* calls written before their answers are read */
     LOAD_BATCHES = 3,      /* per reload */
-    LOOP_RELOADS = 200,    /* reloads in a row, for memory and mappings */
+    LOOP_RELOADS = 1000,   /* reloads in a row, for memory and mappings */
     LOOP_WARM_UP = 20,     /* reloads before the figures are taken */
     MAPS_GROWTH_MOST = 16, /* more lines in /proc/PID/maps after LOOP_RELOADS */
     RSS_GROWTH_MOST_KB = 8192,
