@@ -552,6 +552,26 @@ static void test_check_takes_dropins(void **state)
     check_config(s, 78, "init failed: asked to fail (fail_init = true)");
 }
 
+/* A SIGHUP while plugins are still loading at start-up is logged and ignored. */
+static void test_sighup_before_serving_is_ignored(void **state)
+{
+    session *s = *state;
+    s->dir = harness_temp_dir();
+    assert_non_null(s->dir);
+    char text[4096];
+    snprintf(text, sizeof text, "[plugin init_hang]\npath = %s\n",
+             harness_env("RPCD_FIXTURE_INIT_HANG"));
+    char *config = harness_write_file(s->dir, "rpcd.conf", text);
+    assert_non_null(config);
+    harness_argv args = harness_rpcd_argv(config);
+    s->rpcd = harness_start(args.argv);
+    assert_non_null(s->rpcd);
+    free(config);
+    expect_stderr(s, "init waits for ever");
+    assert_int_equal(harness_signal(s->rpcd, SIGHUP), 0);
+    expect_stderr(s, "signal 1: ignored: rpcd reloads only while serving");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -567,6 +587,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_reloads_stay_bounded, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_check_takes_dropins, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_sighup_before_serving_is_ignored, session_setup,
+                                        session_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
