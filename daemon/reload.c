@@ -174,7 +174,9 @@ done:
  * pays for it on every call, in the C library's locks (about 580 instructions of a 3,520-
  * instruction echo round trip, under callgrind), and most sessions never reload. A handler
  * cannot start a thread, so it sets a flag and interrupts the reading thread's read(), which
- * starts it (rl_before_read).
+ * starts it (rl_before_read). The interruption comes from a timer, every 50 ms until the reader
+ * has seen the flag: a signal that lands on the reader just before it enters read() (where a
+ * race detector or valgrind deliver the signals they hold back) would otherwise be lost.
  */
 struct reloader {
     const rpcd_runtime *runtime;
@@ -185,6 +187,7 @@ struct reloader {
     atomic_bool stopping;
     pthread_t thread;
     pthread_t reader;         /* the thread that starts it */
+    timer_t nudge;            /* sends the reader the wake-up signal until it starts it */
     unsigned long generation; /* the number of the current one */
 };
 
@@ -213,9 +216,8 @@ static void on_hangup(int number)
         wake(r->wake);
     } else {
         atomic_store(&hangup_pending, true);
-        /* On another thread, the reader may wait in read(): the wake-up signal interrupts it. */
-        if (!pthread_equal(pthread_self(), r->reader))
-            pthread_kill(r->reader, sig_wake_number());
+        struct itimerspec soon = {{0, 50 * 1000000L}, {0, 1000000L}};
+        timer_settime(r->nudge, 0, &soon, NULL);
     }
     atomic_fetch_sub(&hangups_inside, 1);
     errno = saved_errno;
@@ -265,6 +267,8 @@ void rl_before_read(void *context)
     reloader *r = context;
     if (!atomic_load_explicit(&hangup_pending, memory_order_relaxed))
         return;
+    struct itimerspec never = {{0, 0}, {0, 0}};
+    timer_settime(r->nudge, 0, &never, NULL);
     atomic_store(&hangup_pending, false);
     if (!atomic_load(&r->started)) {
         if (start_thread(r) != 0) {
@@ -288,7 +292,15 @@ int rl_start(const rpcd_runtime *runtime, rl_tools_changed_fn *tools_changed, vo
     r->generation = 1;
     r->reader = pthread_self();
     r->wake = eventfd(0, EFD_CLOEXEC);
-    if (r->wake < 0) {
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event._sigev_un._tid = gettid();
+    event.sigev_signo = sig_wake_number();
+    if (r->wake < 0 || event.sigev_signo == 0 ||
+        timer_create(CLOCK_MONOTONIC, &event, &r->nudge) != 0) {
+        if (r->wake >= 0)
+            close(r->wake);
         free(r);
         return -1;
     }
@@ -316,6 +328,7 @@ void rl_stop(reloader *r)
         wake(r->wake);
         pthread_join(r->thread, NULL);
     }
+    timer_delete(r->nudge);
     close(r->wake);
     free(r);
 }
