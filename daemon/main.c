@@ -187,6 +187,20 @@ static int exit_status_of(int result)
     }
 }
 
+/* What the reader does before each read of the input. */
+typedef struct before_read_hooks {
+    reloader *reloads;
+    server *srv;
+} before_read_hooks;
+
+/* Starts reloading after a first SIGHUP; takes a generation a reload published meanwhile. */
+static void before_read(void *context)
+{
+    before_read_hooks *hooks = context;
+    rl_before_read(hooks->reloads);
+    srv_refresh(hooks->srv);
+}
+
 /* After a reload that changed the tools: the MCP client is told. */
 static void tools_changed(void *context)
 {
@@ -220,9 +234,11 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     atomic_store(&running_server, srv);
     /* Reloads only while serving: a reload publishes to the server's generations. */
     reloader *reloads = NULL;
-    if (rl_start(runtime, tools_changed, srv, &reloads) == 0)
-        stdio_set_before_read(transport, rl_before_read, reloads);
-    else
+    before_read_hooks hooks = {NULL, srv};
+    if (rl_start(runtime, tools_changed, srv, &reloads) == 0) {
+        hooks.reloads = reloads;
+        stdio_set_before_read(transport, before_read, &hooks);
+    } else
         log_message(LOG_WARNING, "cannot reload on SIGHUP (no descriptor or memory): %s",
                     strerror(errno));
     int status = exit_status_of(srv_run(srv, stdio_read, transport));

@@ -243,6 +243,9 @@ static void *reload_loop(void *argument)
         r->generation++;
         if (result.tools_changed && r->tools_changed)
             r->tools_changed(r->context);
+        /* A reader waiting for input lets go of the old generation now (rl_before_read's hook
+         * refreshes): its plugins are shut down once their calls end, not with the next line. */
+        pthread_kill(r->reader, sig_wake_number());
     }
 }
 

@@ -48,7 +48,9 @@ int rl_start(const rpcd_runtime *runtime, rl_tools_changed_fn *tools_changed, vo
 
 /*
  * For stdio_set_before_read (context: the reloader), on the reading thread: starts the
- * reloading thread for a SIGHUP that came before it ran. One relaxed load when none did.
+ * reloading thread for a SIGHUP that came before it ran. One relaxed load when none did. After
+ * each reload the reader's read() is interrupted (the wake-up signal), so that this hook and
+ * the server's refresh (srv_refresh) run then.
  */
 void rl_before_read(void *context);
 

@@ -269,6 +269,11 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     return result;
 }
 
+void srv_refresh(server *srv)
+{
+    gen_reader_refresh(&srv->generations);
+}
+
 int srv_tools_changed(server *srv)
 {
     if (!atomic_load(&srv->mcp_initialized))

@@ -74,6 +74,14 @@ int srv_run(server *srv, lr_read_fn read, void *source);
 void srv_stop(server *srv);
 
 /*
+ * Takes a generation published since the last line, letting go of the one before: plugins a
+ * reload replaced or removed are then shut down once their last call ends, without waiting for
+ * the client's next line. Only on the reading thread, between lines (the transport's
+ * stdio_set_before_read: no line is half dispatched when the input is read).
+ */
+void srv_refresh(server *srv);
+
+/*
  * Tells the client that the MCP tool list changed (notifications/tools/list_changed), once it
  * has had the answer to its initialize: a client that never initialized hears nothing. Any
  * thread. Returns 1 when sent, 0 when not (no initialize yet), -1 when the output failed.
