@@ -30,6 +30,8 @@ typedef struct parse_state {
     bool indented;               /* the line inih is working on starts with a blank */
     const char *next;            /* the text not yet handed to inih */
     int line;                    /* the line inih is working on */
+    const char *file;            /* the file read (borrowed from the config) */
+    bool dropin;                 /* a drop-in: [plugin NAME] and [mcp] tool.METHOD only */
 } parse_state;
 
 static const char plugin_prefix[] = "plugin ";
@@ -95,28 +97,10 @@ static cfg_plugin *add_plugin(parse_state *state, const char *name)
     plugin->required = true;
     plugin->isolation = CFG_ISOLATION_INHERIT;
     plugin->max_restarts = CFG_DEFAULT_MAX_RESTARTS;
+    plugin->file = state->file;
     plugin->line = state->line;
     config->plugin_count++;
     return plugin;
-}
-
-int cfg_append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
-{
-    cfg_pair *grown = realloc(*pairs, (*count + 1) * sizeof *grown);
-    if (!grown)
-        return -1;
-    *pairs = grown;
-    cfg_pair *pair = &grown[*count];
-    pair->key = strdup(key);
-    pair->value = strdup(value);
-    pair->used = false;
-    if (!pair->key || !pair->value) {
-        free(pair->key);
-        free(pair->value);
-        return -1;
-    }
-    (*count)++;
-    return 0;
 }
 
 /* Whether a relative path has a ".." component. */
@@ -262,6 +246,11 @@ static void check_section_header(parse_state *state, const char *line, size_t le
     int *seen = strcmp(name, "rpcd") == 0  ? &state->rpcd_line
                 : strcmp(name, "mcp") == 0 ? &state->mcp_line
                                            : NULL;
+    if (state->dropin && strcmp(name, "rpcd") == 0) {
+        fail(state, "[rpcd] belongs in the main config file (a drop-in holds [plugin NAME] and "
+                    "[mcp] tool.METHOD keys)");
+        return;
+    }
     if (seen) {
         if (*seen)
             fail(state, "section [%s] is given twice (first on line %d)", name, *seen);
@@ -270,7 +259,10 @@ static void check_section_header(parse_state *state, const char *line, size_t le
     }
     if (strncmp(name, plugin_prefix, sizeof plugin_prefix - 1) == 0 && *plugin_name) {
         const cfg_plugin *first = find_plugin(state, plugin_name);
-        if (first)
+        if (first && first->file != state->file)
+            fail(state, "section [%s] is given twice (first in %s, line %d)", name, first->file,
+                 first->line);
+        else if (first)
             fail(state, "section [%s] is given twice (first on line %d)", name, first->line);
         else if (!add_plugin(state, plugin_name))
             fail(state, "out of memory");
@@ -311,9 +303,17 @@ static char *read_line(char *out, int capacity, void *stream)
     return out;
 }
 
-/* [mcp]: its own file reads it (config_mcp.c). Returns 1, or inih's 0 after fail. */
+/*
+ * [mcp]: its own file reads it (config_mcp.c); a drop-in only names tools, the main file says
+ * which methods are tools and how. Returns 1, or inih's 0 after fail.
+ */
 static int mcp_key(parse_state *state, const char *name, const char *value)
 {
+    if (state->dropin && strncmp(name, "tool.", 5) != 0)
+        return fail(state,
+                    "%s belongs in [mcp] of the main config file (a drop-in names its tools "
+                    "with tool.METHOD)",
+                    name);
     char *problem;
     if (cfg_mcp_key(state->config, &state->mcp, name, value, state->line, state->indented,
                     &problem) == 0)
@@ -358,6 +358,29 @@ static char *join_path(const char *dir, const char *relative)
     return joined;
 }
 
+/*
+ * Resolves the paths of the plugins from index first on against plugin_dir; those that do not
+ * say take [rpcd] isolation.
+ */
+static int resolve_plugins(rpcd_config *config, size_t first, char *error, size_t error_size)
+{
+    for (size_t i = first; i < config->plugin_count; i++) {
+        cfg_plugin *plugin = &config->plugins[i];
+        if (!plugin->path) {
+            snprintf(error, error_size, "%s: [plugin %s] has no path", plugin->file, plugin->name);
+            return -1;
+        }
+        char *resolved = join_path(config->plugin_dir, plugin->path);
+        if (!resolved)
+            return -1;
+        free(plugin->path);
+        plugin->path = resolved;
+        if (plugin->isolation == CFG_ISOLATION_INHERIT)
+            plugin->isolation = config->isolation;
+    }
+    return 0;
+}
+
 static int finish(parse_state *state, const char *file_name, char *error, size_t error_size)
 {
     rpcd_config *config = state->config;
@@ -370,27 +393,18 @@ static int finish(parse_state *state, const char *file_name, char *error, size_t
         return -1;
     char *base =
         config->plugin_dir ? join_path(config_dir, config->plugin_dir) : strdup(config_dir);
+    char *include = join_path(config_dir, config->include ? config->include : CFG_DEFAULT_INCLUDE);
     free(config_dir);
-    if (!base)
+    if (!base || !include) {
+        free(base);
+        free(include);
         return -1;
+    }
     free(config->plugin_dir);
     config->plugin_dir = base;
-
-    for (size_t i = 0; i < config->plugin_count; i++) {
-        cfg_plugin *plugin = &config->plugins[i];
-        if (!plugin->path) {
-            snprintf(error, error_size, "%s: [plugin %s] has no path", file_name, plugin->name);
-            return -1;
-        }
-        char *resolved = join_path(base, plugin->path);
-        if (!resolved)
-            return -1;
-        free(plugin->path);
-        plugin->path = resolved;
-        if (plugin->isolation == CFG_ISOLATION_INHERIT)
-            plugin->isolation = config->isolation;
-    }
-    return 0;
+    free(config->include);
+    config->include = include;
+    return resolve_plugins(config, 0, error, error_size);
 }
 
 /*
@@ -406,6 +420,22 @@ static size_t usable_cores(void)
     return online > 0 ? (size_t)online : 1;
 }
 
+/* Hands the text to inih. Returns 0, or -1 with the first problem, file and line, in error. */
+static int parse(parse_state *state, const char *file_name, char *error, size_t error_size)
+{
+    int line = ini_parse_stream(read_line, state, handle_key, state);
+    if (line == -2)
+        snprintf(error, error_size, "%s: out of memory", file_name);
+    else if (line > 0 && (!state->message || line < state->message_line))
+        snprintf(error, error_size, "%s:%d: syntax error (expected [section] or key = value)",
+                 file_name, line);
+    else if (state->message)
+        snprintf(error, error_size, "%s:%d: %s", file_name, state->message_line, state->message);
+    else
+        return 0;
+    return -1;
+}
+
 static int load(const char *text, const char *file_name, rpcd_config **out, char *error,
                 size_t error_size)
 {
@@ -419,18 +449,14 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     size_t cores = usable_cores();
     config->workers = cores > 2 ? cores : 2;
     config->path = strdup(file_name);
-    parse_state state = {.config = config, .next = text};
+    parse_state state = {.config = config, .next = text, .file = config->path};
 
-    int line = ini_parse_stream(read_line, &state, handle_key, &state);
     int status = -1;
-    if (line == -2) {
+    if (!config->path) {
         snprintf(error, error_size, "%s: out of memory", file_name);
-    } else if (line > 0 && (!state.message || line < state.message_line)) {
-        snprintf(error, error_size, "%s:%d: syntax error (expected [section] or key = value)",
-                 file_name, line);
-    } else if (state.message) {
-        snprintf(error, error_size, "%s:%d: %s", file_name, state.message_line, state.message);
-    } else if (!config->path || finish(&state, file_name, error, error_size) != 0) {
+    } else if (parse(&state, file_name, error, error_size) != 0) {
+        /* error says why */
+    } else if (finish(&state, file_name, error, error_size) != 0) {
         if (!error[0])
             snprintf(error, error_size, "%s: out of memory", file_name);
     } else {
@@ -455,6 +481,31 @@ int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, 
 {
     error[0] = '\0';
     return load(text, file_name, out, error, error_size);
+}
+
+int cfg_add_dropin(rpcd_config *config, const char *text, const char *file_name, char *error,
+                   size_t error_size)
+{
+    error[0] = '\0';
+    char **files = realloc(config->dropins, (config->dropin_count + 1) * sizeof *files);
+    if (files)
+        config->dropins = files;
+    char *file = files ? strdup(file_name) : NULL;
+    if (!file) {
+        snprintf(error, error_size, "%s: out of memory", file_name);
+        return -1;
+    }
+    files[config->dropin_count++] = file;
+    size_t first = config->plugin_count;
+    parse_state state = {.config = config, .next = text, .file = file, .dropin = true};
+    int status = parse(&state, file_name, error, error_size);
+    free(state.message);
+    if (status == 0 && resolve_plugins(config, first, error, error_size) != 0) {
+        if (!error[0])
+            snprintf(error, error_size, "%s: out of memory", file_name);
+        status = -1;
+    }
+    return status;
 }
 
 static void free_pairs(cfg_pair *pairs, size_t count)
@@ -486,6 +537,10 @@ void cfg_free(rpcd_config *config)
     free(config->mcp_instructions);
     free(config->plugins);
     free(config->plugin_dir);
+    free(config->include);
+    for (size_t i = 0; i < config->dropin_count; i++)
+        free(config->dropins[i]);
+    free(config->dropins);
     free(config->user);
     free(config->group);
     free(config->path);

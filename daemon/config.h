@@ -44,6 +44,7 @@ enum { CFG_ISOLATION_NONE = 0, CFG_ISOLATION_PROCESS = 1, CFG_ISOLATION_INHERIT 
 
 typedef struct cfg_plugin {
     char *name;        /* owned: NAME of [plugin NAME] */
+    const char *file;  /* borrowed from the config: the file its section is in */
     int line;          /* where its section header is */
     char *path;        /* owned: resolved against plugin_dir; NULL when the section had none */
     bool required;     /* refuse to start when it fails to load (default true) */
@@ -72,15 +73,19 @@ typedef struct rpcd_config {
     size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 1000) */
     char *plugin_dir;           /* owned: where relative plugin paths start (default: the
                                    config file's directory) */
-    bool insecure;              /* load files whatever their owner and permissions (--insecure) */
-    bool no_new_privs;          /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
-    char *user;                 /* owned: the user to run as once plugins are loaded, or NULL */
-    char *group;                /* owned: the group to run as (default: the user's), or NULL */
-    int isolation;              /* CFG_ISOLATION_* of plugins that do not say (default none) */
-    char *mcp_tools;            /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
-    int mcp_tool_names;         /* [mcp] tool_names: CFG_TOOL_NAMES_* (default portable) */
-    char *mcp_instructions;     /* owned: [mcp] instructions for the model, or NULL */
-    cfg_pair *mcp_names;        /* owned: [mcp] tool.<method> = <tool name>, key = the method */
+    char *include;              /* owned: the drop-in files, a glob(7) pattern made absolute
+                                   (default: CFG_DEFAULT_INCLUDE beside the config file) */
+    char **dropins;             /* owned: the drop-in files read, in the order read */
+    size_t dropin_count;
+    bool insecure;          /* load files whatever their owner and permissions (--insecure) */
+    bool no_new_privs;      /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
+    char *user;             /* owned: the user to run as once plugins are loaded, or NULL */
+    char *group;            /* owned: the group to run as (default: the user's), or NULL */
+    int isolation;          /* CFG_ISOLATION_* of plugins that do not say (default none) */
+    char *mcp_tools;        /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
+    int mcp_tool_names;     /* [mcp] tool_names: CFG_TOOL_NAMES_* (default portable) */
+    char *mcp_instructions; /* owned: [mcp] instructions for the model, or NULL */
+    cfg_pair *mcp_names;    /* owned: [mcp] tool.<method> = <tool name>, key = the method */
     size_t mcp_name_count;
     cfg_plugin *plugins; /* owned, in file order: the load order */
     size_t plugin_count;
@@ -140,18 +145,34 @@ typedef struct cfg_key {
 size_t cfg_key_count(void);
 const cfg_key *cfg_key_at(size_t index);
 
+/* What include is when the config does not set it, relative to the config file's directory. */
+#define CFG_DEFAULT_INCLUDE "rpcd.conf.d/*.conf"
+
 /*
- * Reads and checks a config file. The file is opened once (fsafe_open: with check, it and every
- * directory on its way must be safe from other users) and read from that descriptor; it may
- * hold at most CFG_MAX_FILE_BYTES and no NUL byte. Sets config->insecure to !check.
- * Returns 0 and *out (new, free with cfg_free), or -1 with a one-line message in error that
- * names the file and, where there is one, the line.
+ * Reads and checks a config file and its drop-ins: the files include matches whose names end in
+ * ".conf", in lexical order (a pattern matching nothing, or a directory that does not exist, adds
+ * none), each holding [plugin NAME] sections and [mcp] tool.METHOD keys, read as if they followed
+ * the config file. Each file is opened once (fsafe_open: with check, it and every directory on its
+ * way must be safe from other users) and read from that descriptor; it may hold at most
+ * CFG_MAX_FILE_BYTES and no NUL byte. Sets config->insecure to !check. Returns 0 and *out (new,
+ * free with cfg_free), or -1 with a one-line message in error that names the file and, where there
+ * is one, the line.
  */
 int cfg_load(const char *path, bool check, rpcd_config **out, char *error, size_t error_size);
 
 /* Same from text in memory; file_name is only used in messages and to resolve paths. */
 int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, char *error,
                     size_t error_size);
+
+/*
+ * Adds a drop-in's text (file_name: its path, copied into config->dropins) to a config made by
+ * cfg_load_string: its [plugin NAME] sections (paths resolved against plugin_dir) and its [mcp]
+ * tool.METHOD keys. [rpcd], [mcp] keys other than tool.METHOD, and a section or key given before
+ * in any file are refused. Returns 0, or -1 with a one-line message naming the file and line in
+ * error (config then holds part of the drop-in: free it).
+ */
+int cfg_add_dropin(rpcd_config *config, const char *text, const char *file_name, char *error,
+                   size_t error_size);
 
 void cfg_free(rpcd_config *config);
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The config file itself: opened once by the StrictModes walk, read from that descriptor, and
- * refused when it is too large or holds a NUL byte, before config.c gives the text its meaning.
+ * The config file and its drop-ins: each opened once by the StrictModes walk, read from that
+ * descriptor, and refused when it is too large or holds a NUL byte, before config.c gives the
+ * text its meaning.
  */
 #include "config.h"
 
 #include "file_safety.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,9 +86,9 @@ static int read_text(int fd, const char *path, char **text, char *error, size_t 
     return 0;
 }
 
-int cfg_load(const char *path, bool check, rpcd_config **out, char *error, size_t error_size)
+/* Opens path by the StrictModes walk and reads it whole into *text (new). */
+static int read_file(const char *path, bool check, char **text, char *error, size_t error_size)
 {
-    error[0] = '\0';
     int fd;
     char reason[512];
     int opened = fsafe_open(path, check, &fd, reason, sizeof reason);
@@ -95,15 +97,78 @@ int cfg_load(const char *path, bool check, rpcd_config **out, char *error, size_
                  opened == FSAFE_ERR_UNSAFE ? "" : "cannot read: ", reason);
         return -1;
     }
-    char *text;
-    int status = read_text(fd, path, &text, error, error_size);
+    int status = read_text(fd, path, text, error, error_size);
     close(fd);
-    if (status != 0)
+    return status;
+}
+
+static bool is_dropin_name(const char *path)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    size_t length = strlen(name);
+    return length > 5 && strcmp(name + length - 5, ".conf") == 0;
+}
+
+/* Where glob met a directory it could not read: a missing one is no drop-in, not an error. */
+static int glob_failed(const char *path, int error_number)
+{
+    (void)path;
+    return error_number != ENOENT && error_number != ENOTDIR;
+}
+
+/*
+ * Reads the drop-ins config->include matches into config, in lexical order (glob sorts in the C
+ * locale's order, which rpcd never changes): each through the same walk as the config file, so
+ * that every directory on the way to it is judged too.
+ */
+static int add_dropins(rpcd_config *config, bool check, char *error, size_t error_size)
+{
+    glob_t found;
+    int matched = glob(config->include, 0, glob_failed, &found);
+    if (matched != 0) {
+        if (matched != GLOB_NOMATCH)
+            snprintf(error, error_size, "%s: include = %s: %s", config->path, config->include,
+                     matched == GLOB_NOSPACE ? "out of memory" : "cannot read the directory");
+        globfree(&found);
+        return matched == GLOB_NOMATCH ? 0 : -1;
+    }
+    int status = 0;
+    for (size_t i = 0; i < found.gl_pathc && status == 0; i++) {
+        const char *path = found.gl_pathv[i];
+        if (!is_dropin_name(path))
+            continue;
+        char *text;
+        status = read_file(path, check, &text, error, error_size);
+        if (status == 0) {
+            status = cfg_add_dropin(config, text, path, error, error_size);
+            free(text);
+        }
+    }
+    globfree(&found);
+    return status;
+}
+
+int cfg_load(const char *path, bool check, rpcd_config **out, char *error, size_t error_size)
+{
+    error[0] = '\0';
+    char *text;
+    if (read_file(path, check, &text, error, error_size) != 0)
         return -1;
     /* Read whole, so that the parser counts lines itself. */
-    status = cfg_load_string(text, path, out, error, error_size);
+    rpcd_config *config;
+    int status = cfg_load_string(text, path, &config, error, error_size);
     free(text);
-    if (status == 0)
-        (*out)->insecure = !check;
-    return status;
+    if (status != 0)
+        return -1;
+    config->insecure = !check;
+    fsafe_session_begin(); /* drop-ins share a directory */
+    status = add_dropins(config, check, error, error_size);
+    fsafe_session_end();
+    if (status != 0) {
+        cfg_free(config);
+        return -1;
+    }
+    *out = config;
+    return 0;
 }

@@ -79,3 +79,22 @@ int cfg_mcp_key(rpcd_config *config, cfg_mcp_reading *reading, const char *name,
             return refuse(problem, "key '%s' is given twice in [mcp]", name);
     return cfg_append_pair(&config->mcp_names, &config->mcp_name_count, name + 5, value);
 }
+
+int cfg_append_pair(cfg_pair **pairs, size_t *count, const char *key, const char *value)
+{
+    cfg_pair *grown = realloc(*pairs, (*count + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    *pairs = grown;
+    cfg_pair *pair = &grown[*count];
+    pair->key = strdup(key);
+    pair->value = strdup(value);
+    pair->used = false;
+    if (!pair->key || !pair->value) {
+        free(pair->key);
+        free(pair->value);
+        return -1;
+    }
+    (*count)++;
+    return 0;
+}

@@ -160,6 +160,9 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
     if (route.kind == MCP_ANSWERED && message->kind == ENV_REQUEST) {
         *status =
             call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data, out.length);
+        /* From now on the client hears of a changed tool list (srv_tools_changed). */
+        if (dispatch->mcp_initialized && name_length == 10 && memcmp(name, "initialize", 10) == 0)
+            atomic_store(dispatch->mcp_initialized, true);
     } else if (route.kind == MCP_REFUSED) {
         int64_t code = route.code ? route.code : rpcerr_code_for_status(route.status, 0);
         *status = answer_error(dispatch, message, batch, ticket, code,

@@ -14,6 +14,7 @@
 #include "output.h"
 #include "registry.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,6 +30,8 @@ typedef struct dispatcher {
     /* Borrowed, may be NULL: set to true once a message is initialize or server/discover, which
      * only an MCP client sends. Written on the reading thread only. */
     bool *mcp_session;
+    /* borrowed, may be NULL: set once initialize is answered (srv_tools_changed reads it) */
+    atomic_bool *mcp_initialized;
 } dispatcher;
 
 /*

@@ -38,7 +38,7 @@ int fsafe_open(const char *path, bool check, int *fd, char *reason, size_t reaso
  * directory again and starts there instead of at "/": the directories above it are not looked
  * at again. That is as safe as a new walk, since only root or rpcd's user can change a
  * directory that passed, and it keeps start-up with many plugins in one directory cheap. For
- * the files of one start-up; not thread-safe, as fsafe_open is not.
+ * the files of one start-up or reload; not thread-safe, as fsafe_open is not.
  */
 void fsafe_session_begin(void);
 void fsafe_session_end(void);
@@ -47,7 +47,8 @@ void fsafe_session_end(void);
  * dlopen of exactly the file open on fd, through /proc/self/fd, under a name no other object
  * loaded by this function uses (the dynamic loader reuses an object whose name matches).
  * Returns the handle, or NULL with the reason in reason (dlerror's, or that /proc is not
- * mounted). fd may be closed once this returns. Start-up only: not thread-safe.
+ * mounted). fd may be closed once this returns. Not thread-safe: one loading thread at a time
+ * (start-up, then the reloading thread).
  */
 void *fsafe_dlopen(int fd, int mode, char *reason, size_t reason_size);
 

@@ -96,6 +96,11 @@ const mcp_tools *gen_tools(const generation *gen)
     return gen->tools;
 }
 
+const loader *gen_plugins(const generation *gen)
+{
+    return gen->plugins;
+}
+
 gen_serial *gen_serial_of(generation *gen, const reg_method *method)
 {
     return method->index < gen->serial_count ? &gen->serial[method->index] : NULL;

@@ -79,6 +79,8 @@ static inline bool gen_call_ended(generation *gen)
 /* The method table and the MCP tools (NULL: none): borrowed, alive while a reference is. */
 const registry *gen_methods(const generation *gen);
 const mcp_tools *gen_tools(const generation *gen);
+/* The plugins that registered the methods (NULL: methods registered by hand), borrowed too. */
+const loader *gen_plugins(const generation *gen);
 
 /*
  * The scheduler's state for one serialized method of a generation: whether a call of it runs,

@@ -1,48 +1,71 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dlopen-based plugin loader and the non-call half of the host function table.
+ * dlopen-based plugin loader and the non-call half of the host function table. A loaded plugin
+ * is shared by every generation that keeps it (a reference each): the last one shuts it down.
  */
 #include "loader.h"
 
+#include "buffer.h"
 #include "call.h"
 #include "file_safety.h"
-#include "isolation/proxy.h"
+#include "isolated_plugin.h"
+#include "lock.h"
 #include "log.h"
+#include "plugin_abi.h"
+#include "plugin_copy.h"
+#include "plugin_identity.h"
 #include "signals.h"
 
 #include <rpcd/plugin.h>
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/*
+ * Taken around a plugin's last code (shutdown to dlclose) and around each dlopen: code loaded on
+ * a reload may land where a plugin shut down on another thread was, and its statics with it. The
+ * dynamic loader's own lock orders the two, but a race detector cannot see it; this one it sees.
+ */
+static pthread_mutex_t code_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* User data the daemon frees once the plugin is shut down. */
+typedef struct owned_data {
+    void (*free_data)(void *data);
+    void *data;
+} owned_data;
+
 struct rpcd_plugin {
+    atomic_size_t references;     /* one per loader (generation) that holds it */
     void *handle;                 /* from dlopen */
     const rpcd_plugin_info *info; /* static storage inside the plugin */
     void *state;                  /* what init stored for shutdown */
-    cfg_plugin *config;           /* borrowed from the config */
-    registry *methods;            /* borrowed */
+    bool initialised;             /* init succeeded: shutdown is owed */
+    cfg_plugin *config;           /* borrowed from the config, while loading only */
+    registry *methods;            /* borrowed, while loading only */
     bool initialising;            /* register_method and config_get are allowed */
     char *conflict;               /* the first duplicate name it tried, for the message */
-    int opened_fd;                /* the file, opened and checked by the caller; -1: open path */
-    iso_proxy *isolated;          /* the plugin runs in a host process of its own; NULL: here */
+    plugin_identity identity;     /* of the file it was loaded from, and its section */
+    owned_data *data;             /* the user data of its methods */
+    size_t data_count;
+    int opened_fd;             /* the file, opened and checked by the caller; -1: open path */
+    isolated_plugin *isolated; /* the plugin runs in a host process of its own; NULL: here */
 };
 
 /* Fills the call_* members of the host table: rpcd's own, or a plugin host's (ld_set_call_api). */
 static void (*fill_call_api)(rpcd_host_api *api) = call_fill_host_api;
 
 struct loader {
-    struct rpcd_plugin **plugins; /* load order */
+    struct rpcd_plugin **plugins; /* load order, a reference each */
     size_t count;
 };
-
-/* The members a 1.0 plugin description must have. */
-#define INFO_V1_0_SIZE (offsetof(rpcd_plugin_info, shutdown) + sizeof(void (*)(void *)))
 
 static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
 {
@@ -51,7 +74,22 @@ static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
     const reg_method *existing = NULL;
     const char *reason = "unknown";
     const reg_owner owner = {plugin, plugin->info->name, plugin->info->abi_minor};
-    int status = reg_add_owned(plugin->methods, method, &owner, &existing, &reason);
+    /* The plugin frees the user data, once no generation holds it: a registry never does. */
+    rpcd_method copy = {0};
+    owned_data owned = {NULL, NULL};
+    if (method) {
+        memcpy(&copy, method, method->size < sizeof copy ? method->size : sizeof copy);
+        if (method->size >= offsetof(rpcd_method, free_user_data) + sizeof method->free_user_data)
+            owned = (owned_data){method->free_user_data, method->user_data};
+        copy.free_user_data = NULL;
+    }
+    owned_data *data = realloc(plugin->data, (plugin->data_count + 1) * sizeof *data);
+    if (!data)
+        return RPCD_ERR_NO_MEMORY;
+    plugin->data = data;
+    int status = reg_add_owned(plugin->methods, method ? &copy : NULL, &owner, &existing, &reason);
+    if (status == 0 && owned.free_data)
+        plugin->data[plugin->data_count++] = owned;
     char name[256] = "(none)";
     if (status != 0 && method &&
         method->size >= offsetof(rpcd_method, name) + sizeof method->name && method->name)
@@ -125,92 +163,102 @@ static const rpcd_host_api *host_api(void)
     return &api;
 }
 
-/* Shutdown (when init succeeded), user data, methods, then the code they pointed into. */
-static void unload_one(struct rpcd_plugin *plugin, registry *methods, bool initialised)
+/*
+ * Drops a reference; the last one stops an isolated plugin's host, or shuts the plugin down
+ * (when init succeeded), frees its methods' user data (newest first), then unloads the code they
+ * pointed into.
+ */
+static void release(struct rpcd_plugin *plugin)
 {
-    if (plugin->isolated)
-        iso_proxy_stop(plugin->isolated);
-    if (initialised && plugin->info && plugin->info->shutdown)
+    if (atomic_fetch_sub_explicit(&plugin->references, 1, memory_order_acq_rel) != 1)
+        return;
+    /* Outside the lock: a host may take the grace period to end, and no code of it is here. */
+    isolated_stop(plugin->isolated);
+    lock_take(&code_lock);
+    if (plugin->initialised && plugin->info->shutdown)
         plugin->info->shutdown(plugin->state);
-    reg_remove_owner(methods, plugin);
+    for (size_t i = plugin->data_count; i-- > 0;)
+        plugin->data[i].free_data(plugin->data[i].data);
     if (plugin->handle)
         dlclose(plugin->handle);
+    lock_release(&code_lock);
+    free(plugin->data);
+    pident_free(&plugin->identity);
     free(plugin->conflict);
     free(plugin);
 }
 
+/* A plugin that failed while loading: its methods leave the table it was loading into. */
+static void unload_failed(struct rpcd_plugin *plugin, registry *methods)
+{
+    reg_remove_owner(methods, plugin);
+    release(plugin);
+}
+
 /*
- * Opens the plugin's file, checks it and loads it by descriptor: nobody can put another file in
- * its place between the check and the load. Returns 0, or -1 with the reason in error.
+ * Opens the plugin's file, checks it, copies it to a sealed memfd and loads that copy by
+ * descriptor: nobody can put another file in its place between the check and the load, nor
+ * change the code once it runs. Returns 0, or -1 with the reason in error.
  */
-static int open_checked(struct rpcd_plugin *plugin, bool insecure, char *error, size_t error_size)
+static int open_checked(struct rpcd_plugin *plugin, const rpcd_config *daemon, bool serving,
+                        char *error, size_t error_size)
 {
     const char *path = plugin->config->path;
-    int fd = plugin->opened_fd;
+    int fd, copy;
     char refusal[512];
-    if (fd < 0 && fsafe_open(path, !insecure, &fd, refusal, sizeof refusal) != 0) {
+    if (plugin->opened_fd >= 0) {
+        /* A plugin host's: the parent checked the file, and keeps it for restarts. */
+        plugin->handle =
+            fsafe_dlopen(plugin->opened_fd, RTLD_NOW | RTLD_LOCAL, refusal, sizeof refusal);
+        if (!plugin->handle)
+            snprintf(error, error_size, "plugin %s: %s", path, refusal);
+        return plugin->handle ? 0 : -1;
+    }
+    if (fsafe_open(path, !daemon->insecure, &fd, refusal, sizeof refusal) != 0) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
         return -1;
     }
-    plugin->handle = fsafe_dlopen(fd, RTLD_NOW | RTLD_LOCAL, refusal, sizeof refusal);
-    if (fd != plugin->opened_fd)
-        close(fd);
+    struct stat file;
+    uint64_t hash;
+    int status =
+        pcopy_sealed(fd, plugin->config->name, &copy, &hash, &file, refusal, sizeof refusal);
+    close(fd);
+    if (status != 0) {
+        snprintf(error, error_size, "plugin %s: %s", path, refusal);
+        return -1;
+    }
+    /* Only while serving: at start-up no plugin is shut down meanwhile, and a runtime that
+     * starts threads of its own in dlopen (Go's) confuses the race detector about the lock. */
+    if (serving)
+        lock_take(&code_lock);
+    plugin->handle = fsafe_dlopen(copy, RTLD_NOW | RTLD_LOCAL, refusal, sizeof refusal);
+    if (serving)
+        lock_release(&code_lock);
+    close(copy);
     if (!plugin->handle) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
         return -1;
     }
+    if (pident_fill(&plugin->identity, daemon, plugin->config, &file, hash) != 0) {
+        snprintf(error, error_size, "plugin %s: out of memory", path);
+        return -1;
+    }
     return 0;
 }
 
-/*
- * Finds the entry point and takes the description it returns, once it fits this rpcd's ABI and
- * holds what every version must. Returns 0, or -1 with the reason in error.
- */
+/* The description the plugin's entry point returns, checked (plugin_abi.h). */
 static int read_description(struct rpcd_plugin *plugin, char *error, size_t error_size)
 {
-    const char *path = plugin->config->path;
-    rpcd_plugin_entry_fn entry;
-    /* POSIX's way to turn dlsym's object pointer into a function pointer without a warning. */
-    *(void **)&entry = dlsym(plugin->handle, RPCD_PLUGIN_ENTRY_SYMBOL);
-    if (!entry) {
-        snprintf(error, error_size, "plugin %s: no entry point %s(): not an rpcd plugin", path,
-                 RPCD_PLUGIN_ENTRY_SYMBOL);
-        return -1;
-    }
-    const rpcd_plugin_info *plugin_info = entry();
-    if (!plugin_info || plugin_info->size < offsetof(rpcd_plugin_info, name)) {
-        snprintf(error, error_size, "plugin %s: %s() returned no plugin description", path,
-                 RPCD_PLUGIN_ENTRY_SYMBOL);
-        return -1;
-    }
-    if (plugin_info->abi_major != RPCD_ABI_MAJOR || plugin_info->abi_minor > RPCD_ABI_MINOR) {
-        snprintf(error, error_size,
-                 "plugin %s: built for plugin ABI %u.%u, but this rpcd "
-                 "has ABI %d.%d (%s)",
-                 path, plugin_info->abi_major, plugin_info->abi_minor, RPCD_ABI_MAJOR,
-                 RPCD_ABI_MINOR,
-                 plugin_info->abi_major != RPCD_ABI_MAJOR ? "the major versions differ"
-                                                          : "the plugin needs a newer rpcd");
-        return -1;
-    }
-    if (plugin_info->size < INFO_V1_0_SIZE || !plugin_info->name || !plugin_info->init) {
-        snprintf(error, error_size,
-                 "plugin %s: incomplete plugin description (size %zu, "
-                 "name and init required)",
-                 path, plugin_info->size);
-        return -1;
-    }
-    plugin->info = plugin_info;
-    return 0;
+    return plugin_abi_description(plugin->handle, plugin->config->path, &plugin->info, error,
+                                  error_size);
 }
 
 /*
  * Runs the plugin's init, which registers its methods, then looks at what it changed of rpcd's
- * signals. Returns 0, or -1 with the reason in error; *initialised says whether init succeeded
- * (then its shutdown is owed).
+ * signals. Returns 0, or -1 with the reason in error; plugin->initialised says whether init
+ * succeeded (then its shutdown is owed).
  */
-static int init_plugin(struct rpcd_plugin *plugin, bool *initialised, char *error,
-                       size_t error_size)
+static int init_plugin(struct rpcd_plugin *plugin, char *error, size_t error_size)
 {
     const char *path = plugin->config->path;
     const rpcd_plugin_info *plugin_info = plugin->info;
@@ -219,13 +267,18 @@ static int init_plugin(struct rpcd_plugin *plugin, bool *initialised, char *erro
     int status = plugin_info->init(plugin, host_api(), &plugin->state, reason, sizeof reason);
     plugin->initialising = false;
     sig_check_after_init(plugin_info->name);
+    if (status != RPCD_OK && plugin->conflict && !reason[0]) {
+        /* An init that gives up on the refused name has that for its reason. */
+        snprintf(error, error_size, "plugin %s: init failed: %s", path, plugin->conflict);
+        return -1;
+    }
     if (status != RPCD_OK) {
         reason[sizeof reason - 1] = '\0';
         snprintf(error, error_size, "plugin %s (%s): init failed: %s", path, plugin_info->name,
                  reason[0] ? reason : "no reason given");
         return -1;
     }
-    *initialised = true;
+    plugin->initialised = true;
     if (plugin->conflict) {
         snprintf(error, error_size, "plugin %s: %s", path, plugin->conflict);
         return -1;
@@ -244,8 +297,9 @@ static void warn_unused_keys(const struct rpcd_plugin *plugin)
 }
 
 /*
- * An isolated plugin: its file opened and checked here, and loaded by a host process from that
- * descriptor, which the proxy keeps for restarts. Returns 0, or -1 with the reason in error.
+ * An isolated plugin: its file opened and checked here, its identity taken from it, and loaded
+ * by a host process from that descriptor, which the proxy keeps for restarts. Returns 0, or -1
+ * with the reason in error.
  */
 static int start_isolated(struct rpcd_plugin *plugin, const rpcd_config *daemon, char *error,
                           size_t error_size)
@@ -257,62 +311,145 @@ static int start_isolated(struct rpcd_plugin *plugin, const rpcd_config *daemon,
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
         return -1;
     }
-    iso_settings settings = {
-        .workers = daemon->workers,
-        .max_depth = daemon->max_depth,
-        .log_level = log_get_level(),
-        .insecure = daemon->insecure,
-        .grace_ms = daemon->shutdown_grace_ms,
-        .daemon = daemon,
-    };
-    return iso_proxy_start(plugin->config, fd, &settings, plugin->methods, plugin,
-                           &plugin->isolated, error, error_size);
+    struct stat file;
+    uint64_t hash;
+    if (fstat(fd, &file) != 0 || pcopy_hash(fd, &hash) != 0 ||
+        pident_fill(&plugin->identity, daemon, plugin->config, &file, hash) != 0) {
+        snprintf(error, error_size, "plugin %s: cannot read: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return isolated_start(daemon, plugin->config, fd, plugin->methods, plugin, &plugin->isolated,
+                          error, error_size);
 }
 
-/* Loads one plugin (from opened_fd when it is not -1). Returns 0, or -1 with the reason in error.
+/*
+ * Loads one plugin (one reference, for the caller): of daemon's config, or for a plugin host
+ * (daemon NULL) from opened_fd. Returns 0, or -1 with the reason in error.
  */
-static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd, registry *methods,
-                    struct rpcd_plugin **out, char *error, size_t error_size)
+static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd, bool serving,
+                    registry *methods, struct rpcd_plugin **out, char *error, size_t error_size)
 {
     struct rpcd_plugin *plugin = calloc(1, sizeof *plugin);
     if (!plugin) {
         snprintf(error, error_size, "plugin %s: out of memory", config->path);
         return -1;
     }
+    atomic_init(&plugin->references, 1);
     plugin->config = config;
     plugin->methods = methods;
     plugin->opened_fd = opened_fd;
-    bool insecure = daemon ? daemon->insecure : true;
     if (daemon && config->isolation == CFG_ISOLATION_PROCESS) {
         if (start_isolated(plugin, daemon, error, error_size) != 0) {
-            unload_one(plugin, methods, false);
+            unload_failed(plugin, methods);
             return -1;
         }
-        *out = plugin;
-        return 0;
+    } else {
+        /* Only a process of its own can stop a handler that does not return. */
+        if (daemon && (config->timeout_ms || config->timeout_count))
+            log_message(LOG_WARNING,
+                        "plugin %s: timeout_ms applies to plugins with isolation = process "
+                        "only; ignored",
+                        config->path);
+        if (open_checked(plugin, daemon, serving, error, error_size) != 0 ||
+            read_description(plugin, error, error_size) != 0 ||
+            init_plugin(plugin, error, error_size) != 0) {
+            unload_failed(plugin, methods);
+            return -1;
+        }
+        warn_unused_keys(plugin);
+        log_message(LOG_DEBUG, "loaded plugin %s (%s %s)", config->path, plugin->info->name,
+                    plugin->info->version ? plugin->info->version : "");
     }
-    /* Only a process of its own can stop a handler that does not return. */
-    if (daemon && (config->timeout_ms || config->timeout_count))
-        log_message(LOG_WARNING,
-                    "plugin %s: timeout_ms applies to plugins with isolation = process only; "
-                    "ignored",
-                    config->path);
-    bool initialised = false;
-    if (open_checked(plugin, insecure, error, error_size) != 0 ||
-        read_description(plugin, error, error_size) != 0 ||
-        init_plugin(plugin, &initialised, error, error_size) != 0) {
-        unload_one(plugin, methods, initialised);
-        return -1;
-    }
-    warn_unused_keys(plugin);
-    log_message(LOG_DEBUG, "loaded plugin %s (%s %s)", config->path, plugin->info->name,
-                plugin->info->version ? plugin->info->version : "");
+    /* Neither outlives the load: a later generation has a config and a table of its own. */
+    plugin->config = NULL;
+    plugin->methods = NULL;
     *out = plugin;
     return 0;
 }
 
-int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *error,
-                size_t error_size)
+/*
+ * Enters the methods running registered in its generation into methods, for a new generation
+ * that keeps it: every member, and an isolated plugin's cancel hook. Returns 0, or -1 with the
+ * reason in error (a name another plugin took).
+ */
+static int register_again(struct rpcd_plugin *running, const registry *before, registry *methods,
+                          char *error, size_t error_size)
+{
+    for (size_t i = 0; i < reg_count(before); i++) {
+        const reg_method *method = reg_at(before, i);
+        if (method->owner != running)
+            continue;
+        const reg_owner owner = {running, method->owner_name, method->abi_minor};
+        rpcd_method descriptor = {
+            .size = sizeof descriptor,
+            .name = method->name,
+            .handler = method->handler,
+            .user_data = method->user_data,
+            .flags = method->flags,
+            .description = method->description,
+            .params_schema = method->params_schema,
+            .title = method->title,
+            .annotations = method->annotations,
+            .output_schema = method->output_schema,
+            .icons = method->icons,
+        };
+        const reg_method *existing = NULL;
+        int status = reg_add_owned(methods, &descriptor, &owner, &existing, NULL);
+        if (status == REG_ERR_EXISTS)
+            snprintf(error, error_size,
+                     "method '%s' is registered by both plugin '%s' and plugin '%s'", method->name,
+                     existing->owner_name, method->owner_name);
+        else if (status != 0)
+            snprintf(error, error_size, "plugin %s: out of memory", running->identity.path);
+        if (status != 0) {
+            reg_remove_owner(methods, running);
+            return -1;
+        }
+        if (method->cancel_hook)
+            reg_set_cancel_hook(methods, method->name, method->cancel_hook);
+    }
+    return 0;
+}
+
+/* The running plugin config (a section of daemon) names unchanged, or NULL. */
+static struct rpcd_plugin *find_unchanged(const loader *running, const rpcd_config *daemon,
+                                          const cfg_plugin *config)
+{
+    if (!running)
+        return NULL;
+    for (size_t i = 0; i < running->count; i++) {
+        struct rpcd_plugin *plugin = running->plugins[i];
+        if (strcmp(plugin->identity.name, config->name) != 0)
+            continue;
+        int fd;
+        char reason[512];
+        if (fsafe_open(config->path, !daemon->insecure, &fd, reason, sizeof reason) != 0)
+            return NULL; /* loading it says why */
+        bool same = pident_same(&plugin->identity, daemon, config, fd);
+        close(fd);
+        return same ? plugin : NULL;
+    }
+    return NULL;
+}
+
+/* Keeps an unchanged plugin (a reference) or loads the one config names. */
+static int take_one(const ld_previous *previous, const rpcd_config *daemon, cfg_plugin *config,
+                    registry *methods, struct rpcd_plugin **out, char *error, size_t error_size)
+{
+    struct rpcd_plugin *plugin =
+        previous ? find_unchanged(previous->plugins, daemon, config) : NULL;
+    if (!plugin)
+        return load_one(config, daemon, -1, previous != NULL, methods, out, error, error_size);
+    if (register_again(plugin, previous->methods, methods, error, error_size) != 0)
+        return -1;
+    atomic_fetch_add_explicit(&plugin->references, 1, memory_order_relaxed);
+    *out = plugin;
+    return 0;
+}
+
+int ld_load(rpcd_config *config, const ld_previous *previous, registry *methods, loader **out,
+            char *error, size_t error_size)
 {
     loader *plugins = calloc(1, sizeof *plugins);
     if (!plugins || (config->plugin_count > 0 &&
@@ -321,11 +458,12 @@ int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *erro
         snprintf(error, error_size, "out of memory");
         return -1;
     }
+    const rpcd_config *daemon = previous && previous->daemon ? previous->daemon : config;
     fsafe_session_begin(); /* the plugins mostly share a directory */
     for (size_t i = 0; i < config->plugin_count; i++) {
         cfg_plugin *plugin_config = &config->plugins[i];
         struct rpcd_plugin *plugin;
-        if (load_one(plugin_config, config, -1, methods, &plugin, error, error_size) == 0) {
+        if (take_one(previous, daemon, plugin_config, methods, &plugin, error, error_size) == 0) {
             plugins->plugins[plugins->count++] = plugin;
             continue;
         }
@@ -335,12 +473,21 @@ int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *erro
             continue;
         }
         fsafe_session_end();
+        /* The table holds nothing of a load that failed. */
+        for (size_t j = 0; j < plugins->count; j++)
+            reg_remove_owner(methods, plugins->plugins[j]);
         ld_unload_all(plugins, methods);
         return -1;
     }
     fsafe_session_end();
     *out = plugins;
     return 0;
+}
+
+int ld_load_all(rpcd_config *config, registry *methods, loader **out, char *error,
+                size_t error_size)
+{
+    return ld_load(config, NULL, methods, out, error, error_size);
 }
 
 int ld_load_fd(cfg_plugin *config, int fd, registry *methods, loader **out, const char **name,
@@ -352,8 +499,8 @@ int ld_load_fd(cfg_plugin *config, int fd, registry *methods, loader **out, cons
         snprintf(error, error_size, "out of memory");
         return -1;
     }
-    /* The caller checked the file when it opened it: insecure only skips a second look. */
-    if (load_one(config, NULL, fd, methods, &plugins->plugins[0], error, error_size) != 0) {
+    /* The caller checked the file when it opened it. */
+    if (load_one(config, NULL, fd, false, methods, &plugins->plugins[0], error, error_size) != 0) {
         free(plugins->plugins);
         free(plugins);
         return -1;
@@ -371,10 +518,11 @@ void ld_set_call_api(void (*fill)(rpcd_host_api *api))
 
 void ld_unload_all(loader *plugins, registry *methods)
 {
+    (void)methods; /* the generation frees its table itself, after */
     if (!plugins)
         return;
     for (size_t i = plugins->count; i-- > 0;)
-        unload_one(plugins->plugins[i], methods, true);
+        release(plugins->plugins[i]);
     free(plugins->plugins);
     free(plugins);
 }
@@ -389,4 +537,17 @@ void ld_about_at(const loader *plugins, size_t index, ld_about *out)
     const struct rpcd_plugin *plugin = plugins->plugins[index];
     *out = (ld_about){plugin->config->path, plugin->info->name, plugin->info->version,
                       plugin->info->abi_major, plugin->info->abi_minor};
+}
+
+const char *ld_name_at(const loader *plugins, size_t index)
+{
+    return plugins->plugins[index]->identity.name;
+}
+
+const void *ld_instance(const loader *plugins, const char *name)
+{
+    for (size_t i = 0; plugins && i < plugins->count; i++)
+        if (strcmp(plugins->plugins[i]->identity.name, name) == 0)
+            return plugins->plugins[i];
+    return NULL;
 }

@@ -9,6 +9,7 @@
 #include "isolation/sandbox.h"
 #include "isolation/host.h"
 #include "log.h"
+#include "reload.h"
 #include "runtime.h"
 #include "server.h"
 #include "signals.h"
@@ -210,6 +211,26 @@ static void report_check(const rpcd_config *config)
     }
 }
 
+/* What the reader does before each read of the input. */
+typedef struct before_read_hooks {
+    reloader *reloads;
+    server *srv;
+} before_read_hooks;
+
+/* Starts reloading after a first SIGHUP; takes a generation a reload published meanwhile. */
+static void before_read(void *context)
+{
+    before_read_hooks *hooks = context;
+    rl_before_read(hooks->reloads);
+    srv_refresh(hooks->srv);
+}
+
+/* After a reload that changed the tools: the MCP client is told. */
+static void tools_changed(void *context)
+{
+    srv_tools_changed(context);
+}
+
 /*
  * Serves the methods of runtime over input_fd and output_fd until the end of input or a stop,
  * the server reachable from the stop signals meanwhile. Returns the exit status, or ends the
@@ -235,7 +256,17 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
         return EXIT_SOFTWARE;
     }
     atomic_store(&running_server, srv);
+    /* Reloads only while serving: a reload publishes to the server's generations. */
+    reloader *reloads = NULL;
+    before_read_hooks hooks = {NULL, srv};
+    if (rl_start(runtime, tools_changed, srv, &reloads) == 0) {
+        hooks.reloads = reloads;
+        stdio_set_before_read(transport, before_read, &hooks);
+    } else
+        log_message(LOG_WARNING, "cannot reload on SIGHUP (no descriptor or memory): %s",
+                    strerror(errno));
     int status = exit_status_of(srv_run(srv, stdio_read, transport));
+    rl_stop(reloads);
     if (!srv_finished(srv)) {
         /* Calls still run inside plugin code: unloading it now would pull the code from under
          * them. What finished has been written; leave without tearing anything down. */

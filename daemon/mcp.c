@@ -332,8 +332,8 @@ static int append_instructions(const mcp_tools *tools, buffer *out)
     return failed | buf_append_json_string(out, tools->instructions, strlen(tools->instructions));
 }
 
-/* A tool list can change only if plugins are reloaded, which rpcd does not do. */
-static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":false}}";
+/* A reload (SIGHUP) can change the tool list, and a client that initialized is told of it. */
+static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":true}}";
 
 static int answer_initialize(const mcp_tools *tools, js_span params, buffer *out)
 {
@@ -358,9 +358,10 @@ static int answer_initialize(const mcp_tools *tools, js_span params, buffer *out
 }
 
 /*
- * The stateless revision's discovery, whatever the request's era: subscriptions/listen can tell of
- * a changed tool list, so listChanged is true here. serverInfo is where the revision's schema
- * puts it (_meta) and where its discovery page shows it (a member), for clients of either.
+ * The stateless revision's discovery, whatever the request's era: after a reload,
+ * subscriptions/listen tells of a changed tool list, so listChanged is true here. serverInfo is
+ * where the revision's schema puts it (_meta) and where its discovery page shows it (a member), for
+ * clients of either.
  */
 static int answer_discover(const mcp_tools *tools, buffer *out)
 {

@@ -30,7 +30,8 @@ struct server {
     call_table *calls;
     mcp_listeners *listeners;
     atomic_bool stopping;
-    grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
+    atomic_bool mcp_initialized; /* the client's initialize was answered */
+    grace_target grace;          /* what the grace period's timer acts on (keep_grace_period) */
     bool grace_watched;
     bool mcp_session; /* a message was initialize or server/discover (the reading thread's) */
 };
@@ -187,6 +188,7 @@ static int serve_lines(server *srv, line_reader *reader)
         .max_batch = srv->options.max_batch,
         .listeners = srv->listeners,
         .mcp_session = &srv->mcp_session,
+        .mcp_initialized = &srv->mcp_initialized,
     };
     while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {
         const char *line;
@@ -297,9 +299,26 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     return result;
 }
 
+void srv_refresh(server *srv)
+{
+    gen_reader_refresh(&srv->generations);
+}
+
 int srv_tools_changed(server *srv)
 {
-    return mcp_listen_tools_changed(srv->listeners);
+    int told = 0;
+    /* The handshake era: a session that initialized hears of it on its own output. */
+    if (atomic_load(&srv->mcp_initialized)) {
+        static const char line[] =
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+        struct iovec part = {(void *)line, sizeof line - 1};
+        if (out_write_line(srv->out, &part, 1) != 0)
+            return -1;
+        told = 1;
+    }
+    /* The 2026-07-28 revision: each subscriptions/listen stream that asked for it. */
+    int streams = mcp_listen_tools_changed(srv->listeners);
+    return streams < 0 ? -1 : told + streams;
 }
 
 bool srv_finished(server *srv)

@@ -77,9 +77,20 @@ int srv_run(server *srv, lr_read_fn read, void *source);
 void srv_stop(server *srv);
 
 /*
- * Tells the clients that asked for it (subscriptions/listen with toolsListChanged) that the
- * MCP tool list changed: for the code that replaces the tools while srv_run serves. Returns how
- * many streams were told, or -1 when writing failed. Thread-safe; not async-signal-safe.
+ * Takes a generation published since the last line, letting go of the one before: plugins a
+ * reload replaced or removed are then shut down once their last call ends, without waiting for
+ * the client's next line. Only on the reading thread, between lines (the transport's
+ * stdio_set_before_read: no line is half dispatched when the input is read).
+ */
+void srv_refresh(server *srv);
+
+/*
+ * Tells the MCP clients that the tool list changed: notifications/tools/list_changed to a
+ * handshake-era client once it has had the answer to its initialize (one that never initialized
+ * hears nothing that way), and to the subscriptions/listen streams that asked for it (with
+ * toolsListChanged). For the code that replaces the tools while srv_run serves. Any thread; not
+ * async-signal-safe. Returns how many were told (the client, then each stream; 0: none), or -1
+ * when writing failed.
  */
 int srv_tools_changed(server *srv);
 

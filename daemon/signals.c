@@ -114,15 +114,14 @@ int sig_grace_install(void (*handler)(int))
 }
 
 /*
- * SIGHUP usually asks a daemon to reload; rpcd cannot load plugins again while they run, so it
- * says so instead of dying. A handler rather than SIG_IGN: an ignored signal stays ignored in
- * the programs a plugin starts.
+ * SIGHUP asks rpcd to reload, which it does only while serving (reload.c takes the signal
+ * then); before, it says so instead of dying. A handler rather than SIG_IGN: an ignored signal
+ * stays ignored in the programs a plugin starts.
  */
 static void on_ignored_signal(int number)
 {
     log_signal(number == SIGHUP ? LOG_WARNING : LOG_INFO, number,
-               number == SIGHUP ? "ignored: rpcd cannot reload; restart it to apply a new config"
-                                : "ignored");
+               number == SIGHUP ? "ignored: rpcd reloads only while serving" : "ignored");
 }
 
 int sig_take_others(void)

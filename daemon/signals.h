@@ -34,8 +34,8 @@ int sig_grace_install(void (*handler)(int));
 
 /*
  * Ignores SIGPIPE (a closed output is an EPIPE to handle, not a death), logs and ignores SIGHUP
- * (nothing can be reloaded), ignores SIGUSR1 and SIGUSR2: none of them may kill rpcd with calls in
- * flight. Returns 0, or -1 with errno.
+ * (until serving starts, when reload.c takes it), ignores SIGUSR1 and SIGUSR2: none of them may
+ * kill rpcd with calls in flight. Returns 0, or -1 with errno.
  */
 int sig_take_others(void);
 

@@ -40,6 +40,8 @@ struct stdio_transport {
     /* The reading thread, known from its first read on; only that thread writes these. */
     pthread_t reader;
     bool reader_known;
+    void (*before_read)(void *context); /* see stdio_set_before_read */
+    void *before_read_context;
 };
 
 /*
@@ -147,6 +149,8 @@ ssize_t stdio_read(void *source, char *bytes, size_t capacity)
             n = -1;
             break;
         }
+        if (transport->before_read)
+            transport->before_read(transport->before_read_context);
         n = read(transport->input, bytes, capacity);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             /* A non-blocking stdin (a parent may share one with rpcd, and the flag belongs to the
@@ -169,6 +173,13 @@ ssize_t stdio_read(void *source, char *bytes, size_t capacity)
     atomic_store(&transport->reading, false);
     errno = saved_errno;
     return n;
+}
+
+void stdio_set_before_read(stdio_transport *transport, void (*before_read)(void *context),
+                           void *context)
+{
+    transport->before_read = before_read;
+    transport->before_read_context = context;
 }
 
 /* Only a flag, dup2 and pthread_kill: nothing here may take a lock. */

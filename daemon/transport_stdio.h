@@ -51,6 +51,14 @@ void stdio_free(stdio_transport *transport);
 ssize_t stdio_read(void *transport, char *bytes, size_t capacity);
 
 /*
+ * Has stdio_read call before_read(context) on the reading thread before each read() of the
+ * input, the first and each one after a signal interrupted the one before (EINTR): work a
+ * signal handler may not do itself can wait there. NULL: nothing. Before the first read.
+ */
+void stdio_set_before_read(stdio_transport *transport, void (*before_read)(void *context),
+                           void *context);
+
+/*
  * Makes the read in progress, or the next one, return -1 with errno ECANCELED, for good: a read
  * waiting for input is interrupted with the wake-up signal, and the input is replaced by a
  * descriptor at its end for the read about to start. Async-signal-safe, any thread.

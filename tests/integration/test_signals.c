@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Signals through the real binary: SIGHUP, SIGUSR1 and SIGUSR2 leave calls in flight and serving
- * alone; a plugin's init that takes a disposition rpcd relies on is named in a warning (and the
- * wake-up signal moves, SIGPIPE is ignored again); and a Go plugin whose goroutines spin while
- * it collects garbage runs under rpcd without a crash or a stall, many times over, and so does
- * one on the Go binding, stopped by SIGTERM with calls in flight.
+ * Signals through the real binary: SIGHUP (a reload), SIGUSR1 and SIGUSR2 leave calls in flight
+ * and serving alone; a plugin's init that takes a disposition rpcd relies on is named in a warning
+ * (and the wake-up signal moves, SIGPIPE is ignored again); and a Go plugin whose goroutines spin
+ * while it collects garbage runs under rpcd without a crash or a stall, many times over, and so
+ * does one on the Go binding, stopped by SIGTERM with calls in flight.
  */
 #include "harness.h"
 
@@ -176,9 +176,11 @@ static void signal_leaves_calls_alone(session *s, int number, const char *logged
     expect_exit(s, 0);
 }
 
-static void test_sighup_is_logged_and_ignored(void **state)
+/* SIGHUP reloads: the running call is answered all the same, on the generation it began on. */
+static void test_sighup_reloads_and_leaves_calls_alone(void **state)
 {
-    signal_leaves_calls_alone(*state, SIGHUP, "signal 1: ignored: rpcd cannot reload");
+    signal_leaves_calls_alone(*state, SIGHUP,
+                              "reloaded: generation 2: plugins added [], removed [], replaced []");
 }
 
 static void test_sigusr1_is_ignored(void **state)
@@ -524,7 +526,7 @@ static void test_go_binding_sigterm_under_load(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_sighup_is_logged_and_ignored, session_setup,
+        cmocka_unit_test_setup_teardown(test_sighup_reloads_and_leaves_calls_alone, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigusr1_is_ignored, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_sigusr2_is_ignored, session_setup, session_teardown),

@@ -631,8 +631,21 @@ static int make_temp_dir(void **state)
 static int remove_temp_dir(void **state)
 {
     temp_dir *dir = *state;
-    static const char *const names[] = {"rpcd.conf", "bad.conf", "plugins/echo.so",
-                                        "echo.so",   "plugins",  "conf.d"};
+    static const char *const names[] = {"rpcd.conf",
+                                        "bad.conf",
+                                        "plugins/echo.so",
+                                        "echo.so",
+                                        "plugins",
+                                        "conf.d",
+                                        "rpcd.conf.d/10-b.conf",
+                                        "rpcd.conf.d/20-a.conf",
+                                        "rpcd.conf.d/30-c.conf",
+                                        "rpcd.conf.d/README",
+                                        "rpcd.conf.d/x.conf.bak",
+                                        "rpcd.conf.d",
+                                        "other/one.conf",
+                                        "other/two.txt",
+                                        "other"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", dir->path, names[i]);
@@ -695,6 +708,166 @@ static void test_load_file(void **state)
     assert_int_equal(cfg_load(conf, false, &config, error, sizeof error), 0);
     assert_same_path(config->plugins[0].path, plugin);
     cfg_free(config);
+}
+
+/* Drop-ins: read in lexical order after the config file, only files ending in .conf. */
+static void test_dropins(void **state)
+{
+    temp_dir *dir = *state;
+    char conf[PATH_MAX + 32], dropins[PATH_MAX + 32], path[PATH_MAX + 64];
+    snprintf(conf, sizeof conf, "%s/rpcd.conf", dir->path);
+    snprintf(dropins, sizeof dropins, "%s/rpcd.conf.d", dir->path);
+    rpcd_config *config = NULL;
+    char error[1024] = "";
+
+    /* No directory: no drop-in, no error. */
+    write_file(conf, "[plugin main]\npath = main.so\n");
+    if (cfg_load(conf, false, &config, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    assert_int_equal(config->plugin_count, 1);
+    assert_int_equal(config->dropin_count, 0);
+    cfg_free(config);
+
+    assert_int_equal(mkdir(dropins, 0700), 0);
+    snprintf(path, sizeof path, "%s/20-a.conf", dropins);
+    write_file(path, "[plugin a]\npath = /abs/a.so\nkey = 1\n[mcp]\ntool.a.run = a_run\n");
+    snprintf(path, sizeof path, "%s/10-b.conf", dropins);
+    write_file(path, "# b first\n[plugin b]\npath = b.so\nrequired = false\n");
+    snprintf(path, sizeof path, "%s/README", dropins);
+    write_file(path, "not a config at all [\n");
+    snprintf(path, sizeof path, "%s/x.conf.bak", dropins);
+    write_file(path, "not a config at all [\n");
+    if (cfg_load(conf, false, &config, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    assert_int_equal(config->plugin_count, 3);
+    assert_string_equal(config->plugins[0].name, "main");
+    assert_string_equal(config->plugins[1].name, "b");
+    assert_string_equal(config->plugins[2].name, "a");
+    assert_false(config->plugins[1].required);
+    assert_string_equal(config->plugins[2].path, "/abs/a.so");
+    snprintf(path, sizeof path, "%s/b.so", dir->path);
+    assert_same_path(config->plugins[1].path, path);
+    assert_string_equal(cfg_plugin_get(&config->plugins[2], "key"), "1");
+    assert_int_equal(config->mcp_name_count, 1);
+    assert_string_equal(config->mcp_names[0].key, "a.run");
+    assert_int_equal(config->dropin_count, 2);
+    /* A drop-in's plugin that does not say takes [rpcd] isolation, as one of the file does. */
+    assert_int_equal(config->plugins[1].isolation, CFG_ISOLATION_NONE);
+    snprintf(path, sizeof path, "%s/20-a.conf", dropins);
+    assert_string_equal(config->plugins[2].file, path);
+    assert_string_equal(config->dropins[1], path);
+    cfg_free(config);
+
+    /* include elsewhere, relative to the config's directory; a .txt it matches is skipped. */
+    snprintf(path, sizeof path, "%s/other", dir->path);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/other/one.conf", dir->path);
+    write_file(path, "[plugin one]\npath = one.so\n");
+    snprintf(path, sizeof path, "%s/other/two.txt", dir->path);
+    write_file(path, "[plugin two]\npath = two.so\n");
+    write_file(conf, "[rpcd]\ninclude = other/*\n");
+    if (cfg_load(conf, false, &config, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    assert_int_equal(config->plugin_count, 1);
+    assert_string_equal(config->plugins[0].name, "one");
+    cfg_free(config);
+}
+
+/* A drop-in's plugin sections take [rpcd] isolation and their own isolation keys. */
+static void test_dropin_isolation(void **state)
+{
+    temp_dir *dir = *state;
+    char conf[PATH_MAX + 32], dropins[PATH_MAX + 32], path[PATH_MAX + 64];
+    snprintf(conf, sizeof conf, "%s/rpcd.conf", dir->path);
+    snprintf(dropins, sizeof dropins, "%s/rpcd.conf.d", dir->path);
+    assert_int_equal(mkdir(dropins, 0700), 0);
+    write_file(conf, "[rpcd]\nisolation = process\n[plugin main]\npath = main.so\n");
+    snprintf(path, sizeof path, "%s/10-b.conf", dropins);
+    write_file(path, "[plugin a]\npath = a.so\ntimeout_ms = 50\nlimit_open_files = 64\n"
+                     "[plugin b]\npath = b.so\nisolation = none\n");
+    rpcd_config *config = NULL;
+    char error[1024] = "";
+    if (cfg_load(conf, false, &config, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    assert_int_equal(config->plugin_count, 3);
+    assert_int_equal(config->plugins[0].isolation, CFG_ISOLATION_PROCESS);
+    assert_int_equal(config->plugins[1].isolation, CFG_ISOLATION_PROCESS);
+    assert_int_equal(config->plugins[1].timeout_ms, 50);
+    assert_int_equal(config->plugins[1].confinement.limit_open_files, 64);
+    assert_int_equal(config->plugins[2].isolation, CFG_ISOLATION_NONE);
+    cfg_free(config);
+}
+
+/* Expects cfg_load of conf to fail with a message starting with prefix and holding part. */
+static void expect_load_error(const char *conf, const char *prefix, const char *part)
+{
+    rpcd_config *config = NULL;
+    char error[1024] = "";
+    assert_int_equal(cfg_load(conf, false, &config, error, sizeof error), -1);
+    assert_null(config);
+    if (strncmp(error, prefix, strlen(prefix)) != 0 || !strstr(error, part))
+        fail_msg("'%s' does not start with '%s' or does not hold '%s'", error, prefix, part);
+}
+
+/* A mistake in a drop-in names the drop-in and its line. */
+static void test_dropin_errors(void **state)
+{
+    temp_dir *dir = *state;
+    char conf[PATH_MAX + 32], dropins[PATH_MAX + 32], path[PATH_MAX + 64], prefix[PATH_MAX + 80];
+    snprintf(conf, sizeof conf, "%s/rpcd.conf", dir->path);
+    snprintf(dropins, sizeof dropins, "%s/rpcd.conf.d", dir->path);
+    assert_int_equal(mkdir(dropins, 0700), 0);
+    write_file(conf, "[rpcd]\nlog_level = info\n[plugin a]\npath = a.so\n");
+    snprintf(path, sizeof path, "%s/10-b.conf", dropins);
+
+    write_file(path, "[plugin b]\npath = b.so\nthis is no key\n");
+    snprintf(prefix, sizeof prefix, "%s:3: ", path);
+    expect_load_error(conf, prefix, "syntax error");
+
+    write_file(path, "\n[rpcd]\nlog_level = debug\n");
+    snprintf(prefix, sizeof prefix, "%s:2: ", path);
+    expect_load_error(conf, prefix, "[rpcd] belongs in the main config file");
+
+    write_file(path, "[mcp]\ntools = none\n");
+    snprintf(prefix, sizeof prefix, "%s:2: ", path);
+    expect_load_error(conf, prefix, "tools belongs in [mcp] of the main config file");
+
+    /* So do tool_names and instructions: a drop-in only names tools. */
+    write_file(path, "[mcp]\ntool.echo = say\ntool_names = specification\n");
+    snprintf(prefix, sizeof prefix, "%s:3: ", path);
+    expect_load_error(conf, prefix, "tool_names belongs in [mcp] of the main config file");
+
+    write_file(path, "[mcp]\ninstructions = be brief\n");
+    snprintf(prefix, sizeof prefix, "%s:2: ", path);
+    expect_load_error(conf, prefix, "instructions belongs in [mcp] of the main config file");
+
+    write_file(path, "[plugin b]\npath = b.so\n\n[plugin a]\npath = other.so\n");
+    snprintf(prefix, sizeof prefix, "%s:4: ", path);
+    char first[PATH_MAX + 160];
+    snprintf(first, sizeof first, "section [plugin a] is given twice (first in %s, line 3)", conf);
+    expect_load_error(conf, prefix, first);
+
+    write_file(path, "[plugin b]\nrequired = false\n");
+    snprintf(prefix, sizeof prefix, "%s: ", path);
+    expect_load_error(conf, prefix, "[plugin b] has no path");
+
+    /* A later drop-in meets what an earlier one gave. */
+    write_file(path, "[plugin b]\npath = b.so\n");
+    char later[PATH_MAX + 64];
+    snprintf(later, sizeof later, "%s/30-c.conf", dropins);
+    write_file(later, "[plugin b]\npath = c.so\n");
+    snprintf(prefix, sizeof prefix, "%s:1: ", later);
+    expect_load_error(conf, prefix, "[plugin b] is given twice (first in");
+    unlink(later);
+
+    /* Unsafe: a drop-in anyone may write is refused when the files are checked. */
+    write_file(path, "[plugin b]\npath = b.so\n");
+    assert_int_equal(chmod(path, 0666), 0);
+    rpcd_config *config = NULL;
+    char error[1024] = "";
+    assert_int_equal(cfg_load(conf, true, &config, error, sizeof error), -1);
+    if (strncmp(error, path, strlen(path)) != 0 || !strstr(error, "writable"))
+        fail_msg("'%s' does not refuse %s as writable by others", error, path);
 }
 
 static void test_load_file_errors(void **state)
@@ -854,6 +1027,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_load_file, make_temp_dir, remove_temp_dir),
         cmocka_unit_test_setup_teardown(test_load_file_errors, make_temp_dir, remove_temp_dir),
         cmocka_unit_test(test_mcp_names_and_instructions),
+        cmocka_unit_test_setup_teardown(test_dropins, make_temp_dir, remove_temp_dir),
+        cmocka_unit_test_setup_teardown(test_dropin_errors, make_temp_dir, remove_temp_dir),
+        cmocka_unit_test_setup_teardown(test_dropin_isolation, make_temp_dir, remove_temp_dir),
         cmocka_unit_test(test_small_error_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -369,6 +369,110 @@ static void test_plugin_in_unsafe_directory(void **state)
     rmdir(dir);
 }
 
+/* A reload of config text over previous: the new loader and table, with the log. */
+static void reload(attempt *next, const attempt *previous, const char *sections)
+{
+    memset(next, 0, sizeof *next);
+    char config_error[512];
+    assert_int_equal(cfg_load_string(sections, "/test/rpcd.conf", &next->config, config_error,
+                                     sizeof config_error),
+                     0);
+    assert_int_equal(reg_new(&next->methods), 0);
+    FILE *log_file = tmpfile();
+    assert_non_null(log_file);
+    log_set_fd(fileno(log_file));
+    ld_previous before = {previous->plugins, previous->methods, NULL};
+    next->status = ld_load(next->config, &before, next->methods, &next->plugins, next->error,
+                           sizeof next->error);
+    log_set_fd(STDERR_FILENO);
+    rewind(log_file);
+    size_t n = fread(next->log, 1, sizeof next->log - 1, log_file);
+    next->log[n] = '\0';
+    fclose(log_file);
+}
+
+/* Unloads a and captures what the plugins log on their way out. */
+static void finish_logged(attempt *a, char *log, size_t size)
+{
+    FILE *log_file = tmpfile();
+    assert_non_null(log_file);
+    log_set_fd(fileno(log_file));
+    finish(a);
+    log_set_fd(STDERR_FILENO);
+    rewind(log_file);
+    size_t n = fread(log, 1, size - 1, log_file);
+    log[n] = '\0';
+    fclose(log_file);
+}
+
+/*
+ * An unchanged plugin is shared by the next set, not initialised again, and shut down only when
+ * the last set holding it goes; a file changed in place (same path, same inode, new content) is
+ * loaded anew, as its own code, beside the one running.
+ */
+static void test_reload_shares_unchanged_and_loads_changed(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/rpcd-loader-XXXXXX.so";
+    int fd = mkstemps(path, 3);
+    assert_true(fd >= 0);
+    close(fd);
+    copy_file(env_path("RPCD_FIXTURE_BUILD_A"), path);
+    char *text = section("named", path, "prefix = x.\n");
+    attempt first, second, third;
+    load(&first, text);
+    assert_int_equal(first.status, 0);
+    assert_non_null(strstr(first.log, "init build a"));
+    const void *instance = ld_instance(first.plugins, "named");
+    assert_non_null(instance);
+
+    reload(&second, &first, text);
+    assert_int_equal(second.status, 0);
+    assert_null(strstr(second.log, "init build")); /* kept, not initialised again */
+    assert_ptr_equal(ld_instance(second.plugins, "named"), instance);
+    const reg_method *method = reg_find(second.methods, "x.build.name", 12);
+    assert_non_null(method);
+    assert_ptr_equal(method->owner, instance);
+    assert_ptr_equal(method->user_data, reg_find(first.methods, "x.build.name", 12)->user_data);
+    char log[4096];
+    finish_logged(&first, log, sizeof log);
+    assert_null(strstr(log, "shutdown")); /* the second set still holds it */
+
+    /* The same file written over in place with the other build: new code, loaded beside. */
+    copy_file(env_path("RPCD_FIXTURE_BUILD_B"), path);
+    reload(&third, &second, text);
+    assert_int_equal(third.status, 0);
+    assert_non_null(strstr(third.log, "init build b"));
+    assert_ptr_not_equal(ld_instance(third.plugins, "named"), instance);
+    finish_logged(&second, log, sizeof log);
+    assert_non_null(strstr(log, "shutdown build a"));
+    finish_logged(&third, log, sizeof log);
+    assert_non_null(strstr(log, "shutdown build b"));
+    free(text);
+    unlink(path);
+}
+
+/* A changed section (another key) is a changed plugin: loaded anew. */
+static void test_reload_loads_plugin_with_changed_keys(void **state)
+{
+    (void)state;
+    char *text = section("named", env_path("RPCD_FIXTURE_BUILD_A"), "prefix = x.\n");
+    char *changed = section("named", env_path("RPCD_FIXTURE_BUILD_A"), "prefix = y.\n");
+    attempt first, second;
+    load(&first, text);
+    assert_int_equal(first.status, 0);
+    reload(&second, &first, changed);
+    assert_int_equal(second.status, 0);
+    assert_non_null(strstr(second.log, "init build a"));
+    assert_ptr_not_equal(ld_instance(second.plugins, "named"), ld_instance(first.plugins, "named"));
+    assert_non_null(reg_find(second.methods, "y.build.name", 12));
+    assert_null(reg_find(second.methods, "x.build.name", 12));
+    finish(&first);
+    finish(&second);
+    free(text);
+    free(changed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +489,8 @@ int main(void)
         cmocka_unit_test(test_plugin_config_errors_reach_init),
         cmocka_unit_test(test_fifo_plugin_refused_without_hanging),
         cmocka_unit_test(test_plugin_in_unsafe_directory),
+        cmocka_unit_test(test_reload_shares_unchanged_and_loads_changed),
+        cmocka_unit_test(test_reload_loads_plugin_with_changed_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

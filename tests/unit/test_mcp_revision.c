@@ -187,7 +187,7 @@ static void test_stateless_answers(void **state)
     assert_answer(f, "ping", NULL, "{}");
     assert_answer(f, "initialize", "{\"protocolVersion\":\"2026-07-28\"," META "}",
                   "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":"
-                  "{\"listChanged\":false}},\"serverInfo\":" SERVER_INFO "}");
+                  "{\"listChanged\":true}},\"serverInfo\":" SERVER_INFO "}");
     /* Refusals: the status, and the data in out. */
     buffer out = BUFFER_INIT;
     static const char old[] = "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"1\"}}";
