@@ -535,8 +535,12 @@ size_t ld_count(const loader *plugins)
 void ld_about_at(const loader *plugins, size_t index, ld_about *out)
 {
     const struct rpcd_plugin *plugin = plugins->plugins[index];
-    *out = (ld_about){plugin->config->path, plugin->info->name, plugin->info->version,
-                      plugin->info->abi_major, plugin->info->abi_minor};
+    /* The config is borrowed while loading only: the path is the identity's. An isolated
+     * plugin's description is its host's, not here. */
+    const rpcd_plugin_info *info = plugin->info;
+    *out = (ld_about){plugin->identity.path, info ? info->name : plugin->identity.name,
+                      info ? info->version : NULL, info ? info->abi_major : 0,
+                      info ? info->abi_minor : 0};
 }
 
 const char *ld_name_at(const loader *plugins, size_t index)
