@@ -4,7 +4,7 @@
  * looks like, one response per call however many threads complete it, the meanings of the ABI
  * minor it was built against, no forged daemon notifications, and messages that say why.
  */
-#include "harness.h"
+#include "run_session.h"
 
 #include <jansson.h>
 
@@ -21,126 +21,6 @@
 
 enum { RUN_TIMEOUT_MS = 120000 };
 
-typedef struct fixture {
-    char *dir;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f || !(f->dir = harness_temp_dir()))
-        return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    harness_remove_dir(f->dir);
-    free(f->dir);
-    free(f);
-    return 0;
-}
-
-__attribute__((format(printf, 1, 2))) static char *format(const char *pattern, ...)
-{
-    va_list args;
-    va_start(args, pattern);
-    char *text;
-    int n = vasprintf(&text, pattern, args);
-    va_end(args);
-    assert_true(n >= 0);
-    return text;
-}
-
-static const char *env(const char *name)
-{
-    const char *value = harness_env(name);
-    assert_non_null(value);
-    return value;
-}
-
-/* What one run of rpcd gave: its stdout as parsed lines, its stderr and how it ended. */
-typedef struct session {
-    harness_run_result run;
-    json_t **messages; /* one per stdout line, each checked to be one JSON value */
-    size_t count;
-} session;
-
-/*
- * Runs rpcd with config text and input, and checks the framing of everything it wrote: every
- * stdout line is exactly one JSON value, and no line holds a raw carriage return (which some
- * clients take as a line break of its own).
- */
-static void run_rpcd(const fixture *f, const char *config, const char *input, session *s)
-{
-    memset(s, 0, sizeof *s);
-    char *path = harness_write_file(f->dir, "rpcd.conf", config);
-    assert_non_null(path);
-    harness_argv args = harness_rpcd_argv(path);
-    assert_non_null(args.argv[0]);
-    harness_run(args.argv, input, strlen(input), RUN_TIMEOUT_MS, &s->run);
-    free(path);
-    assert_int_equal(s->run.io_status, HARNESS_OK);
-    if (!s->run.status.exited || s->run.status.code != 0)
-        print_error("rpcd: %s\n%s\n", harness_exit_describe(&s->run.status), s->run.err);
-    assert_true(s->run.status.exited);
-    assert_int_equal(s->run.status.code, 0);
-    harness_lines lines;
-    assert_int_equal(harness_split_lines(s->run.out, s->run.out_length, &lines), 0);
-    assert_false(lines.unterminated);
-    s->messages = calloc(lines.count + 1, sizeof *s->messages);
-    assert_non_null(s->messages);
-    for (size_t i = 0; i < lines.count; i++) {
-        json_error_t error;
-        s->messages[i] = json_loads(lines.items[i], JSON_DECODE_ANY, &error);
-        if (!s->messages[i] || strchr(lines.items[i], '\r'))
-            print_error("stdout line %zu is not one JSON value on one line: %s\n%s\n", i + 1,
-                        error.text, lines.items[i]);
-        assert_non_null(s->messages[i]);
-        assert_null(strchr(lines.items[i], '\r'));
-    }
-    s->count = lines.count;
-    harness_lines_free(&lines);
-}
-
-static void session_free(session *s)
-{
-    for (size_t i = 0; i < s->count; i++)
-        json_decref(s->messages[i]);
-    free(s->messages);
-    harness_run_result_free(&s->run);
-}
-
-/* The response with this integer id; fails the test when there is not exactly one. */
-static json_t *response(const session *s, json_int_t id)
-{
-    json_t *found = NULL;
-    size_t seen = 0;
-    for (size_t i = 0; i < s->count; i++) {
-        json_t *member = json_object_get(s->messages[i], "id");
-        if (json_is_integer(member) && json_integer_value(member) == id) {
-            found = s->messages[i];
-            seen++;
-        }
-    }
-    if (seen != 1)
-        print_error("%zu responses with id %lld\n%s\n", seen, (long long)id, s->run.out);
-    assert_int_equal(seen, 1);
-    return found;
-}
-
-static void assert_json(const json_t *actual, const char *expected)
-{
-    char *text = json_dumps(actual, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    assert_non_null(text);
-    if (!harness_json_equal(expected, text))
-        print_error("expected %s\n     got %s\n", expected, text);
-    assert_true(harness_json_equal(expected, text));
-    free(text);
-}
-
 /* ---- One message, one line ------------------------------------------------------------ */
 
 /* The value of the fixture's pretty-printed JSON. */
@@ -154,10 +34,10 @@ static const char pretty_value[] = "{\"a\":[1,2],\"s\":\"x\\ny\"}";
  */
 static void test_pretty_json_stays_on_one_line(void **state)
 {
-    fixture *f = *state;
-    char *config = format("[rpcd]\nworkers = 1\n[plugin multiline]\npath = %s\n"
-                          "[plugin echo]\npath = %s\n",
-                          env("RPCD_FIXTURE_MULTILINE"), env("RPCD_PLUGIN_ECHO"));
+    run_fixture *f = *state;
+    char *config = run_format("[rpcd]\nworkers = 1\n[plugin multiline]\npath = %s\n"
+                              "[plugin echo]\npath = %s\n",
+                              run_env("RPCD_FIXTURE_MULTILINE"), run_env("RPCD_PLUGIN_ECHO"));
     static const char input[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"multiline.result\"}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"multiline.fail\"}\n"
@@ -174,42 +54,42 @@ static void test_pretty_json_stays_on_one_line(void **state)
         "\"name\":\"multiline_result\",\"arguments\":{}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{"
         "\"name\":\"echo\",\"arguments\":{\"a\":\r1}}}\n";
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
     assert_int_equal(s.count, 11); /* ten responses and one notification */
 
-    assert_json(json_object_get(response(&s, 1), "result"), pretty_value);
-    json_t *error = json_object_get(response(&s, 2), "error");
+    run_assert_json(json_object_get(run_response(&s, 1), "result"), pretty_value);
+    json_t *error = json_object_get(run_response(&s, 2), "error");
     assert_int_equal(json_integer_value(json_object_get(error, "code")), -32602);
-    assert_json(json_object_get(json_object_get(error, "data"), "data"), pretty_value);
-    error = json_object_get(response(&s, 3), "error");
-    assert_json(error, "{\"code\":42,\"message\":\"pretty code\",\"data\":{\"a\":[1,2],"
-                       "\"s\":\"x\\ny\"}}");
-    assert_json(json_object_get(response(&s, 4), "result"), "0");
+    run_assert_json(json_object_get(json_object_get(error, "data"), "data"), pretty_value);
+    error = json_object_get(run_response(&s, 3), "error");
+    run_assert_json(error, "{\"code\":42,\"message\":\"pretty code\",\"data\":{\"a\":[1,2],"
+                           "\"s\":\"x\\ny\"}}");
+    run_assert_json(json_object_get(run_response(&s, 4), "result"), "0");
     json_t *notification = NULL;
     for (size_t i = 0; i < s.count; i++)
         if (json_object_get(s.messages[i], "method"))
             notification = s.messages[i];
     assert_non_null(notification);
-    assert_json(notification, "{\"jsonrpc\":\"2.0\",\"method\":\"multiline/event\",\"params\":"
-                              "{\"a\":[1,2],\"s\":\"x\\ny\"}}");
-    assert_json(json_object_get(response(&s, 5), "result"), pretty_value);
-    assert_json(json_object_get(response(&s, 6), "result"), "{\"a\":1,\"b\":[]}");
+    run_assert_json(notification, "{\"jsonrpc\":\"2.0\",\"method\":\"multiline/event\",\"params\":"
+                                  "{\"a\":[1,2],\"s\":\"x\\ny\"}}");
+    run_assert_json(json_object_get(run_response(&s, 5), "result"), pretty_value);
+    run_assert_json(json_object_get(run_response(&s, 6), "result"), "{\"a\":1,\"b\":[]}");
 
-    json_t *tools = json_object_get(json_object_get(response(&s, 8), "result"), "tools");
+    json_t *tools = json_object_get(json_object_get(run_response(&s, 8), "result"), "tools");
     json_t *schema = NULL;
     for (size_t i = 0; i < json_array_size(tools); i++)
         if (strcmp(json_string_value(json_object_get(json_array_get(tools, i), "name")),
                    "multiline_result") == 0)
             schema = json_object_get(json_array_get(tools, i), "inputSchema");
-    assert_json(schema, "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}");
+    run_assert_json(schema, "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}");
 
-    json_t *result = json_object_get(response(&s, 9), "result");
-    assert_json(json_object_get(result, "structuredContent"), pretty_value);
-    assert_json(json_object_get(result, "isError"), "false");
-    result = json_object_get(response(&s, 10), "result");
-    assert_json(json_object_get(result, "structuredContent"), "{\"a\":1}");
-    session_free(&s);
+    json_t *result = json_object_get(run_response(&s, 9), "result");
+    run_assert_json(json_object_get(result, "structuredContent"), pretty_value);
+    run_assert_json(json_object_get(result, "isError"), "false");
+    result = json_object_get(run_response(&s, 10), "result");
+    run_assert_json(json_object_get(result, "structuredContent"), "{\"a\":1}");
+    run_session_free(&s);
     free(config);
 }
 
@@ -221,9 +101,9 @@ static void test_pretty_json_stays_on_one_line(void **state)
  */
 static void test_reserved_notifications_refused(void **state)
 {
-    fixture *f = *state;
-    char *config = format("[rpcd]\nworkers = 1\n[plugin forge]\npath = %s\n",
-                          env("RPCD_FIXTURE_FORGE_NOTIFY"));
+    run_fixture *f = *state;
+    char *config = run_format("[rpcd]\nworkers = 1\n[plugin forge]\npath = %s\n",
+                              run_env("RPCD_FIXTURE_FORGE_NOTIFY"));
     static const char *const reserved[] = {
         "notifications/progress",
         "notifications/cancelled",
@@ -246,20 +126,20 @@ static void test_reserved_notifications_refused(void **state)
     snprintf(
         input + used, sizeof input - used,
         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"forge.notify\",\"params\":[\"forge/own\"]}\n");
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
     assert_int_equal(s.count, RESERVED + 2);
     for (size_t i = 0; i < RESERVED; i++) {
-        assert_json(json_object_get(response(&s, (json_int_t)i + 1), "result"), "-7");
-        char *logged = format("forge: forge.notify tried to send a notification \"%s\", a name "
-                              "rpcd reserves for itself; refused",
-                              reserved[i]);
+        run_assert_json(json_object_get(run_response(&s, (json_int_t)i + 1), "result"), "-7");
+        char *logged = run_format("forge: forge.notify tried to send a notification \"%s\", a name "
+                                  "rpcd reserves for itself; refused",
+                                  reserved[i]);
         if (!strstr(s.run.err, logged))
             print_error("not in stderr: %s\n%s\n", logged, s.run.err);
         assert_non_null(strstr(s.run.err, logged));
         free(logged);
     }
-    assert_json(json_object_get(response(&s, 0), "result"), "0");
+    run_assert_json(json_object_get(run_response(&s, 0), "result"), "0");
     size_t notifications = 0;
     for (size_t i = 0; i < s.count; i++) {
         json_t *method = json_object_get(s.messages[i], "method");
@@ -269,7 +149,7 @@ static void test_reserved_notifications_refused(void **state)
         }
     }
     assert_int_equal(notifications, 1);
-    session_free(&s);
+    run_session_free(&s);
     free(config);
 }
 
@@ -281,8 +161,8 @@ static void test_reserved_notifications_refused(void **state)
  */
 static void test_refused_names_say_why(void **state)
 {
-    fixture *f = *state;
-    char *config = format("[plugin bad_names]\npath = %s\n", env("RPCD_FIXTURE_BAD_NAMES"));
+    run_fixture *f = *state;
+    char *config = run_format("[plugin bad_names]\npath = %s\n", run_env("RPCD_FIXTURE_BAD_NAMES"));
     char *path = harness_write_file(f->dir, "rpcd.conf", config);
     assert_non_null(path);
     harness_argv args = harness_rpcd_argv(path);
@@ -321,10 +201,10 @@ static void test_refused_names_say_why(void **state)
 /* A call still running when the grace period of a stop ends is named: plugin, method, id. */
 static void test_calls_left_at_stop_are_named(void **state)
 {
-    fixture *f = *state;
-    char *config = format("[rpcd]\nworkers = 2\nshutdown_grace_ms = 100\n"
-                          "[plugin concurrency]\npath = %s\n",
-                          env("RPCD_FIXTURE_CONCURRENCY"));
+    run_fixture *f = *state;
+    char *config = run_format("[rpcd]\nworkers = 2\nshutdown_grace_ms = 100\n"
+                              "[plugin concurrency]\npath = %s\n",
+                              run_env("RPCD_FIXTURE_CONCURRENCY"));
     char *path = harness_write_file(f->dir, "rpcd.conf", config);
     assert_non_null(path);
     harness_argv args = harness_rpcd_argv(path);
@@ -371,12 +251,12 @@ static void test_calls_left_at_stop_are_named(void **state)
  */
 static void test_old_minors_keep_their_meanings(void **state)
 {
-    fixture *f = *state;
-    char *config = format("[rpcd]\nworkers = 2\n[plugin abi10]\npath = %s\n"
-                          "[plugin abi11]\npath = %s\n[plugin abi12]\npath = %s\n"
-                          "[plugin abi13]\npath = %s\n",
-                          env("RPCD_FIXTURE_ABI_1_0"), env("RPCD_FIXTURE_ABI_1_1"),
-                          env("RPCD_FIXTURE_ABI_1_2"), env("RPCD_FIXTURE_ABI_1_3"));
+    run_fixture *f = *state;
+    char *config = run_format("[rpcd]\nworkers = 2\n[plugin abi10]\npath = %s\n"
+                              "[plugin abi11]\npath = %s\n[plugin abi12]\npath = %s\n"
+                              "[plugin abi13]\npath = %s\n",
+                              run_env("RPCD_FIXTURE_ABI_1_0"), run_env("RPCD_FIXTURE_ABI_1_1"),
+                              run_env("RPCD_FIXTURE_ABI_1_2"), run_env("RPCD_FIXTURE_ABI_1_3"));
     static const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"abi10.one\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"abi11.one\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"abi12.one\"}\n"
@@ -385,20 +265,21 @@ static void test_old_minors_keep_their_meanings(void **state)
                                 "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"abi12.on_reader\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"abi13.one\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"abi13.on_reader\"}\n";
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
     assert_int_equal(s.count, 8);
-    assert_json(json_object_get(response(&s, 1), "error"),
-                "{\"code\":-32603,\"message\":\"Internal error\",\"data\":{\"exception\":"
-                "\"unknown status\",\"status\":1,\"plugin\":\"abi10\",\"method\":\"abi10.one\"}}");
-    assert_json(json_object_get(response(&s, 2), "result"), "\"completed\"");
-    assert_json(json_object_get(response(&s, 3), "result"), "\"completed\"");
-    assert_json(json_object_get(response(&s, 4), "result"), "false");
-    assert_json(json_object_get(response(&s, 5), "result"), "false");
-    assert_json(json_object_get(response(&s, 6), "result"), "true");
-    assert_json(json_object_get(response(&s, 7), "result"), "\"completed\"");
-    assert_json(json_object_get(response(&s, 8), "result"), "true");
-    session_free(&s);
+    run_assert_json(
+        json_object_get(run_response(&s, 1), "error"),
+        "{\"code\":-32603,\"message\":\"Internal error\",\"data\":{\"exception\":"
+        "\"unknown status\",\"status\":1,\"plugin\":\"abi10\",\"method\":\"abi10.one\"}}");
+    run_assert_json(json_object_get(run_response(&s, 2), "result"), "\"completed\"");
+    run_assert_json(json_object_get(run_response(&s, 3), "result"), "\"completed\"");
+    run_assert_json(json_object_get(run_response(&s, 4), "result"), "false");
+    run_assert_json(json_object_get(run_response(&s, 5), "result"), "false");
+    run_assert_json(json_object_get(run_response(&s, 6), "result"), "true");
+    run_assert_json(json_object_get(run_response(&s, 7), "result"), "\"completed\"");
+    run_assert_json(json_object_get(run_response(&s, 8), "result"), "true");
+    run_session_free(&s);
     free(config);
 }
 
@@ -411,18 +292,18 @@ static void test_old_minors_keep_their_meanings(void **state)
  */
 static void test_log_text_is_one_line_per_call(void **state)
 {
-    fixture *f = *state;
-    char *config = format("[plugin logtext]\npath = %s\n", env("RPCD_FIXTURE_LOG_TEXT"));
+    run_fixture *f = *state;
+    char *config = run_format("[plugin logtext]\npath = %s\n", run_env("RPCD_FIXTURE_LOG_TEXT"));
     static const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"log.say\","
                                 "\"params\":[\"two\\nlines\\tand \\u001b[31mred\"]}\n";
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
-    assert_json(json_object_get(response(&s, 1), "result"), "true");
+    run_assert_json(json_object_get(run_response(&s, 1), "result"), "true");
     static const char *const expected[] = {
         "\nrpcd: info: logtext: ready, 100% plain %s %n\n",
         "\nrpcd: warning: logtext: [\"two\\nlines\\tand \\x1b[31mred\"]\n",
     };
-    char *lines = format("\n%s", s.run.err); /* every line, the first too, after a newline */
+    char *lines = run_format("\n%s", s.run.err); /* every line, the first too, after a newline */
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         if (!strstr(lines, expected[i]))
             print_error("not in stderr: %s\n%s\n", expected[i], s.run.err);
@@ -432,7 +313,7 @@ static void test_log_text_is_one_line_per_call(void **state)
     assert_null(strstr(s.run.err, "below the default level"));
     assert_null(strchr(s.run.err, '\x1b'));
     assert_null(strchr(s.run.err, '\t'));
-    session_free(&s);
+    run_session_free(&s);
     free(config);
 }
 
@@ -445,10 +326,10 @@ static void test_log_text_is_one_line_per_call(void **state)
  */
 static void test_concurrent_complete_has_one_winner(void **state)
 {
-    fixture *f = *state;
+    run_fixture *f = *state;
     const int rounds = harness_wrapped() ? 20 : 300, threads = 8;
-    char *config = format("[rpcd]\nworkers = 4\n[plugin race]\npath = %s\n",
-                          env("RPCD_FIXTURE_COMPLETE_RACE"));
+    char *config = run_format("[rpcd]\nworkers = 4\n[plugin race]\npath = %s\n",
+                              run_env("RPCD_FIXTURE_COMPLETE_RACE"));
     size_t size = (size_t)rounds * 80 + 200, used = 0;
     char *input = malloc(size);
     assert_non_null(input);
@@ -457,18 +338,18 @@ static void test_concurrent_complete_has_one_winner(void **state)
                                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"race.complete\","
                                  "\"params\":[%d]}\n",
                                  id, threads);
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
     assert_int_equal(s.count, (size_t)rounds);
     for (int id = 1; id <= rounds; id++)
-        assert_json(json_object_get(response(&s, id), "result"), "{\"completed\":true}");
+        run_assert_json(json_object_get(run_response(&s, id), "result"), "{\"completed\":true}");
     /* The fixture's count, once its threads are joined: every call_complete but one refused. */
-    char *stats = format("%d calls, 0 of them not completed exactly once", rounds);
+    char *stats = run_format("%d calls, 0 of them not completed exactly once", rounds);
     if (!strstr(s.run.err, stats))
         print_error("%s\n", s.run.err);
     assert_non_null(strstr(s.run.err, stats));
     free(stats);
-    session_free(&s);
+    run_session_free(&s);
     free(input);
     free(config);
 }
@@ -476,13 +357,20 @@ static void test_concurrent_complete_has_one_winner(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_pretty_json_stays_on_one_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reserved_notifications_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_names_say_why, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_calls_left_at_stop_are_named, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent_complete_has_one_winner, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_log_text_is_one_line_per_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pretty_json_stays_on_one_line, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_notifications_refused, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_names_say_why, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_calls_left_at_stop_are_named, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_complete_has_one_winner, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_log_text_is_one_line_per_call, run_fixture_setup,
+                                        run_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

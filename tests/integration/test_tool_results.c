@@ -4,7 +4,7 @@
  * annotations, output schema and icons in tools/list, complete results of every content kind,
  * results checked against output schemas, refused results, and the request's _meta read back.
  */
-#include "harness.h"
+#include "run_session.h"
 
 #include <jansson.h>
 
@@ -19,128 +19,6 @@
 
 #include <cmocka.h>
 
-enum { RUN_TIMEOUT_MS = 120000 };
-
-typedef struct fixture {
-    char *dir;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f || !(f->dir = harness_temp_dir()))
-        return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    harness_remove_dir(f->dir);
-    free(f->dir);
-    free(f);
-    return 0;
-}
-
-__attribute__((format(printf, 1, 2))) static char *format(const char *pattern, ...)
-{
-    va_list args;
-    va_start(args, pattern);
-    char *text;
-    int n = vasprintf(&text, pattern, args);
-    va_end(args);
-    assert_true(n >= 0);
-    return text;
-}
-
-static const char *env(const char *name)
-{
-    const char *value = harness_env(name);
-    assert_non_null(value);
-    return value;
-}
-
-/* What one run of rpcd gave: its stdout as parsed lines, its stderr and how it ended. */
-typedef struct session {
-    harness_run_result run;
-    json_t **messages; /* one per stdout line, each checked to be one JSON value */
-    size_t count;
-} session;
-
-/*
- * Runs rpcd with config text and input, and checks the framing of everything it wrote: every
- * stdout line is exactly one JSON value, and no line holds a raw carriage return (which some
- * clients take as a line break of its own).
- */
-static void run_rpcd(const fixture *f, const char *config, const char *input, session *s)
-{
-    memset(s, 0, sizeof *s);
-    char *path = harness_write_file(f->dir, "rpcd.conf", config);
-    assert_non_null(path);
-    harness_argv args = harness_rpcd_argv(path);
-    assert_non_null(args.argv[0]);
-    harness_run(args.argv, input, strlen(input), RUN_TIMEOUT_MS, &s->run);
-    free(path);
-    assert_int_equal(s->run.io_status, HARNESS_OK);
-    if (!s->run.status.exited || s->run.status.code != 0)
-        print_error("rpcd: %s\n%s\n", harness_exit_describe(&s->run.status), s->run.err);
-    assert_true(s->run.status.exited);
-    assert_int_equal(s->run.status.code, 0);
-    harness_lines lines;
-    assert_int_equal(harness_split_lines(s->run.out, s->run.out_length, &lines), 0);
-    assert_false(lines.unterminated);
-    s->messages = calloc(lines.count + 1, sizeof *s->messages);
-    assert_non_null(s->messages);
-    for (size_t i = 0; i < lines.count; i++) {
-        json_error_t error;
-        s->messages[i] = json_loads(lines.items[i], JSON_DECODE_ANY, &error);
-        if (!s->messages[i] || strchr(lines.items[i], '\r'))
-            print_error("stdout line %zu is not one JSON value on one line: %s\n%s\n", i + 1,
-                        error.text, lines.items[i]);
-        assert_non_null(s->messages[i]);
-        assert_null(strchr(lines.items[i], '\r'));
-    }
-    s->count = lines.count;
-    harness_lines_free(&lines);
-}
-
-static void session_free(session *s)
-{
-    for (size_t i = 0; i < s->count; i++)
-        json_decref(s->messages[i]);
-    free(s->messages);
-    harness_run_result_free(&s->run);
-}
-
-/* The response with this integer id; fails the test when there is not exactly one. */
-static json_t *response(const session *s, json_int_t id)
-{
-    json_t *found = NULL;
-    size_t seen = 0;
-    for (size_t i = 0; i < s->count; i++) {
-        json_t *member = json_object_get(s->messages[i], "id");
-        if (json_is_integer(member) && json_integer_value(member) == id) {
-            found = s->messages[i];
-            seen++;
-        }
-    }
-    if (seen != 1)
-        print_error("%zu responses with id %lld\n%s\n", seen, (long long)id, s->run.out);
-    assert_int_equal(seen, 1);
-    return found;
-}
-
-static void assert_json(const json_t *actual, const char *expected)
-{
-    char *text = json_dumps(actual, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    assert_non_null(text);
-    if (!harness_json_equal(expected, text))
-        print_error("expected %s\n     got %s\n", expected, text);
-    assert_true(harness_json_equal(expected, text));
-    free(text);
-}
-
 /* True when a listed tool name is name, or name with '.' written as '_' (portable names). */
 static bool same_tool(const char *listed, const char *name)
 {
@@ -151,9 +29,9 @@ static bool same_tool(const char *listed, const char *name)
 }
 
 /* The entry of tools/list (all on one page here) for tool name. */
-static json_t *listed_tool(const session *s, json_int_t id, const char *name)
+static json_t *listed_tool(const run_session *s, json_int_t id, const char *name)
 {
-    json_t *tools = json_object_get(json_object_get(response(s, id), "result"), "tools");
+    json_t *tools = json_object_get(json_object_get(run_response(s, id), "result"), "tools");
     size_t i;
     json_t *tool;
     json_array_foreach(tools, i, tool)
@@ -170,10 +48,10 @@ static json_t *listed_tool(const session *s, json_int_t id, const char *name)
 static char *tool_config(void)
 {
     const char *isolation = getenv("RPCD_CASES_ISOLATION");
-    return format("[rpcd]\nworkers = 2\nisolation = %s\n[plugin tool_result]\npath = %s\n"
-                  "[plugin abi13]\npath = %s\n",
-                  isolation ? isolation : "none", env("RPCD_FIXTURE_TOOL_RESULT"),
-                  env("RPCD_FIXTURE_ABI_1_3"));
+    return run_format("[rpcd]\nworkers = 2\nisolation = %s\n[plugin tool_result]\npath = %s\n"
+                      "[plugin abi13]\npath = %s\n",
+                      isolation ? isolation : "none", run_env("RPCD_FIXTURE_TOOL_RESULT"),
+                      run_env("RPCD_FIXTURE_ABI_1_3"));
 }
 
 /*
@@ -184,28 +62,29 @@ static char *tool_config(void)
  */
 static void test_tools_list_shows_descriptor_members(void **state)
 {
-    fixture *f = *state;
+    run_fixture *f = *state;
     char *config = tool_config();
-    session s;
+    run_session s;
     run_rpcd(f, config, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n", &s);
     json_t *weather = listed_tool(&s, 1, "weather");
-    assert_json(json_object_get(weather, "title"), "\"Get weather\"");
-    assert_json(json_object_get(weather, "annotations"),
-                "{\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,"
-                "\"readOnlyHint\":true}");
-    assert_json(json_object_get(weather, "outputSchema"),
-                "{\"properties\":{\"conditions\":{\"type\":\"string\"},\"temperature\":{\"type\":"
-                "\"number\"}},\"required\":[\"temperature\",\"conditions\"],\"type\":\"object\"}");
-    assert_json(json_object_get(weather, "icons"),
-                "[{\"mimeType\":\"image/png\",\"sizes\":[\"48x48\"],\"src\":"
-                "\"https://example.org/sun.png\",\"theme\":\"light\"}]");
+    run_assert_json(json_object_get(weather, "title"), "\"Get weather\"");
+    run_assert_json(json_object_get(weather, "annotations"),
+                    "{\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":true,"
+                    "\"readOnlyHint\":true}");
+    run_assert_json(
+        json_object_get(weather, "outputSchema"),
+        "{\"properties\":{\"conditions\":{\"type\":\"string\"},\"temperature\":{\"type\":"
+        "\"number\"}},\"required\":[\"temperature\",\"conditions\"],\"type\":\"object\"}");
+    run_assert_json(json_object_get(weather, "icons"),
+                    "[{\"mimeType\":\"image/png\",\"sizes\":[\"48x48\"],\"src\":"
+                    "\"https://example.org/sun.png\",\"theme\":\"light\"}]");
     static const char *const plain_tools[] = {"every_kind", "abi13.one", "abi13.on_reader"};
     for (size_t i = 0; i < sizeof plain_tools / sizeof plain_tools[0]; i++) {
         json_t *tool = listed_tool(&s, 1, plain_tools[i]);
         assert_int_equal(json_object_size(tool), 3); /* name, description, inputSchema */
         assert_non_null(json_object_get(tool, "inputSchema"));
     }
-    session_free(&s);
+    run_session_free(&s);
     free(config);
 }
 
@@ -217,7 +96,7 @@ static void test_tools_list_shows_descriptor_members(void **state)
  */
 static void test_complete_results_pass_through(void **state)
 {
-    fixture *f = *state;
+    run_fixture *f = *state;
     char *config = tool_config();
     static const char input[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
@@ -225,12 +104,13 @@ static void test_complete_results_pass_through(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"every_kind\"}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"every_kind\"}\n";
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
-    assert_json(json_object_get(response(&s, 1), "result"),
-                "{\"_meta\":{\"example.org/source\":\"fixture\"},\"content\":[{\"text\":\"21.5 C, "
-                "sunny\",\"type\":\"text\"}],\"isError\":false,\"structuredContent\":{"
-                "\"conditions\":\"sunny\",\"temperature\":21.5}}");
+    run_assert_json(
+        json_object_get(run_response(&s, 1), "result"),
+        "{\"_meta\":{\"example.org/source\":\"fixture\"},\"content\":[{\"text\":\"21.5 C, "
+        "sunny\",\"type\":\"text\"}],\"isError\":false,\"structuredContent\":{"
+        "\"conditions\":\"sunny\",\"temperature\":21.5}}");
     static const char every[] =
         "{\"content\":["
         "{\"annotations\":{\"audience\":[\"user\"],\"priority\":0.5},\"text\":\"a picture\","
@@ -242,9 +122,9 @@ static void test_complete_results_pass_through(void **state)
         "{\"resource\":{\"text\":\"b\",\"uri\":\"file:///tmp/b.txt\"},\"type\":\"resource\"},"
         "{\"resource\":{\"blob\":\"AAE=\",\"uri\":\"file:///tmp/c.bin\"},\"type\":\"resource\"}"
         "],\"isError\":true}";
-    assert_json(json_object_get(response(&s, 2), "result"), every);
-    assert_json(json_object_get(response(&s, 3), "result"), every);
-    session_free(&s);
+    run_assert_json(json_object_get(run_response(&s, 2), "result"), every);
+    run_assert_json(json_object_get(run_response(&s, 3), "result"), every);
+    run_session_free(&s);
     free(config);
 }
 
@@ -255,29 +135,30 @@ static void test_complete_results_pass_through(void **state)
  */
 static void test_invalid_complete_result_is_internal_error(void **state)
 {
-    fixture *f = *state;
+    run_fixture *f = *state;
     char *config = tool_config();
     static const char input[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"bad_result\"}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"bad_result\"}\n";
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
     static const char reason[] = "content[0] (image or audio) needs a string \"mimeType\"";
     for (json_int_t id = 1; id <= 2; id++) {
-        json_t *error = json_object_get(response(&s, id), "error");
-        assert_null(json_object_get(response(&s, id), "result"));
-        assert_json(json_object_get(error, "code"), "-32603");
+        json_t *error = json_object_get(run_response(&s, id), "error");
+        assert_null(json_object_get(run_response(&s, id), "result"));
+        run_assert_json(json_object_get(error, "code"), "-32603");
         assert_string_equal(
             json_string_value(json_object_get(json_object_get(error, "data"), "detail")), reason);
     }
     assert_non_null(strstr(s.run.err, "call_tool_result returned -7"));
-    char *warning = format("tool_result: bad_result gave a result rpcd cannot send: %s", reason);
+    char *warning =
+        run_format("tool_result: bad_result gave a result rpcd cannot send: %s", reason);
     if (!strstr(s.run.err, warning))
         print_error("not in stderr: %s\n%s\n", warning, s.run.err);
     assert_non_null(strstr(s.run.err, warning));
     free(warning);
-    session_free(&s);
+    run_session_free(&s);
     free(config);
 }
 
@@ -287,7 +168,7 @@ static void test_invalid_complete_result_is_internal_error(void **state)
  */
 static void test_results_checked_against_output_schema(void **state)
 {
-    fixture *f = *state;
+    run_fixture *f = *state;
     char *config = tool_config();
     static const char input[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
@@ -297,21 +178,24 @@ static void test_results_checked_against_output_schema(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"counted\",\"arguments\":{}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"counted\",\"params\":[1]}\n";
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
-    json_t *result = json_object_get(response(&s, 1), "result");
-    assert_json(json_object_get(result, "structuredContent"), "{\"n\":3}");
-    assert_json(json_object_get(result, "isError"), "false");
+    json_t *result = json_object_get(run_response(&s, 1), "result");
+    run_assert_json(json_object_get(result, "structuredContent"), "{\"n\":3}");
+    run_assert_json(json_object_get(result, "isError"), "false");
 #ifndef NDEBUG
-    assert_json(json_object_get(json_object_get(response(&s, 2), "error"), "code"), "-32603");
-    assert_json(json_object_get(json_object_get(json_object_get(response(&s, 3), "error"), "data"),
-                                "detail"),
-                "\"the structured result lacks \\\"n\\\", which the output schema requires\"");
+    run_assert_json(json_object_get(json_object_get(run_response(&s, 2), "error"), "code"),
+                    "-32603");
+    run_assert_json(
+        json_object_get(json_object_get(json_object_get(run_response(&s, 3), "error"), "data"),
+                        "detail"),
+        "\"the structured result lacks \\\"n\\\", which the output schema requires\"");
 #endif
-    assert_json(json_object_get(json_object_get(json_object_get(response(&s, 4), "error"), "data"),
-                                "detail"),
-                "\"the method has an output schema, and its result is not an object\"");
-    session_free(&s);
+    run_assert_json(
+        json_object_get(json_object_get(json_object_get(run_response(&s, 4), "error"), "data"),
+                        "detail"),
+        "\"the method has an output schema, and its result is not an object\"");
+    run_session_free(&s);
     free(config);
 }
 
@@ -323,7 +207,7 @@ static void test_results_checked_against_output_schema(void **state)
  */
 static void test_call_meta_reads_the_request(void **state)
 {
-    fixture *f = *state;
+    run_fixture *f = *state;
     char *config = tool_config();
     static const char input[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"meta\","
@@ -332,25 +216,27 @@ static void test_call_meta_reads_the_request(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"meta\",\"params\":{\"_meta\":"
         "{\"baggage\":\r\"k=v\"}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"meta\",\"params\":[1]}\n";
-    session s;
+    run_session s;
     run_rpcd(f, config, input, &s);
     static const char meta[] =
         "{\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\","
         "\"progressToken\":7,\"example.org/x\":[1, {\"y\":null}]}";
-    char *first = format("{\"absent\":0,\"length\":%zu,\"meta\":%s,\"needed\":%zu,\"small\":-7,"
-                         "\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-"
-                         "01\"}",
-                         strlen(meta), meta, strlen(meta));
-    assert_json(json_object_get(json_object_get(response(&s, 1), "result"), "structuredContent"),
-                first);
-    assert_json(json_object_get(response(&s, 2), "result"),
-                "{\"absent\":0,\"length\":17,\"meta\":{\"baggage\":\"k=v\"},\"needed\":17,"
-                "\"small\":-7,\"traceparent\":null}");
-    assert_json(json_object_get(response(&s, 3), "result"),
-                "{\"absent\":0,\"length\":0,\"meta\":null,\"needed\":0,\"small\":0,"
-                "\"traceparent\":null}");
+    char *first =
+        run_format("{\"absent\":0,\"length\":%zu,\"meta\":%s,\"needed\":%zu,\"small\":-7,"
+                   "\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-"
+                   "01\"}",
+                   strlen(meta), meta, strlen(meta));
+    run_assert_json(
+        json_object_get(json_object_get(run_response(&s, 1), "result"), "structuredContent"),
+        first);
+    run_assert_json(json_object_get(run_response(&s, 2), "result"),
+                    "{\"absent\":0,\"length\":17,\"meta\":{\"baggage\":\"k=v\"},\"needed\":17,"
+                    "\"small\":-7,\"traceparent\":null}");
+    run_assert_json(json_object_get(run_response(&s, 3), "result"),
+                    "{\"absent\":0,\"length\":0,\"meta\":null,\"needed\":0,\"small\":0,"
+                    "\"traceparent\":null}");
     free(first);
-    session_free(&s);
+    run_session_free(&s);
     free(config);
 }
 
@@ -360,9 +246,9 @@ static void test_call_meta_reads_the_request(void **state)
  */
 static void test_bad_descriptor_members_refused(void **state)
 {
-    fixture *f = *state;
-    char *config = format("[plugin bad_tool]\npath = %s\n", env("RPCD_FIXTURE_BAD_TOOL"));
-    session s;
+    run_fixture *f = *state;
+    char *config = run_format("[plugin bad_tool]\npath = %s\n", run_env("RPCD_FIXTURE_BAD_TOOL"));
+    run_session s;
     run_rpcd(f, config, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n", &s);
     static const char *const reasons[] = {
         "its annotations are not a JSON object of MCP's tool annotations",
@@ -375,21 +261,25 @@ static void test_bad_descriptor_members_refused(void **state)
             print_error("not in stderr: %s\n%s\n", reasons[i], s.run.err);
         assert_non_null(strstr(s.run.err, reasons[i]));
     }
-    session_free(&s);
+    run_session_free(&s);
     free(config);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_tools_list_shows_descriptor_members, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_complete_results_pass_through, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_invalid_complete_result_is_internal_error, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_results_checked_against_output_schema, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_call_meta_reads_the_request, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_descriptor_members_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tools_list_shows_descriptor_members, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_complete_results_pass_through, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_complete_result_is_internal_error,
+                                        run_fixture_setup, run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_results_checked_against_output_schema,
+                                        run_fixture_setup, run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_call_meta_reads_the_request, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_descriptor_members_refused, run_fixture_setup,
+                                        run_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
