@@ -40,8 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (uintptr_t i = 0; i < CALLS; i++) {
         uint64_t id;
         char reason[64];
-        if (pxy_queue_call(proxy, &methods[i % 2], (rpcd_call *)(0x7e570000 + i), "[]", 2, &id,
-                           reason, sizeof reason) != 0)
+        const pxy_meta meta = {i % 3 == 0, "{\"k\":1}", 7};
+        if (pxy_queue_call(proxy, &methods[i % 2], (rpcd_call *)(0x7e570000 + i), "[]", 2, &meta,
+                           &id, reason, sizeof reason) != 0)
             abort();
     }
     int fd = memfd_create("fuzz", MFD_CLOEXEC);
