@@ -46,7 +46,9 @@ func churn() (string, error) {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			stopped[g] = spin(&stop, 2000000000)
+			// Long enough (tens of seconds) that only collections that cannot stop it (no
+			// preemption) let it run out; how long the machine's scheduler takes does not.
+			stopped[g] = spin(&stop, 40000000000)
 		}(g)
 	}
 	for r := 0; r < 3; r++ {
