@@ -124,53 +124,6 @@ static const cfg_key *plugin_section_key(const char *name)
     return key && key->type != CFG_KEY_OWN ? key : NULL;
 }
 
-/*
- * The keys of a plugin section that say how rpcd runs the plugin in a host process: isolation,
- * timeout_ms, timeout_ms.METHOD and max_restarts. Returns inih's 1 or 0 for one of them, -1
- * for any other key.
- */
-static int isolation_plugin_key(parse_state *state, cfg_plugin *plugin, const char *name,
-                                const char *value)
-{
-    size_t number;
-    static const char *const once[] = {"isolation", "timeout_ms", "max_restarts"};
-    for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
-        if (strcmp(name, once[i]) != 0)
-            continue;
-        if (plugin->seen & 1u << i)
-            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
-        plugin->seen |= 1u << i;
-    }
-    for (size_t i = 0; strncmp(name, "timeout_ms.", 11) == 0 && i < plugin->timeout_count; i++)
-        if (strcmp(plugin->timeouts[i].key, name + 11) == 0)
-            return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
-    if (strcmp(name, "isolation") == 0) {
-        if (cfg_parse_isolation(value, &plugin->isolation) != 0)
-            return fail(state, "isolation must be none or process, not '%s'", value);
-        return 1;
-    }
-    if (strcmp(name, "max_restarts") == 0) {
-        if (cfg_parse_size(value, 0, 1000000, &plugin->max_restarts) != 0)
-            return fail(state, "max_restarts must be an integer from 0 to 1000000, not '%s'",
-                        value);
-        return 1;
-    }
-    if (strncmp(name, "timeout_ms", 10) != 0 || (name[10] != '\0' && name[10] != '.'))
-        return -1;
-    if (cfg_parse_size(value, 1, CFG_MAX_TIMEOUT_MS, &number) != 0)
-        return fail(state, "%s must be an integer from 1 to %d, not '%s'", name, CFG_MAX_TIMEOUT_MS,
-                    value);
-    if (name[10] == '\0') {
-        plugin->timeout_ms = number;
-        return 1;
-    }
-    if (name[11] == '\0')
-        return fail(state, "timeout_ms. needs a method name (timeout_ms.METHOD)");
-    if (cfg_append_pair(&plugin->timeouts, &plugin->timeout_count, name + 11, value) != 0)
-        return fail(state, "out of memory");
-    return 1;
-}
-
 static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, const char *value)
 {
     if (strcmp(name, "path") == 0) {
@@ -205,9 +158,15 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
             return fail(state, "%s is given twice in [plugin %s]", name, plugin->name);
         return parse_value(state, key, field, value);
     }
-    int isolation_key = isolation_plugin_key(state, plugin, name, value);
-    if (isolation_key >= 0)
-        return isolation_key;
+    char *problem = NULL;
+    int isolation_key = cfg_isolation_key(plugin, name, value, &problem);
+    if (isolation_key < 0) {
+        fail(state, "%s", problem ? problem : "out of memory");
+        free(problem);
+        return 0;
+    }
+    if (isolation_key > 0)
+        return 1;
     for (size_t i = 0; i < plugin->pair_count; i++)
         if (strcmp(plugin->pairs[i].key, name) == 0)
             return fail(state, "key '%s' is given twice in [plugin %s]", name, plugin->name);

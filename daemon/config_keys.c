@@ -5,6 +5,8 @@
  */
 #include "config_keys.h"
 
+#include "config_mcp.h"
+
 #include "log.h"
 
 #include <errno.h>
@@ -216,4 +218,45 @@ void cfg_set_defaults(rpcd_config *config)
         else if (keys[i].type == CFG_KEY_LOG_LEVEL || keys[i].type == CFG_KEY_ISOLATION)
             *(int *)field = (int)keys[i].default_value;
     }
+}
+
+int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, char **problem)
+{
+    size_t number;
+    static const char *const once[] = {"isolation", "timeout_ms", "max_restarts"};
+    for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
+        if (strcmp(name, once[i]) != 0)
+            continue;
+        if (plugin->seen & 1u << i)
+            return complain(problem, "%s is given twice in [plugin %s]", name, plugin->name);
+        plugin->seen |= 1u << i;
+    }
+    for (size_t i = 0; strncmp(name, "timeout_ms.", 11) == 0 && i < plugin->timeout_count; i++)
+        if (strcmp(plugin->timeouts[i].key, name + 11) == 0)
+            return complain(problem, "%s is given twice in [plugin %s]", name, plugin->name);
+    if (strcmp(name, "isolation") == 0) {
+        if (cfg_parse_isolation(value, &plugin->isolation) != 0)
+            return complain(problem, "isolation must be none or process, not '%s'", value);
+        return 1;
+    }
+    if (strcmp(name, "max_restarts") == 0) {
+        if (cfg_parse_size(value, 0, 1000000, &plugin->max_restarts) != 0)
+            return complain(problem, "max_restarts must be an integer from 0 to 1000000, not '%s'",
+                            value);
+        return 1;
+    }
+    if (strncmp(name, "timeout_ms", 10) != 0 || (name[10] != '\0' && name[10] != '.'))
+        return 0;
+    if (cfg_parse_size(value, 1, CFG_MAX_TIMEOUT_MS, &number) != 0)
+        return complain(problem, "%s must be an integer from 1 to %d, not '%s'", name,
+                        CFG_MAX_TIMEOUT_MS, value);
+    if (name[10] == '\0') {
+        plugin->timeout_ms = number;
+        return 1;
+    }
+    if (name[11] == '\0')
+        return complain(problem, "timeout_ms. needs a method name (timeout_ms.METHOD)");
+    if (cfg_append_pair(&plugin->timeouts, &plugin->timeout_count, name + 11, value) != 0)
+        return complain(problem, "out of memory");
+    return 1;
 }

@@ -30,6 +30,14 @@ int cfg_parse_bool(const char *value, bool *out);
 /* none or process (CFG_ISOLATION_*). Returns 0 and *out, or -1. */
 int cfg_parse_isolation(const char *value, int *out);
 
+/*
+ * The keys of a plugin section that say how rpcd runs the plugin in a host process: isolation,
+ * timeout_ms, timeout_ms.METHOD and max_restarts, each given once. Returns 1 when name is one
+ * of them and was read into plugin, 0 when it is none of them, -1 with *problem (new; NULL when
+ * memory ran out) when its value is wrong or it is given twice.
+ */
+int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, char **problem);
+
 /* Sets every [rpcd] key of config to its default. */
 void cfg_set_defaults(rpcd_config *config);
 
