@@ -65,7 +65,7 @@ void call_finish_locked(call_slot *slot, int status)
     pthread_cond_broadcast(&table->changed);
     lock_release(&table->lock);
     if (last_of_gen)
-        gen_release(gen); /* its methods may go with it: nothing of them is used after */
+        gen_release_after_call(gen); /* its plugins may go: nothing of them is used after */
     if (next)
         sched_dispatch(next);
 }

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "crash_report.h"
 #include "log.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -146,12 +147,7 @@ static int grow(executor *pool)
      * starts it): the stop signals go to the reader or a plugin's own threads, and a handler's
      * system calls on a worker are never interrupted by them. Faults stay deliverable. */
     sigset_t blocked, previous;
-    sigfillset(&blocked);
-    sigdelset(&blocked, SIGSEGV);
-    sigdelset(&blocked, SIGBUS);
-    sigdelset(&blocked, SIGFPE);
-    sigdelset(&blocked, SIGILL);
-    sigdelset(&blocked, SIGABRT);
+    sig_all_but_faults(&blocked);
     pthread_sigmask(SIG_SETMASK, &blocked, &previous);
     pthread_t thread;
     int error = pthread_create(&thread, NULL, worker_main, pool);

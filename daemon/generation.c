@@ -6,9 +6,12 @@
  */
 #include "generation.h"
 
-#include "mcp.h"
 #include "lock.h"
+#include "log.h"
+#include "mcp.h"
+#include "signals.h"
 
+#include <signal.h>
 #include <stdlib.h>
 
 struct gen_current {
@@ -67,17 +70,111 @@ void gen_hold(generation *gen)
     atomic_fetch_add_explicit(&gen->references, 1, memory_order_relaxed);
 }
 
-void gen_release(generation *gen)
+static void free_generation(generation *gen)
 {
-    if (!gen)
-        return;
-    /* Whatever a holder did with the methods happens before the last one frees them. */
-    if (atomic_fetch_sub_explicit(&gen->references, 1, memory_order_acq_rel) != 1)
-        return;
     if (gen->owned)
         free_parts(gen->methods, gen->tools, gen->plugins);
     free(gen->serial);
     free(gen);
+}
+
+/* Whatever a holder did with the methods happens before the last one frees them. */
+static bool last_reference(generation *gen)
+{
+    return atomic_fetch_sub_explicit(&gen->references, 1, memory_order_acq_rel) == 1;
+}
+
+void gen_release(generation *gen)
+{
+    if (gen && last_reference(gen))
+        free_generation(gen);
+}
+
+/* ---- Generations freed on a thread of rpcd's own ------------------------------------------ */
+
+/* The queue of gen_release_after_call and the one thread that empties it, started on the first
+ * hand-over: a reload is rare, and a daemon that never reloads never starts it. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    generation *queue; /* linked through retire_next */
+    bool running;      /* the thread was started and not joined yet */
+    bool stopping;
+    pthread_t thread;
+} retirer = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
+
+static void *retirer_main(void *unused)
+{
+    (void)unused;
+    lock_take(&retirer.lock);
+    for (;;) {
+        generation *gen = retirer.queue;
+        if (!gen && retirer.stopping)
+            break;
+        if (!gen) {
+            pthread_cond_wait(&retirer.changed, &retirer.lock);
+            continue;
+        }
+        retirer.queue = gen->retire_next;
+        lock_release(&retirer.lock);
+        free_generation(gen); /* the plugins' shutdown, which may take a grace period */
+        lock_take(&retirer.lock);
+    }
+    lock_release(&retirer.lock);
+    return NULL;
+}
+
+/* Starts the thread, which takes no signal sent to the process but its own faults. Lock held. */
+static void start_retirer(void)
+{
+    sigset_t blocked, previous;
+    sig_all_but_faults(&blocked);
+    pthread_sigmask(SIG_SETMASK, &blocked, &previous);
+    retirer.running = pthread_create(&retirer.thread, NULL, retirer_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (!retirer.running)
+        log_message(LOG_WARNING, "cannot start a thread: plugins replaced or removed by a reload "
+                                 "are shut down when rpcd ends");
+}
+
+void gen_release_after_call(generation *gen)
+{
+    if (!gen || !last_reference(gen))
+        return;
+    if (!gen->owned || !gen->plugins) {
+        free_generation(gen); /* no plugin code runs: any thread will do */
+        return;
+    }
+    lock_take(&retirer.lock);
+    gen->retire_next = retirer.queue;
+    retirer.queue = gen;
+    if (!retirer.running)
+        start_retirer();
+    pthread_cond_signal(&retirer.changed);
+    lock_release(&retirer.lock);
+}
+
+void gen_retire_finish(void)
+{
+    lock_take(&retirer.lock);
+    bool running = retirer.running;
+    retirer.stopping = true;
+    pthread_cond_signal(&retirer.changed);
+    lock_release(&retirer.lock);
+    if (running)
+        pthread_join(retirer.thread, NULL);
+    lock_take(&retirer.lock);
+    /* What a thread that could not start left behind: this thread is rpcd's own. */
+    while (retirer.queue) {
+        generation *gen = retirer.queue;
+        retirer.queue = gen->retire_next;
+        lock_release(&retirer.lock);
+        free_generation(gen);
+        lock_take(&retirer.lock);
+    }
+    retirer.running = false;
+    retirer.stopping = false;
+    lock_release(&retirer.lock);
 }
 
 bool gen_reader_leaves(generation *gen)

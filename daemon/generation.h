@@ -37,6 +37,19 @@ int gen_new_borrowed(const registry *methods, const mcp_tools *tools, generation
 void gen_hold(generation *gen);
 /* Drops a reference; the last one frees the generation. Thread-safe; NULL is ignored. */
 void gen_release(generation *gen);
+/*
+ * gen_release for the end of a call, which may come on a thread of a plugin (its own, completing
+ * a deferred call, or an isolated plugin's reader): the last reference of a generation with
+ * plugins is handed to a thread of rpcd's own, since no plugin can be shut down (nor its host
+ * stopped, nor its code unmapped) from under one of its threads. Thread-safe; NULL is ignored.
+ */
+void gen_release_after_call(generation *gen);
+/*
+ * Waits until every generation handed over by gen_release_after_call is freed, then stops the
+ * thread that frees them (a later hand-over starts it again). Before rpcd ends, so that every
+ * plugin is shut down. Not from a plugin's thread.
+ */
+void gen_retire_finish(void);
 
 /*
  * The calls running on a generation are counted, not each given a reference: while the reader
@@ -64,6 +77,7 @@ struct generation {
     bool owned;                /* methods, tools and plugins are freed with the generation */
     struct gen_serial *serial; /* per method index */
     size_t serial_count;
+    struct generation *retire_next; /* in the queue of gen_release_after_call */
 };
 
 static inline void gen_call_started(generation *gen)

@@ -114,6 +114,7 @@ void rt_stop(rpcd_runtime *runtime)
     if (runtime->generations) {
         /* The last reference, once the calls have ended: the plugins go with it. */
         gen_current_free(runtime->generations);
+        gen_retire_finish(); /* the generations a reload replaced, when a call ended last */
     } else {
         mcp_tools_free(runtime->tools);
         ld_unload_all(runtime->plugins, runtime->methods);

@@ -256,3 +256,11 @@ void sig_arm_backstop(unsigned seconds)
     pthread_sigmask(SIG_UNBLOCK, &alarm_only, NULL);
     alarm(seconds);
 }
+
+void sig_all_but_faults(sigset_t *set)
+{
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    sigfillset(set);
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(set, faults[i]);
+}

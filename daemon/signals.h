@@ -7,6 +7,8 @@
 #ifndef RPCD_SIGNALS_H
 #define RPCD_SIGNALS_H
 
+#include <signal.h>
+
 /*
  * The real-time signal that interrupts the reader's read() (see transport_stdio.c), or 0 before
  * sig_wake_install. Async-signal-safe.
@@ -52,6 +54,13 @@ void sig_watch(int number);
  * would end rpcd on a closed output) is ignored again. Main thread only.
  */
 void sig_check_after_init(const char *plugin_name);
+
+/*
+ * Fills set with every signal but the faults a thread raises itself (SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL, SIGABRT): the mask of a thread of rpcd's that takes no signal sent to the process. A
+ * fault while blocked would be a death without a report. Async-signal-safe.
+ */
+void sig_all_but_faults(sigset_t *set);
 
 /*
  * For a process on its way out that must not be kept alive by what it still does (writing to a

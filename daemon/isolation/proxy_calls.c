@@ -12,6 +12,7 @@
 #include "isolation/spawn.h"
 #include "lock.h"
 #include "log.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -334,9 +335,10 @@ static void *writer_main(void *context)
 
 int pxy_start_threads(iso_proxy *proxy, void *(*reader_main)(void *))
 {
-    /* rpcd's signals go to its own threads: these two block them all. */
+    /* rpcd's signals go to its own threads: these two block them all but their own faults,
+     * which a blocked mask would turn into a death without a report. */
     sigset_t all, old;
-    sigfillset(&all);
+    sig_all_but_faults(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     int status = pthread_create(&proxy->writer, NULL, writer_main, proxy);
     if (status == 0 && pthread_create(&proxy->reader, NULL, reader_main, proxy) != 0) {

@@ -4,7 +4,8 @@
  * announced once; a broken drop-in leaves every tool working; a slow call keeps running across
  * a reload; a plugin replaced under load answers each call exactly once, from one build; and
  * many reloads leave memory and mappings bounded; --check judges drop-ins as a reload does; and
- * an isolated plugin's host is kept by a reload that keeps it and stopped with its last set.
+ * an isolated plugin's host is kept by a reload that keeps it and stopped with its last set,
+ * also when its last call ends on a thread of the plugin's.
  */
 #include "harness.h"
 
@@ -598,6 +599,48 @@ static void test_isolated_plugin_kept_then_stopped(void **state)
     end(s);
 }
 
+/*
+ * The last call of a removed plugin ends on a thread of the plugin's (its own, completing a
+ * deferred call; or, isolated, the reader of its host's channel): the plugin is shut down on a
+ * thread of rpcd's, after the call is answered, and rpcd goes on serving.
+ */
+static void last_call_ends_on_plugin_thread(session *s, const char *isolation)
+{
+    start(s, NULL);
+    install(harness_env("RPCD_FIXTURE_BUILD_A"), s->plugin);
+    char text[4096];
+    snprintf(text, sizeof text, "[plugin named]\npath = %s\nisolation = %s\n", s->plugin,
+             isolation);
+    write_dropin(s, "50-named.conf", text);
+    reload(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"build.slow\","
+                 "\"params\":[1000,\"thread\"]}\n");
+    remove_dropin(s, "50-named.conf");
+    reload(s, "plugins added [], removed [named], replaced [], unchanged [echo]");
+    json_t *error;
+    json_t *response = response_to(s, 1, &error);
+    assert_null(error);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(response, "result"), "build")), "a");
+    json_decref(response);
+    expect_stderr(s, "shutdown build a after 1 calls");
+    int code;
+    call_build(s, 2, "build.name", &code);
+    assert_int_equal(code, -32601);
+    end(s);
+    assert_null(strstr(harness_stderr(s->rpcd), "shutdown runs on the plugin's own thread"));
+}
+
+static void test_last_call_ends_on_plugin_thread(void **state)
+{
+    last_call_ends_on_plugin_thread(*state, "none");
+}
+
+static void test_last_call_ends_on_host_reader(void **state)
+{
+    last_call_ends_on_plugin_thread(*state, "process");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +659,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sighup_before_serving_is_ignored, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_isolated_plugin_kept_then_stopped, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_last_call_ends_on_plugin_thread, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_last_call_ends_on_host_reader, session_setup,
                                         session_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

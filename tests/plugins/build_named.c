@@ -2,11 +2,14 @@
 /*
  * Fixture for reloading: one source built twice (-DBUILD_NAME="a" and "b"), whose results name
  * the build that answered, so that a test sees which loaded instance ran each call. Its init and
- * shutdown log their build and the instance's number; build.slow sleeps before answering.
+ * shutdown log their build and the instance's number; build.slow sleeps before answering, on a
+ * thread of the plugin's own when asked to, and shutdown says if it runs on that thread.
  */
 #include <rpcd/plugin.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +33,58 @@ static int name(rpcd_call *call, const char *params, size_t params_length, void 
     return host->call_result(call, result, sizeof result - 1);
 }
 
-/* build.slow, params [MS]: sleeps MS milliseconds, then answers as build.name. */
-static int slow(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+static long milliseconds(const char *params)
 {
-    (void)params_length;
-    long ms = params && params[0] == '[' ? strtol(params + 1, NULL, 10) : 0;
+    return params && params[0] == '[' ? strtol(params + 1, NULL, 10) : 0;
+}
+
+static void sleep_ms(long ms)
+{
     struct timespec wait = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&wait, NULL);
+}
+
+/* The plugin's own thread of build.slow [MS, "thread"]: one at a time, joined at shutdown. */
+static pthread_t later_thread;
+static bool later_started;
+static _Thread_local bool on_later_thread;
+
+typedef struct later_call {
+    rpcd_call *call;
+    long ms;
+} later_call;
+
+static void *answer_later(void *context)
+{
+    later_call later = *(later_call *)context;
+    free(context);
+    on_later_thread = true;
+    sleep_ms(later.ms);
+    atomic_fetch_add(&calls, 1);
+    static const char result[] = "{\"build\":\"" BUILD_NAME "\"}";
+    host->call_result(later.call, result, sizeof result - 1);
+    host->call_complete(later.call, RPCD_OK); /* the call's last touch of rpcd */
+    return NULL;
+}
+
+/* build.slow, params [MS] or [MS, "thread"]: sleeps MS milliseconds, then answers as build.name;
+ * with "thread", on a thread of the plugin's that completes the deferred call. */
+static int slow(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    long ms = milliseconds(params);
+    if (params && strstr(params, "\"thread\"")) {
+        later_call *later = later_started ? NULL : malloc(sizeof *later);
+        if (later) {
+            *later = (later_call){call, ms};
+            later_started = pthread_create(&later_thread, NULL, answer_later, later) == 0;
+        }
+        if (!later_started) {
+            free(later);
+            return RPCD_ERR_APPLICATION;
+        }
+        return RPCD_DEFERRED;
+    }
+    sleep_ms(ms);
     return name(call, params, params_length, user_data);
 }
 
@@ -81,6 +129,12 @@ static int build_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **stat
 
 static void build_shutdown(void *state)
 {
+    /* Shut down under a thread of its own, a plugin could not join that thread, and the code
+     * it returns into could be unmapped. */
+    if (on_later_thread)
+        host->log(state, RPCD_LOG_ERROR, "shutdown runs on the plugin's own thread");
+    else if (later_started)
+        pthread_join(later_thread, NULL);
     host->log(state, RPCD_LOG_INFO, "shutdown build %s after %d calls", BUILD_NAME,
               atomic_load(&calls));
 }

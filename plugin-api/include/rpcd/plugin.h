@@ -499,7 +499,10 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
  * Threads: a plugin's own threads (goroutines, tasks, std::thread) still run plugin code after
  * call_complete returns, and after the call has ended. At exit rpcd waits for the last call of
  * every plugin to end, calls each shutdown (reverse load order), frees the user data, then
- * unloads the code (dlclose). So shutdown must stop and join every thread the plugin started:
+ * unloads the code (dlclose); a plugin a reload replaced or removed goes the same way once its
+ * last call has ended. shutdown runs on a thread of rpcd's, never on one of the plugin's own,
+ * even when one of those completed the last call. So shutdown must stop and join every thread
+ * the plugin started:
  * code of the plugin running after shutdown returns runs in unmapped memory, and a host
  * function called then uses a table that is gone. An exception or a panic must never leave a
  * function the daemon calls (handler, init, shutdown, free_user_data): catch it there and return
