@@ -33,9 +33,14 @@ static int name(rpcd_call *call, const char *params, size_t params_length, void 
     return host->call_result(call, result, sizeof result - 1);
 }
 
-static long milliseconds(const char *params)
+/* The params are not NUL-terminated: read from a copy. Sets *on_thread for [MS, "thread"]. */
+static long milliseconds(const char *params, size_t params_length, bool *on_thread)
 {
-    return params && params[0] == '[' ? strtol(params + 1, NULL, 10) : 0;
+    char text[64] = "";
+    if (params && params_length < sizeof text)
+        memcpy(text, params, params_length);
+    *on_thread = strstr(text, "\"thread\"") != NULL;
+    return text[0] == '[' ? strtol(text + 1, NULL, 10) : 0;
 }
 
 static void sleep_ms(long ms)
@@ -71,8 +76,9 @@ static void *answer_later(void *context)
  * with "thread", on a thread of the plugin's that completes the deferred call. */
 static int slow(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
-    long ms = milliseconds(params);
-    if (params && strstr(params, "\"thread\"")) {
+    bool on_thread;
+    long ms = milliseconds(params, params_length, &on_thread);
+    if (on_thread) {
         later_call *later = later_started ? NULL : malloc(sizeof *later);
         if (later) {
             *later = (later_call){call, ms};
