@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The reload: config to a new generation beside the running one, what it changed in one log
- * line, and the thread that SIGHUP wakes to do it.
+ * line, and the thread that SIGHUP (or, with watch = true, a change of the files) wakes to do it.
  */
 #include "reload.h"
 
 #include "buffer.h"
+#include "clock.h"
 #include "generation.h"
 #include "loader.h"
 #include "log.h"
 #include "mcp.h"
 #include "signals.h"
+#include "watch.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -178,8 +181,13 @@ done:
  * has seen the flag: a signal that lands on the reader just before it enters read() (where a
  * race detector or valgrind deliver the signals they hold back) would otherwise be lost.
  */
+/* After a change of a watched file, how long nothing more must change before the reload: a copy
+ * in progress (a write, then another) is read once it is whole. */
+enum { WATCH_QUIET_MS = 250 };
+
 struct reloader {
     const rpcd_runtime *runtime;
+    watcher *watch; /* with watch = true; NULL otherwise */
     rl_tools_changed_fn *tools_changed;
     void *context;
     int wake;            /* eventfd: SIGHUP and rl_stop write to it */
@@ -223,30 +231,74 @@ static void on_hangup(int number)
     errno = saved_errno;
 }
 
+/* What is watched follows the files the running configuration names (they may have changed
+ * with the reload just made). A configuration that does not read keeps the last set. */
+static void rewatch(reloader *r)
+{
+    const rpcd_config *running = r->runtime->config;
+    rpcd_config *config = NULL;
+    char error[512];
+    if (cfg_load(running->path, !running->insecure, &config, error, sizeof error) == 0)
+        watch_set(r->watch, config);
+    cfg_free(config);
+}
+
+static void reload_once(reloader *r)
+{
+    char error[1024];
+    rl_result result = {0};
+    int status = rl_reload(r->runtime, r->generation + 1, &result, error, sizeof error);
+    if (r->watch)
+        rewatch(r);
+    if (status != 0) {
+        log_message(LOG_ERROR, "reload failed, still serving generation %lu: %s", r->generation,
+                    error);
+        return;
+    }
+    r->generation++;
+    if (result.tools_changed && r->tools_changed)
+        r->tools_changed(r->context);
+    /* A reader waiting for input lets go of the old generation now (rl_before_read's hook
+     * refreshes): its plugins are shut down once their calls end, not with the next line. */
+    pthread_kill(r->reader, sig_wake_number());
+}
+
+/*
+ * Waits for a SIGHUP (the eventfd) or, when watching, for a change followed by WATCH_QUIET_MS of
+ * quiet. Returns 1 when a reload is due, 0 when rl_stop asks the thread to end.
+ */
+static int wait_for_reload(reloader *r)
+{
+    long long due = -1; /* once a change was seen: when to reload */
+    for (;;) {
+        struct pollfd fds[2] = {{r->wake, POLLIN, 0},
+                                {r->watch ? watch_fd(r->watch) : -1, POLLIN, 0}};
+        long long now = clock_now_ms();
+        int timeout = due < 0 ? -1 : due <= now ? 0 : (int)(due - now);
+        int ready = poll(fds, 2, timeout);
+        if (ready < 0 && errno != EINTR)
+            return 0;
+        if (ready > 0 && (fds[0].revents & POLLIN)) {
+            uint64_t count;
+            ssize_t n = read(r->wake, &count, sizeof count);
+            return n == sizeof count && !atomic_load(&r->stopping);
+        }
+        if (ready > 0 && (fds[1].revents & POLLIN)) {
+            if (watch_read(r->watch))
+                due = clock_now_ms() + WATCH_QUIET_MS;
+            continue;
+        }
+        if (ready == 0 && due >= 0)
+            return 1;
+    }
+}
+
 static void *reload_loop(void *argument)
 {
     reloader *r = argument;
-    for (;;) {
-        uint64_t count;
-        ssize_t n = read(r->wake, &count, sizeof count);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n != sizeof count || atomic_load(&r->stopping))
-            return NULL;
-        char error[1024];
-        rl_result result = {0};
-        if (rl_reload(r->runtime, r->generation + 1, &result, error, sizeof error) != 0) {
-            log_message(LOG_ERROR, "reload failed, still serving generation %lu: %s", r->generation,
-                        error);
-            continue;
-        }
-        r->generation++;
-        if (result.tools_changed && r->tools_changed)
-            r->tools_changed(r->context);
-        /* A reader waiting for input lets go of the old generation now (rl_before_read's hook
-         * refreshes): its plugins are shut down once their calls end, not with the next line. */
-        pthread_kill(r->reader, sig_wake_number());
-    }
+    while (wait_for_reload(r))
+        reload_once(r);
+    return NULL;
 }
 
 /* Starts the thread, without any of the signals rpcd is sent (a fault still reaches it). */
@@ -307,6 +359,20 @@ int rl_start(const rpcd_runtime *runtime, rl_tools_changed_fn *tools_changed, vo
         free(r);
         return -1;
     }
+    /* Watching needs the thread from the start: a change comes without a SIGHUP to start it. */
+    if (runtime->config->watch) {
+        if (watch_new(&r->watch) != 0 || watch_set(r->watch, runtime->config) != 0 ||
+            start_thread(r) != 0) {
+            log_message(LOG_ERROR,
+                        "cannot watch the configuration (watch = true): %s; reload "
+                        "with SIGHUP",
+                        strerror(errno));
+            watch_free(r->watch);
+            r->watch = NULL;
+        } else {
+            atomic_store(&r->started, true);
+        }
+    }
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_hangup;
@@ -333,5 +399,6 @@ void rl_stop(reloader *r)
     }
     timer_delete(r->nudge);
     close(r->wake);
+    watch_free(r->watch);
     free(r);
 }

@@ -5,7 +5,8 @@
  * a reload; a plugin replaced under load answers each call exactly once, from one build; and
  * many reloads leave memory and mappings bounded; --check judges drop-ins as a reload does; and
  * an isolated plugin's host is kept by a reload that keeps it and stopped with its last set,
- * also when its last call ends on a thread of the plugin's.
+ * also when its last call ends on a thread of the plugin's; and with watch = true, changes of
+ * the files reload by themselves.
  */
 #include "harness.h"
 
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -39,6 +41,7 @@ typedef struct session {
     char *dropins; /* dir/rpcd.conf.d */
     harness_process *rpcd;
     unsigned generation; /* the last one rpcd logged */
+    const char *rpcd_keys; /* more lines of [rpcd], or NULL */
 } session;
 
 static int session_setup(void **state)
@@ -126,8 +129,8 @@ static void start(session *s, const char *build)
     assert_true(asprintf(&s->dropins, "%s/rpcd.conf.d", s->dir) > 0);
     assert_int_equal(mkdir(s->dropins, 0700), 0);
     char *text;
-    assert_true(asprintf(&text, "[rpcd]\nworkers = 4\n[plugin echo]\npath = %s\n",
-                         harness_env("RPCD_PLUGIN_ECHO")) > 0);
+    assert_true(asprintf(&text, "[rpcd]\nworkers = 4\n%s[plugin echo]\npath = %s\n",
+                         s->rpcd_keys ? s->rpcd_keys : "", harness_env("RPCD_PLUGIN_ECHO")) > 0);
     char *config = harness_write_file(s->dir, "rpcd.conf", text);
     assert_non_null(config);
     free(text);
@@ -641,6 +644,78 @@ static void test_last_call_ends_on_host_reader(void **state)
     last_call_ends_on_plugin_thread(*state, "process");
 }
 
+/* Appends text to the drop-in name, as a copy in progress writes a file in parts. */
+static void append_dropin(session *s, const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", s->dropins, name);
+    FILE *file = fopen(path, "a");
+    assert_non_null(file);
+    assert_int_equal(fputs(text, file) >= 0, 1);
+    assert_int_equal(fclose(file), 0);
+    assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* With watch = true the change itself reloads, as SIGHUP would: the next generation's line. */
+static void reloaded_by_itself(session *s, const char *what)
+{
+    char text[256];
+    snprintf(text, sizeof text, "reloaded: generation %u: %s", ++s->generation, what);
+    expect_stderr(s, text);
+}
+
+/*
+ * watch = true: a drop-in put in place, a plugin file renamed over, a drop-in written in two
+ * parts and one removed each reload once, without SIGHUP; a file the configuration does not
+ * read reloads nothing.
+ */
+static void test_watch_reloads_on_change(void **state)
+{
+    session *s = *state;
+    s->rpcd_keys = "watch = true\n";
+    start(s, NULL);
+    initialize(s);
+    install(harness_env("RPCD_FIXTURE_BUILD_A"), s->plugin); /* no section names it yet */
+    char text[4096];
+    snprintf(text, sizeof text, "[plugin named]\npath = %s\n", s->plugin);
+    write_dropin(s, "50-named.conf", text);
+    reloaded_by_itself(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
+    expect_list_changed(s);
+    int code;
+    assert_int_equal(call_build(s, 1, "build.name", &code), 'a');
+
+    /* Files the configuration does not read, then more than the quiet time: generation 3 is
+     * the next change's, not theirs. */
+    write_dropin(s, "README", "not a drop-in: no .conf\n");
+    char other[4096];
+    snprintf(other, sizeof other, "%s/other.so", s->dir);
+    install(harness_env("RPCD_FIXTURE_BUILD_A"), other);
+    struct timespec quiet = {0, 700 * 1000000L};
+    nanosleep(&quiet, NULL);
+
+    install(harness_env("RPCD_FIXTURE_BUILD_B"), s->plugin);
+    reloaded_by_itself(s, "plugins added [], removed [], replaced [named], unchanged [echo]");
+    assert_int_equal(call_build(s, 2, "build.name", &code), 'b');
+
+    /* The first part alone registers build.name twice: read before the second, it would fail. */
+    snprintf(text, sizeof text, "[plugin more]\npath = %s\n", s->plugin);
+    write_dropin(s, "60-more.conf", text);
+    struct timespec pause = {0, 20 * 1000000L};
+    nanosleep(&pause, NULL);
+    append_dropin(s, "60-more.conf", "prefix = more.\n");
+    reloaded_by_itself(s, "plugins added [more], removed [], replaced [], unchanged [echo, named]");
+    expect_list_changed(s);
+    assert_int_equal(call_build(s, 3, "more.build.name", &code), 'b');
+
+    remove_dropin(s, "60-more.conf");
+    reloaded_by_itself(s, "plugins added [], removed [more], replaced [], unchanged [echo, named]");
+    expect_list_changed(s);
+    call_build(s, 4, "more.build.name", &code);
+    assert_int_equal(code, -32601);
+    end(s);
+    assert_null(strstr(harness_stderr(s->rpcd), "reload failed"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -663,6 +738,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_last_call_ends_on_plugin_thread, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_last_call_ends_on_host_reader, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_watch_reloads_on_change, session_setup,
                                         session_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
