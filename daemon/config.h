@@ -63,6 +63,7 @@ typedef struct cfg_plugin {
 typedef struct rpcd_config {
     char *path;                 /* owned: the file read */
     int log_level;              /* LOG_* (default info) */
+    int log_format;             /* LOG_FORMAT_* (default text) */
     size_t max_line_bytes;      /* longest request line (default 32 MiB) */
     size_t max_depth;           /* deepest JSON nesting (default 512) */
     size_t max_batch;           /* most items in one batch (default 1000) */
@@ -116,6 +117,7 @@ typedef enum cfg_key_type {
     CFG_KEY_BOOL,      /* true, yes or 1; false, no or 0 */
     CFG_KEY_STRING,    /* any text but the empty one */
     CFG_KEY_LOG_LEVEL, /* error, warning, info or debug */
+    CFG_KEY_LOG_FORMAT, /* text or json (an int) */
     CFG_KEY_SECCOMP,   /* default, strict or off */
     CFG_KEY_PATHS,     /* absolute paths separated by spaces */
 

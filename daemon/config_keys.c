@@ -34,6 +34,7 @@
 /* clang-format off */
 static const cfg_key keys[] = {
     DAEMON_KEY(log_level,           CFG_KEY_LOG_LEVEL, 0,  0,        LOG_INFO),
+    DAEMON_KEY(log_format,          CFG_KEY_LOG_FORMAT, 0, 0,        LOG_FORMAT_TEXT),
     DAEMON_KEY(max_line_bytes,      CFG_KEY_SIZE,      64, TIB,      CFG_DEFAULT_MAX_LINE_BYTES),
     DAEMON_KEY(max_depth,           CFG_KEY_SIZE,      2,  1000000,  CFG_DEFAULT_MAX_DEPTH),
     DAEMON_KEY(max_batch,           CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_BATCH),
@@ -183,6 +184,10 @@ int cfg_parse_value(const cfg_key *key, void *field, const char *value, char **p
             return complain(problem, "%s must be error, warning, info or debug, not '%s'", name,
                             value);
         return 0;
+    case CFG_KEY_LOG_FORMAT:
+        if (log_format_parse(value, field) != 0)
+            return complain(problem, "%s must be text or json, not '%s'", name, value);
+        return 0;
     case CFG_KEY_SECCOMP: {
         static const char *const profiles[] = {"default", "strict", "off"};
         for (int i = 0; i < 3; i++)
@@ -216,7 +221,8 @@ void cfg_set_defaults(rpcd_config *config)
             *(size_t *)field = keys[i].default_value;
         else if (keys[i].type == CFG_KEY_BOOL)
             *(bool *)field = keys[i].default_value != 0;
-        else if (keys[i].type == CFG_KEY_LOG_LEVEL || keys[i].type == CFG_KEY_ISOLATION)
+        else if (keys[i].type == CFG_KEY_LOG_LEVEL || keys[i].type == CFG_KEY_LOG_FORMAT ||
+                 keys[i].type == CFG_KEY_ISOLATION)
             *(int *)field = (int)keys[i].default_value;
     }
 }

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Level-filtered logging to stderr, one write() per line.
+ * Level-filtered logging to stderr, one write() per line, as text or as JSON objects (for hosts
+ * that collect logs); the JSON lines are built without printf or allocation, so that a signal
+ * handler can write them too.
  */
 #include "log.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static atomic_int current_level = LOG_INFO;
 static atomic_int log_fd = STDERR_FILENO;
+static atomic_int current_format = LOG_FORMAT_TEXT;
 
 static const char *const level_names[] = {"error", "warning", "info", "debug"};
 
@@ -40,6 +44,164 @@ int log_level_parse(const char *name, int *level)
     return -1;
 }
 
+void log_set_format(int format)
+{
+    atomic_store(&current_format, format == LOG_FORMAT_JSON ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT);
+}
+
+int log_get_format(void)
+{
+    return atomic_load(&current_format);
+}
+
+int log_format_parse(const char *name, int *format)
+{
+    if (strcmp(name, "text") == 0 || strcmp(name, "json") == 0) {
+        *format = name[0] == 'j' ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+        return 0;
+    }
+    return -1;
+}
+
+/* ---- JSON lines: async-signal-safe ------------------------------------------------------- */
+
+/* A JSON line being built; its last JSON_CLOSE bytes are kept for the close. */
+typedef struct json_line {
+    char *text;
+    size_t size;
+    size_t used;
+} json_line;
+
+enum { JSON_CLOSE = 3 }; /* "}\n, after the message */
+
+static void json_raw(json_line *line, const char *text, size_t length)
+{
+    if (line->used + length + JSON_CLOSE > line->size)
+        return; /* whole or not at all: never half an escape */
+    memcpy(line->text + line->used, text, length);
+    line->used += length;
+}
+
+/* Length of the valid UTF-8 sequence at bytes, or 0 when its first byte starts none. */
+static size_t utf8_sequence(const unsigned char *bytes, size_t length)
+{
+    unsigned char lead = bytes[0];
+    size_t need = lead >= 0xC2 && lead <= 0xDF   ? 2
+                  : lead >= 0xE0 && lead <= 0xEF ? 3
+                  : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                 : 0;
+    if (need == 0 || need > length)
+        return 0;
+    for (size_t i = 1; i < need; i++)
+        if ((bytes[i] & 0xC0) != 0x80)
+            return 0;
+    /* No overlong forms, no surrogates, nothing past U+10FFFF. */
+    if ((lead == 0xE0 && bytes[1] < 0xA0) || (lead == 0xED && bytes[1] > 0x9F) ||
+        (lead == 0xF0 && bytes[1] < 0x90) || (lead == 0xF4 && bytes[1] > 0x8F))
+        return 0;
+    return need;
+}
+
+/* Appends bytes as the inside of a JSON string. */
+static void json_escaped(json_line *line, const char *bytes, size_t length)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *at = (const unsigned char *)bytes;
+    for (size_t i = 0; i < length;) {
+        unsigned char c = at[i];
+        if (c >= 0x80) {
+            size_t sequence = utf8_sequence(at + i, length - i);
+            if (sequence)
+                json_raw(line, bytes + i, sequence);
+            else
+                json_raw(line, "\\ufffd", 6);
+            i += sequence ? sequence : 1;
+            continue;
+        }
+        char escape[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
+        if (c == '"' || c == '\\')
+            json_raw(line, (const char[]){'\\', (char)c}, 2);
+        else if (c == '\n')
+            json_raw(line, "\\n", 2);
+        else if (c < 0x20)
+            json_raw(line, escape, sizeof escape);
+        else
+            json_raw(line, (const char *)&c, 1);
+        i++;
+    }
+}
+
+/* The time now as 2026-01-02T03:04:05.678Z, from the clock alone (no gmtime: not safe in a
+ * signal handler). */
+static void json_time(json_line *line)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    long long days = now.tv_sec / 86400, seconds = now.tv_sec % 86400;
+    /* Days since 1970-01-01 to the civil date (proleptic Gregorian calendar, era of 400 years). */
+    days += 719468;
+    long long era = days / 146097, day_of_era = days - era * 146097;
+    long long year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+    long long day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    long long month_index = (5 * day_of_year + 2) / 153;
+    int day = (int)(day_of_year - (153 * month_index + 2) / 5 + 1);
+    int month = (int)(month_index < 10 ? month_index + 3 : month_index - 9);
+    long long year = year_of_era + era * 400 + (month <= 2);
+    int fields[] = {(int)year,
+                    month,
+                    day,
+                    (int)(seconds / 3600),
+                    (int)(seconds / 60 % 60),
+                    (int)(seconds % 60),
+                    (int)(now.tv_nsec / 1000000)};
+    static const char after[] = "--T::.Z";
+    static const int widths[] = {4, 2, 2, 2, 2, 2, 3};
+    char text[32];
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        int value = fields[i] < 0 ? 0 : fields[i];
+        for (int digit = widths[i] - 1; digit >= 0; digit--, value /= 10)
+            text[used + (size_t)digit] = (char)('0' + value % 10);
+        used += (size_t)widths[i];
+        text[used++] = after[i];
+    }
+    json_raw(line, text, used);
+}
+
+/* Starts {"time":...,"level":...[,"plugin":...],"message":" */
+static void json_start(json_line *line, int level, const char *prefix)
+{
+    json_raw(line, "{\"time\":\"", 9);
+    json_time(line);
+    json_raw(line, "\",\"level\":\"", 11);
+    json_raw(line, level_names[level], strlen(level_names[level]));
+    if (prefix) {
+        json_raw(line, "\",\"plugin\":\"", 12);
+        json_escaped(line, prefix, strlen(prefix));
+    }
+    json_raw(line, "\",\"message\":\"", 13);
+}
+
+static void json_end_and_write(json_line *line)
+{
+    memcpy(line->text + line->used, "\"}\n", JSON_CLOSE);
+    line->used += JSON_CLOSE;
+    ssize_t ignored = write(atomic_load(&log_fd), line->text, line->used);
+    (void)ignored;
+}
+
+static void json_message(int level, const char *prefix, const char *message, size_t length)
+{
+    char text[4096];
+    json_line line = {text, sizeof text, 0};
+    json_start(&line, level, prefix);
+    json_escaped(&line, message, length);
+    json_end_and_write(&line);
+}
+
+/* ---- Lines ------------------------------------------------------------------------------- */
+
 void log_message_prefixed(int level, const char *prefix, const char *format, va_list args)
 {
     if (level > atomic_load(&current_level))
@@ -48,6 +210,14 @@ void log_message_prefixed(int level, const char *prefix, const char *format, va_
         level = LOG_ERROR;
     if (level > LOG_DEBUG)
         level = LOG_DEBUG;
+    if (atomic_load(&current_format) == LOG_FORMAT_JSON) {
+        char message[2048];
+        int length = vsnprintf(message, sizeof message, format, args);
+        if (length >= 0)
+            json_message(level, prefix, message,
+                         (size_t)length < sizeof message ? (size_t)length : sizeof message - 1);
+        return;
+    }
     char line[2048];
     int used = snprintf(line, sizeof line, "rpcd: %s: %s%s", level_names[level],
                         prefix ? prefix : "", prefix ? ": " : "");
@@ -88,6 +258,13 @@ void log_text_prefixed(int level, const char *prefix, const char *text)
 {
     if (!text || level > atomic_load(&current_level))
         return;
+    if (atomic_load(&current_format) == LOG_FORMAT_JSON) {
+        json_message(level < LOG_ERROR   ? LOG_ERROR
+                     : level > LOG_DEBUG ? LOG_DEBUG
+                                         : level,
+                     prefix, text, strnlen(text, 2048));
+        return;
+    }
     /* As long as the line log_message_prefixed writes: what it would cut need not be escaped. */
     char escaped[2048];
     size_t used = 0;
@@ -127,8 +304,15 @@ void log_line_start(log_line *line, int level)
     line->used = 0;
     line->enabled =
         level >= LOG_ERROR && level <= LOG_DEBUG && level <= atomic_load(&current_level);
+    line->json = atomic_load(&current_format) == LOG_FORMAT_JSON;
     if (!line->enabled)
         return;
+    if (line->json) {
+        json_line json = {line->text, sizeof line->text, 0};
+        json_start(&json, level, NULL);
+        line->used = json.used;
+        return;
+    }
     log_line_add(line, "rpcd: ");
     log_line_add(line, level_names[level]);
     log_line_add(line, ": ");
@@ -136,6 +320,12 @@ void log_line_start(log_line *line, int level)
 
 void log_line_addn(log_line *line, const char *bytes, size_t length)
 {
+    if (line->json) {
+        json_line json = {line->text, sizeof line->text, line->used};
+        json_escaped(&json, bytes, length);
+        line->used = json.used;
+        return;
+    }
     size_t room = sizeof line->text - 1 - line->used; /* one byte kept for the newline */
     if (length > room)
         length = room;
@@ -168,6 +358,11 @@ void log_line_end(log_line *line)
 {
     if (!line->enabled)
         return;
+    if (line->json) {
+        json_line json = {line->text, sizeof line->text, line->used};
+        json_end_and_write(&json);
+        return;
+    }
     line->text[line->used++] = '\n';
     ssize_t ignored = write(atomic_load(&log_fd), line->text, line->used);
     (void)ignored;

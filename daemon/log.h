@@ -17,6 +17,18 @@ void log_set_level(int level);
 int log_get_level(void);
 /* Parses "error", "warning", "info" or "debug". Returns 0 and *level, or -1. */
 int log_level_parse(const char *name, int *level);
+
+/* How lines are written: "rpcd: LEVEL: text" (the default), or one JSON object per line. */
+enum { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON = 1 };
+/*
+ * LOG_FORMAT_JSON writes {"time":"2026-01-02T03:04:05.678Z","level":"info","plugin":"P",
+ * "message":"..."} ("plugin" only for a plugin's own lines): valid JSON and UTF-8 whatever the
+ * text held (bytes that are not UTF-8 become U+FFFD). Thread-safe; for every line after it.
+ */
+void log_set_format(int format);
+int log_get_format(void);
+/* "text" or "json" into *format. Returns 0, or -1 for another name. */
+int log_format_parse(const char *name, int *format);
 /* Sets the file descriptor written to (stderr by default). */
 void log_set_fd(int fd);
 
@@ -45,6 +57,7 @@ typedef struct log_line {
     char text[512];
     size_t used;
     bool enabled;
+    bool json; /* the format when the line started */
 } log_line;
 void log_line_start(log_line *line, int level);
 void log_line_add(log_line *line, const char *text);

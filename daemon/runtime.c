@@ -44,6 +44,7 @@ int rt_start_config(rpcd_config *config, const rt_flags *flags, rpcd_runtime *ru
     runtime->config = config;
     const char *config_path = config->path;
     log_set_level(flags->log_level >= 0 ? flags->log_level : runtime->config->log_level);
+    log_set_format(runtime->config->log_format);
     if (flags->insecure)
         log_message(LOG_WARNING,
                     "--insecure: loading %s and its plugins whatever their owner "

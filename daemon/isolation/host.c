@@ -238,7 +238,9 @@ static int read_init(buffer *in, cfg_plugin *config, bool *insecure, size_t *wor
             return -1;
     if (next != CHAN_FRAME || frame.kind != CHAN_INIT)
         return -1;
-    log_set_level((int)chan_get_u32(&frame));
+    uint32_t logging = chan_get_u32(&frame);
+    log_set_level((int)(logging & 0xff));
+    log_set_format((int)(logging >> 8));
     *workers = (size_t)chan_get_u64(&frame);
     host.max_depth = (size_t)chan_get_u64(&frame);
     *insecure = chan_get_u8(&frame) != 0;

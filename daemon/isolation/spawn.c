@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "isolation/channel.h"
 #include "isolation/sandbox.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,7 +67,8 @@ static int send_init(int fd, const cfg_plugin *config, const iso_settings *setti
     buffer out = BUFFER_INIT;
     size_t start;
     int failed = chan_begin(&out, CHAN_INIT, &start);
-    failed |= chan_put_u32(&out, (uint32_t)settings->log_level);
+    /* The level, and the format above it: the host's lines look like rpcd's. */
+    failed |= chan_put_u32(&out, (uint32_t)settings->log_level | (uint32_t)log_get_format() << 8);
     failed |= chan_put_u64(&out, settings->workers);
     failed |= chan_put_u64(&out, settings->max_depth);
     failed |= chan_put_u8(&out, settings->insecure);

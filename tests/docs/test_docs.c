@@ -224,6 +224,14 @@ static void test_parser_keys_in_rpcd_conf_5(void **state)
             assert_int_equal(sscanf(word, "Default: *%31[a-z]*", level), 1);
             assert_int_equal(log_level_parse(level, &parsed), 0);
             assert_int_equal(parsed, (int)key->default_value);
+        } else if (key->type == CFG_KEY_LOG_FORMAT) {
+            const char *word = strstr(entry->text, "Default: *");
+            assert_non_null(word);
+            char format[32];
+            int parsed;
+            assert_int_equal(sscanf(word, "Default: *%31[a-z]*", format), 1);
+            assert_int_equal(log_format_parse(format, &parsed), 0);
+            assert_int_equal(parsed, (int)key->default_value);
         }
     }
     free(page);
@@ -265,8 +273,8 @@ static void test_page_keys_accepted(void **state)
             continue;
         }
         /* A value of each kind the page's keys take: one of them is the key's own. */
-        static const char *const values[] = {"x.so",    "true", "info",     "all",
-                                             "default", "/",    "portable", "process"};
+        static const char *const values[] = {"x.so", "true",     "info",    "all", "default",
+                                             "/",    "portable", "process", "text"};
         bool accepted = false;
         for (size_t v = 0; v < sizeof values / sizeof values[0] && !accepted; v++)
             accepted = load_one(entry->section, entry->name, values[v], error, sizeof error) == 0;

@@ -70,7 +70,8 @@ static void start(session *s, const char *text)
     assert_non_null(s->process);
 }
 
-static void stop(session *s)
+/* Ends rpcd (end of input), which must exit 0; *kept (may be NULL) gets a copy of its stderr. */
+static void stop_keeping(session *s, char **kept)
 {
     harness_close_stdin(s->process);
     harness_exit status;
@@ -80,10 +81,17 @@ static void stop(session *s)
                 harness_stderr(s->process));
     assert_true(status.exited);
     assert_int_equal(status.code, 0);
+    if (kept)
+        *kept = strdup(harness_stderr(s->process));
     harness_free(s->process);
     harness_remove_dir(s->dir);
     free(s->dir);
     free(s->config);
+}
+
+static void stop(session *s)
+{
+    stop_keeping(s, NULL);
 }
 
 static void send_line(session *s, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -258,6 +266,46 @@ static void test_host_functions_isolated(void **state)
     expect_result(call(&s, "7", "b.echo", "[7]"), "[7]");
     assert_null(strstr(harness_stderr(s.process), "its host (pid"));
     stop(&s);
+}
+
+/*
+ * log_format = json: every line rpcd and an isolated plugin's host write on stderr is one JSON
+ * object with time, level and message; a plugin's own lines name it, newlines and all.
+ */
+static void test_json_logs_isolated(void **state)
+{
+    (void)state;
+    session s;
+    char text[1024];
+    snprintf(text, sizeof text, "[rpcd]\nlog_format = json\n%s", fixtures);
+    start(&s, text);
+    expect_result(call(&s, "1", "a.info", "[]"), "{\"method\":\"a.info\",\"greeting\":\"hello\"}");
+    assert_int_equal(harness_wait_for_stderr(s.process, "isolated log_text", HARNESS_TIMEOUT_MS),
+                     HARNESS_OK);
+    char *lines = NULL;
+    stop_keeping(&s, &lines);
+    assert_non_null(lines);
+    size_t count = 0;
+    bool plugin_line = false;
+    for (char *line = strtok(lines, "\n"); line; line = strtok(NULL, "\n"), count++) {
+        json_error_t error;
+        json_t *object = json_loads(line, 0, &error);
+        if (!object)
+            fprintf(stderr, "not JSON (%s): %s\n", error.text, line);
+        assert_non_null(object);
+        assert_non_null(json_string_value(json_object_get(object, "time")));
+        assert_non_null(json_string_value(json_object_get(object, "level")));
+        const char *message = json_string_value(json_object_get(object, "message"));
+        assert_non_null(message);
+        const char *plugin = json_string_value(json_object_get(object, "plugin"));
+        if (plugin && strcmp(plugin, "isolated_a") == 0 &&
+            strcmp(message, "isolated log_text\nline") == 0)
+            plugin_line = true;
+        json_decref(object);
+    }
+    assert_true(count >= 3);
+    assert_true(plugin_line);
+    free(lines);
 }
 
 /*
@@ -570,6 +618,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bundled_plugins_isolated),
         cmocka_unit_test(test_host_functions_isolated),
+        cmocka_unit_test(test_json_logs_isolated),
         cmocka_unit_test(test_segfault),
         cmocka_unit_test(test_tool_call_host_dies),
         cmocka_unit_test(test_segfault_with_a_child_holding_the_channel),

@@ -92,6 +92,8 @@ static void test_defaults(void **state)
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         rpcd_config *config = load_ok(texts[i]);
         assert_int_equal(config->log_level, LOG_INFO);
+        assert_int_equal(config->log_format, LOG_FORMAT_TEXT);
+        assert_false(config->watch);
         assert_int_equal(config->max_line_bytes, 32 * 1024 * 1024);
         assert_int_equal(config->max_line_bytes, CFG_DEFAULT_MAX_LINE_BYTES);
         assert_int_equal(config->max_depth, 512);
@@ -151,6 +153,10 @@ static void test_log_level(void **state)
     expect_error("[rpcd]\nlog_level = verbose\n", 2, "'verbose'");
     expect_error("[rpcd]\n\n\nlog_level =\n", 4, "log_level");
     expect_error("[rpcd]\nlog_level = 3\n", 2, "log_level");
+    rpcd_config *config = load_ok("[rpcd]\nlog_format = json\nwatch = true\n");
+    assert_int_equal(config->log_format, LOG_FORMAT_JSON);
+    assert_true(config->watch);
+    cfg_free(config);
 }
 
 static void test_max_line_bytes(void **state)
@@ -408,6 +414,7 @@ static void test_isolation_keys(void **state)
     assert_string_equal(b->pairs[0].key, "key");
     cfg_free(config);
     expect_error("[rpcd]\nisolation = thread\n", 2, "isolation must be none or process");
+    expect_error("[rpcd]\nlog_format = xml\n", 2, "log_format must be text or json, not 'xml'");
     expect_error("[plugin a]\npath = a.so\nisolation = yes\n", 3, "'yes'");
     expect_error("[plugin a]\npath = a.so\ntimeout_ms = 0\n", 3, "from 1 to 86400000");
     expect_error("[plugin a]\npath = a.so\ntimeout_ms.x = 86400001\n", 3, "timeout_ms.x");

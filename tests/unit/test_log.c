@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for log.c's lines built for signal handlers: the level decides, strings and integers
- * go in as given, what does not fit is cut and the line still ends with its newline.
+ * go in as given, what does not fit is cut and the line still ends with its newline; and for the
+ * JSON format, whose every line is one valid JSON object whatever the text held.
  */
 #include "log.h"
 
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 /* Runs build with the log on a pipe and returns what it wrote (NUL-terminated). */
 static size_t logged(void (*build)(void), char *text, size_t capacity)
@@ -140,6 +142,122 @@ static void test_long_text_is_cut(void **state)
     assert_null(memchr(text, '\n', length - 1));
 }
 
+/* ---- log_format = json ------------------------------------------------------------------- */
+
+/* Each line of text as a JSON object with time, level and message (and plugin when given). */
+static json_t *only_json_line(const char *text)
+{
+    const char *newline = strchr(text, '\n');
+    assert_non_null(newline);
+    assert_string_equal(newline + 1, ""); /* one line */
+    json_error_t error;
+    json_t *line = json_loadb(text, (size_t)(newline - text), 0, &error);
+    if (!line)
+        print_error("not JSON (%s): %s\n", error.text, text);
+    assert_non_null(line);
+    const char *time = json_string_value(json_object_get(line, "time"));
+    assert_non_null(time);
+    /* 2026-01-02T03:04:05.678Z */
+    assert_int_equal(strlen(time), 24);
+    assert_true(time[4] == '-' && time[7] == '-' && time[10] == 'T' && time[13] == ':' &&
+                time[16] == ':' && time[19] == '.' && time[23] == 'Z');
+    assert_true(strncmp(time, "20", 2) == 0);
+    return line;
+}
+
+static void build_json_plugin_text(void)
+{
+    log_set_format(LOG_FORMAT_JSON);
+    log_text_prefixed(LOG_WARNING, "weather",
+                      "quote \" back \\ tab \t nl \n bell \a "
+                      "\xc3\xa9 bad \xff \xed\xa0\x80 end");
+    log_set_format(LOG_FORMAT_TEXT);
+}
+
+static void test_json_text_is_escaped(void **state)
+{
+    (void)state;
+    log_set_level(LOG_INFO);
+    char text[4096];
+    logged(build_json_plugin_text, text, sizeof text);
+    json_t *line = only_json_line(text);
+    assert_string_equal(json_string_value(json_object_get(line, "level")), "warning");
+    assert_string_equal(json_string_value(json_object_get(line, "plugin")), "weather");
+    /* Valid UTF-8 kept, each byte of what is not UTF-8 replaced. */
+    assert_string_equal(json_string_value(json_object_get(line, "message")),
+                        "quote \" back \\ tab \t nl \n bell \a \xc3\xa9 bad \xef\xbf\xbd "
+                        "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+    json_decref(line);
+}
+
+static void build_json_formatted(void)
+{
+    log_set_format(LOG_FORMAT_JSON);
+    log_message(LOG_ERROR, "%d calls, \"%s\"", 3, "x");
+    log_set_format(LOG_FORMAT_TEXT);
+}
+
+static void test_json_message(void **state)
+{
+    (void)state;
+    log_set_level(LOG_INFO);
+    char text[4096];
+    logged(build_json_formatted, text, sizeof text);
+    json_t *line = only_json_line(text);
+    assert_string_equal(json_string_value(json_object_get(line, "level")), "error");
+    assert_null(json_object_get(line, "plugin"));
+    assert_string_equal(json_string_value(json_object_get(line, "message")), "3 calls, \"x\"");
+    json_decref(line);
+}
+
+/* Escapes that fill the line: it is cut between escapes, never inside one. */
+static void build_json_long(void)
+{
+    char many[3000];
+    memset(many, '\x01', sizeof many - 1);
+    many[sizeof many - 1] = '\0';
+    log_set_format(LOG_FORMAT_JSON);
+    log_text_prefixed(LOG_INFO, "p", many);
+    log_line line;
+    log_line_start(&line, LOG_ERROR);
+    log_line_add(&line, many);
+    log_line_end(&line);
+    log_set_format(LOG_FORMAT_TEXT);
+}
+
+static void test_json_long_lines_stay_json(void **state)
+{
+    (void)state;
+    log_set_level(LOG_INFO);
+    char text[16384];
+    logged(build_json_long, text, sizeof text);
+    char *second = strchr(text, '\n') + 1;
+    char first[8192];
+    memcpy(first, text, (size_t)(second - text));
+    first[second - text] = '\0';
+    const char *each[2] = {first, second};
+    for (int i = 0; i < 2; i++) {
+        json_t *line = only_json_line(each[i]);
+        const char *message = json_string_value(json_object_get(line, "message"));
+        assert_true(strlen(message) > 50);
+        for (const char *at = message; *at; at++)
+            assert_int_equal(*at, '\x01');
+        json_decref(line);
+    }
+}
+
+static void test_json_format_names(void **state)
+{
+    (void)state;
+    int format = -1;
+    assert_int_equal(log_format_parse("json", &format), 0);
+    assert_int_equal(format, LOG_FORMAT_JSON);
+    assert_int_equal(log_format_parse("text", &format), 0);
+    assert_int_equal(format, LOG_FORMAT_TEXT);
+    assert_int_equal(log_format_parse("JSON", &format), -1);
+    assert_int_equal(log_format_parse("", &format), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +266,10 @@ int main(void)
         cmocka_unit_test(test_long_line_is_cut),
         cmocka_unit_test(test_text_is_one_escaped_line),
         cmocka_unit_test(test_long_text_is_cut),
+        cmocka_unit_test(test_json_text_is_escaped),
+        cmocka_unit_test(test_json_message),
+        cmocka_unit_test(test_json_long_lines_stay_json),
+        cmocka_unit_test(test_json_format_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
