@@ -6,6 +6,7 @@
  * stream of calls allocates nothing once the slots in use have warmed up.
  */
 #include "call_internal.h"
+#include "clock.h"
 #include "lock.h"
 
 #include "buffer.h"
@@ -43,7 +44,10 @@ void call_finish_locked(call_slot *slot, int status)
         table_untrack_id(table, slot);
         lock_release(&table->lock);
     }
-    call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT);
+    call_outcome outcome;
+    call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT, &outcome);
+    if (slot->started_us)
+        call_log_ended(slot, &outcome);
 
     if (slot->batch)
         call_batch_release(slot->batch);
@@ -90,6 +94,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->failure_status = 0;
     slot->failure_code = 0;
     slot->exception[0] = '\0';
+    slot->started_us = call_log_on() ? clock_now_us() : 0;
     slot->has_failure_message = slot->has_failure_data = false;
     slot->state = SLOT_QUEUED;
     slot->completed_early = false;

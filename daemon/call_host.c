@@ -139,11 +139,7 @@ static int host_call_tool_result(rpcd_call *call, const char *json, size_t json_
     return status;
 }
 
-/*
- * Finds the request's _meta (name NULL) or its member name: 1 and *value, 0 when absent, -1 when
- * either appears twice.
- */
-static int find_meta(const call_slot *slot, const char *name, js_span *value)
+int call_find_meta(const call_slot *slot, const char *name, js_span *value)
 {
     js_span params = {slot->params, slot->params_length}, meta;
     if (slot->has_progress_params)
@@ -174,7 +170,7 @@ static int host_call_meta(rpcd_call *call, const char *name, char *out, size_t o
     if (!slot)
         return RPCD_ERR_STALE;
     js_span value = {NULL, 0};
-    int found = find_meta(slot, name, &value);
+    int found = call_find_meta(slot, name, &value);
     int status = RPCD_OK;
     if (found < 0) {
         status = RPCD_ERR_INVALID_PARAMS;

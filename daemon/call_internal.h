@@ -83,6 +83,8 @@ typedef struct call_slot {
     buffer failure_data;
     char exception[96]; /* call_fail_exception's name for error.data.exception, or "" */
 
+    long long started_us; /* when it was read (clock_now_us), for the access log; 0: not logged */
+
     buffer scratch; /* notification lines and error data */
     buffer line;    /* the response line */
 } call_slot;
@@ -154,8 +156,35 @@ int call_batch_append(call_batch *batch, const struct iovec *parts, int part_cou
 
 /* ---- call_response.c ---- */
 
-/* Writes the response of an ended call (nothing for notifications and silent cancels). */
-void call_write_response(call_slot *slot, int status, bool silent);
+/* How a call ended, as the client was told (for the access log). */
+typedef enum call_outcome_kind {
+    CALL_OUTCOME_OK,
+    CALL_OUTCOME_ERROR,      /* a JSON-RPC error; code says which (0: a notification's) */
+    CALL_OUTCOME_TOOL_ERROR, /* an MCP tool result with isError */
+    CALL_OUTCOME_CANCELLED,  /* cancelled: -32800, or no answer when asked so */
+} call_outcome_kind;
+
+typedef struct call_outcome {
+    call_outcome_kind kind;
+    long long code; /* the error's code, 0 when none was written */
+} call_outcome;
+
+/* Writes the response of an ended call (nothing for notifications and silent cancels), and
+ * how it ended into *outcome. */
+void call_write_response(call_slot *slot, int status, bool silent, call_outcome *outcome);
+
+/*
+ * Finds the request's _meta (name NULL) or its member name: 1 and *value, 0 when absent, -1 when
+ * either appears twice. The slot's lock held, or the call ended on this thread.
+ */
+int call_find_meta(const call_slot *slot, const char *name, js_span *value);
+
+/* ---- call_log.c ---- */
+
+/* Whether calls are logged (call_log_enable): read when a call starts. */
+bool call_log_on(void);
+/* The access log line of a call that ended as outcome says. */
+void call_log_ended(const call_slot *slot, const call_outcome *outcome);
 
 /* ---- scheduler.c ---- */
 

@@ -75,8 +75,9 @@ static void failure_of(const call_slot *slot, int status, rpcerr_failure *out)
     };
 }
 
-/* Builds the error response of a call that ended with status into slot->line. */
-static int build_error(call_slot *slot, int status)
+/* Builds the error response of a call that ended with status into slot->line, its code into
+ * *code. */
+static int build_error(call_slot *slot, int status, long long *code)
 {
     const js_span id = {slot->id.data, slot->id.length};
     rpcerr_failure failure;
@@ -84,6 +85,7 @@ static int build_error(call_slot *slot, int status)
     rpcerr_error error;
     if (rpcerr_for_failure(&failure, &slot->scratch, &error) != 0)
         return -1;
+    *code = error.code;
     return rl_append_error(&slot->line, &id, error.code, error.message, error.data,
                            error.data_length);
 }
@@ -112,9 +114,10 @@ static js_span result_text(const call_slot *slot)
 
 /*
  * The response of a call whose result is shaped (call_shaper): a handler's failure is told in
- * its result, not as a JSON-RPC error; only a cancelled call is answered as one.
+ * its result, not as a JSON-RPC error; only a cancelled call is answered as one. Returns 0, or
+ * -1 when the shaper failed and -32603 went instead.
  */
-static void write_shaped_result(call_slot *slot, int status, bool failed)
+static int write_shaped_result(call_slot *slot, int status, bool failed)
 {
     const js_span id = {slot->id.data, slot->id.length};
     buffer *result = &slot->line;
@@ -136,10 +139,11 @@ static void write_shaped_result(call_slot *slot, int status, bool failed)
     else
         call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
                            NULL, 0);
+    return written == 0 ? 0 : -1;
 }
 
 /* Writes the response of an ended call (nothing for notifications and silent cancels). */
-void call_write_response(call_slot *slot, int status, bool silent)
+void call_write_response(call_slot *slot, int status, bool silent, call_outcome *outcome)
 {
     if (status == RPCD_OK && slot->result_invalid) {
         reg_shown shown;
@@ -156,6 +160,9 @@ void call_write_response(call_slot *slot, int status, bool silent)
     bool failed = status != RPCD_OK || slot->result_invalid;
     if (failed)
         log_failure(slot, status);
+    *outcome = (call_outcome){failed ? CALL_OUTCOME_ERROR : CALL_OUTCOME_OK, 0};
+    if (status == RPCD_ERR_CANCELLED || silent)
+        *outcome = (call_outcome){CALL_OUTCOME_CANCELLED, silent ? 0 : RPC_REQUEST_CANCELLED};
     if (!slot->is_request || silent) {
         out_ticket_drop(slot->table->out, slot->ticket);
         return;
@@ -164,7 +171,10 @@ void call_write_response(call_slot *slot, int status, bool silent)
     /* A complete tool result is the result as it stands, shaped or not. */
     bool complete = !failed && slot->result_complete;
     if (slot->shaper && status != RPCD_ERR_CANCELLED && !refused && !complete) {
-        write_shaped_result(slot, status, failed);
+        if (failed)
+            outcome->kind = CALL_OUTCOME_TOOL_ERROR;
+        if (write_shaped_result(slot, status, failed) != 0)
+            *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR};
         return;
     }
     if (!failed) {
@@ -173,10 +183,11 @@ void call_write_response(call_slot *slot, int status, bool silent)
         return;
     }
     buf_clear(&slot->line);
-    if (build_error(slot, status) == 0) {
+    if (build_error(slot, status, &outcome->code) == 0) {
         struct iovec part = {slot->line.data, slot->line.length};
         respond(slot->table, slot->batch, slot->ticket, &part, 1);
     } else {
+        outcome->code = RPC_INTERNAL_ERROR;
         call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
                            NULL, 0);
     }

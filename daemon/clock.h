@@ -16,4 +16,12 @@ static inline long long clock_now_ms(void)
     return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+/* Microseconds on CLOCK_MONOTONIC, for durations worth reporting below a millisecond. */
+static inline long long clock_now_us(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
 #endif

@@ -81,6 +81,7 @@ typedef struct rpcd_config {
     bool insecure;          /* load files whatever their owner and permissions (--insecure) */
     bool no_new_privs;      /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
     bool watch;             /* reload when a file the config reads changes (default false) */
+    bool log_calls;         /* one access log line per call (default false) */
     char *user;             /* owned: the user to run as once plugins are loaded, or NULL */
     char *group;            /* owned: the group to run as (default: the user's), or NULL */
     int isolation;          /* CFG_ISOLATION_* of plugins that do not say (default none) */

@@ -35,6 +35,7 @@
 static const cfg_key keys[] = {
     DAEMON_KEY(log_level,           CFG_KEY_LOG_LEVEL, 0,  0,        LOG_INFO),
     DAEMON_KEY(log_format,          CFG_KEY_LOG_FORMAT, 0, 0,        LOG_FORMAT_TEXT),
+    DAEMON_KEY(log_calls,           CFG_KEY_BOOL,      0,  0,        false),
     DAEMON_KEY(max_line_bytes,      CFG_KEY_SIZE,      64, TIB,      CFG_DEFAULT_MAX_LINE_BYTES),
     DAEMON_KEY(max_depth,           CFG_KEY_SIZE,      2,  1000000,  CFG_DEFAULT_MAX_DEPTH),
     DAEMON_KEY(max_batch,           CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_BATCH),

@@ -200,6 +200,84 @@ static void json_message(int level, const char *prefix, const char *message, siz
     json_end_and_write(&line);
 }
 
+/* ---- Lines of named values ---------------------------------------------------------------- */
+
+enum { FIELD_MOST_BYTES = 128, FIELDS_MOST = 8 };
+
+/* How much of a value goes in: at most FIELD_MOST_BYTES, not inside a UTF-8 sequence. */
+static size_t field_length(const log_field *field, bool *cut)
+{
+    size_t length = field->value_length;
+    *cut = length > FIELD_MOST_BYTES;
+    if (*cut) {
+        length = FIELD_MOST_BYTES;
+        while (length > 0 && ((unsigned char)field->value[length] & 0xC0) == 0x80)
+            length--;
+    }
+    return length;
+}
+
+static void json_fields(int level, const char *event, const log_field *fields, size_t count)
+{
+    char text[8192];
+    json_line line = {text, sizeof text, 0};
+    json_start(&line, level, NULL);
+    json_escaped(&line, event, strlen(event));
+    json_raw(&line, "\"", 1);
+    for (size_t i = 0; i < count; i++) {
+        bool cut;
+        size_t length = field_length(&fields[i], &cut);
+        json_raw(&line, ",\"", 2);
+        json_raw(&line, fields[i].name, strlen(fields[i].name));
+        json_raw(&line, "\":", 2);
+        if (fields[i].json && !cut) {
+            json_raw(&line, fields[i].value, length);
+            continue;
+        }
+        json_raw(&line, "\"", 1);
+        json_escaped(&line, fields[i].value, length);
+        json_raw(&line, cut ? "...\"" : "\"", cut ? 4 : 1);
+    }
+    memcpy(line.text + line.used, "}\n", 2);
+    line.used += 2;
+    ssize_t ignored = write(atomic_load(&log_fd), line.text, line.used);
+    (void)ignored;
+}
+
+void log_fields(int level, const char *event, const log_field *fields, size_t count)
+{
+    if (level > atomic_load(&current_level) || level < LOG_ERROR)
+        return;
+    if (count > FIELDS_MOST)
+        count = FIELDS_MOST;
+    if (atomic_load(&current_format) == LOG_FORMAT_JSON) {
+        json_fields(level, event, fields, count);
+        return;
+    }
+    log_line line;
+    log_line_start(&line, level);
+    log_line_add(&line, event);
+    for (size_t i = 0; i < count; i++) {
+        bool cut;
+        size_t length = field_length(&fields[i], &cut);
+        log_line_add(&line, " ");
+        log_line_add(&line, fields[i].name);
+        log_line_add(&line, "=");
+        static const char hex[] = "0123456789abcdef";
+        for (size_t at = 0; at < length; at++) {
+            unsigned char c = (unsigned char)fields[i].value[at];
+            char escape[4] = {'\\', 'x', hex[c >> 4], hex[c & 0xf]};
+            if (c < 0x20 || c == 0x7f)
+                log_line_addn(&line, escape, sizeof escape);
+            else
+                log_line_addn(&line, (const char *)&c, 1);
+        }
+        if (cut)
+            log_line_add(&line, "...");
+    }
+    log_line_end(&line);
+}
+
 /* ---- Lines ------------------------------------------------------------------------------- */
 
 void log_message_prefixed(int level, const char *prefix, const char *format, va_list args)

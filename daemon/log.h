@@ -42,6 +42,23 @@ void log_message_prefixed(int level, const char *prefix, const char *format, va_
  * Thread-safe.
  */
 void log_text_prefixed(int level, const char *prefix, const char *text);
+/* A named value of a structured line (log_fields). */
+typedef struct log_field {
+    const char *name;  /* borrowed: a JSON member name, plain ASCII */
+    const char *value; /* borrowed: value_length bytes */
+    size_t value_length;
+    bool json; /* value is JSON text already (a number, a request id): as it is in JSON */
+} log_field;
+
+/*
+ * One line of named values when level is enabled: text "rpcd: LEVEL: event name=value ..."
+ * (values as given, control bytes escaped), or in JSON {"time":...,"level":...,"message":event,
+ * name:value,...} (values that are not JSON become strings). A value is cut at 128 bytes (at a
+ * character boundary; a JSON value cut becomes a string); fields past the eighth are left out.
+ * Thread-safe.
+ */
+void log_fields(int level, const char *event, const log_field *fields, size_t count);
+
 /*
  * Writes "rpcd: LEVEL: signal NUMBER: text\n" when level is enabled. Async-signal-safe (no
  * printf), for signal handlers.

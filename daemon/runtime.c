@@ -6,6 +6,7 @@
 
 #include "block_store.h"
 #include "call.h"
+#include "call_log.h"
 #include "file_safety.h"
 #include "log.h"
 #include "privileges.h"
@@ -45,6 +46,7 @@ int rt_start_config(rpcd_config *config, const rt_flags *flags, rpcd_runtime *ru
     const char *config_path = config->path;
     log_set_level(flags->log_level >= 0 ? flags->log_level : runtime->config->log_level);
     log_set_format(runtime->config->log_format);
+    call_log_enable(runtime->config->log_calls);
     if (flags->insecure)
         log_message(LOG_WARNING,
                     "--insecure: loading %s and its plugins whatever their owner "
