@@ -359,7 +359,16 @@ int rl_start(const rpcd_runtime *runtime, rl_tools_changed_fn *tools_changed, vo
         free(r);
         return -1;
     }
-    /* Watching needs the thread from the start: a change comes without a SIGHUP to start it. */
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_hangup;
+    action.sa_flags = SA_ONSTACK; /* no SA_RESTART: the reader's read() returns EINTR */
+    sigemptyset(&action.sa_mask);
+    atomic_store(&hangup_target, r);
+    sigaction(SIGHUP, &action, NULL);
+    sig_watch(SIGHUP);
+    /* Watching needs the thread from the start: a change comes without a SIGHUP to start it.
+     * Last: the thread reads what the lines above set (the watched dispositions). */
     if (runtime->config->watch) {
         if (watch_new(&r->watch) != 0 || watch_set(r->watch, runtime->config) != 0 ||
             start_thread(r) != 0) {
@@ -373,14 +382,6 @@ int rl_start(const rpcd_runtime *runtime, rl_tools_changed_fn *tools_changed, vo
             atomic_store(&r->started, true);
         }
     }
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_hangup;
-    action.sa_flags = SA_ONSTACK; /* no SA_RESTART: the reader's read() returns EINTR */
-    sigemptyset(&action.sa_mask);
-    atomic_store(&hangup_target, r);
-    sigaction(SIGHUP, &action, NULL);
-    sig_watch(SIGHUP);
     *out = r;
     return 0;
 }
