@@ -40,7 +40,7 @@ typedef struct session {
     char *plugin;  /* dir/named.so, the file the drop-in names */
     char *dropins; /* dir/rpcd.conf.d */
     harness_process *rpcd;
-    unsigned generation; /* the last one rpcd logged */
+    unsigned generation;   /* the last one rpcd logged */
     const char *rpcd_keys; /* more lines of [rpcd], or NULL */
 } session;
 
