@@ -287,7 +287,11 @@ static void test_json_logs_isolated(void **state)
     assert_non_null(lines);
     size_t count = 0;
     bool plugin_line = false;
-    for (char *line = strtok(lines, "\n"); line; line = strtok(NULL, "\n"), count++) {
+    for (char *line = strtok(lines, "\n"); line; line = strtok(NULL, "\n")) {
+        /* A wrapper's own lines (valgrind: "--PID--", "==PID==") are not rpcd's. */
+        if (harness_wrapped() && (strncmp(line, "--", 2) == 0 || strncmp(line, "==", 2) == 0))
+            continue;
+        count++;
         json_error_t error;
         json_t *object = json_loads(line, 0, &error);
         if (!object)
