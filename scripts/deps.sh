@@ -7,7 +7,7 @@ set -euo pipefail
 RPCD_PACKAGES=(meson ninja-build pkg-config gcc g++ libc6-dev binutils sed
                libjansson-dev libcmocka-dev libinih-dev libseccomp-dev clang-format git
                clang libclang-rt-dev valgrind golang-go rustc scdoc groff-base man-db
-               dpkg-dev debhelper lintian abigail-tools)
+               dpkg-dev debhelper lintian abigail-tools systemd)
 
 rpcd_install_packages() {
     local missing=()
