@@ -114,13 +114,13 @@ enum cfg_tool_names {
 
 /* How the parser reads a key's value. */
 typedef enum cfg_key_type {
-    CFG_KEY_SIZE,      /* a decimal integer from minimum to maximum */
-    CFG_KEY_BOOL,      /* true, yes or 1; false, no or 0 */
-    CFG_KEY_STRING,    /* any text but the empty one */
-    CFG_KEY_LOG_LEVEL, /* error, warning, info or debug */
+    CFG_KEY_SIZE,       /* a decimal integer from minimum to maximum */
+    CFG_KEY_BOOL,       /* true, yes or 1; false, no or 0 */
+    CFG_KEY_STRING,     /* any text but the empty one */
+    CFG_KEY_LOG_LEVEL,  /* error, warning, info or debug */
     CFG_KEY_LOG_FORMAT, /* text or json (an int) */
-    CFG_KEY_SECCOMP,   /* default, strict or off */
-    CFG_KEY_PATHS,     /* absolute paths separated by spaces */
+    CFG_KEY_SECCOMP,    /* default, strict or off */
+    CFG_KEY_PATHS,      /* absolute paths separated by spaces */
 
     CFG_KEY_ISOLATION, /* none or process (an int) */
     CFG_KEY_OWN,       /* read by its section's own code (plugin sections, [mcp]) */
