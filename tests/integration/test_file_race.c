@@ -38,7 +38,8 @@ enum {
     MIN_STARTS = 250,
     MAX_STARTS = 1000,
     BUDGET_SECONDS = 4,
-    PARALLEL = 2, /* start-ups at once; divides MIN_STARTS and MAX_STARTS */
+    SWAP_PHASE_US = 2000, /* the longest burst of swaps, and the longest pause */
+    PARALLEL = 2,         /* start-ups at once; divides MIN_STARTS and MAX_STARTS */
     EXIT_CONFIG = 78,
     NOBODY = 65534,
 };
@@ -129,8 +130,19 @@ static void write_config(const race *r, const char *plugin_path)
     assert_int_equal(fclose(file), 0);
 }
 
+/* Microseconds on the monotonic clock. */
+static long long now_us(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
 /*
  * Starts a process that exchanges a and b in dir for ever, as user (uid and gid) when as_nobody.
+ * It swaps in bursts as fast as it can, with pauses between (each up to SWAP_PHASE_US, drawn at
+ * random): a burst races every step of a start-up, and a pause lets one through now and then
+ * on a loaded machine too, where swaps without end would make every start-up see a change.
  * Returns its pid.
  */
 static pid_t start_swapper(const char *dir, const char *a, const char *b, bool as_nobody)
@@ -144,9 +156,18 @@ static pid_t start_swapper(const char *dir, const char *a, const char *b, bool a
         int fd = open(dir, O_PATH | O_DIRECTORY);
         if (fd < 0)
             _exit(3);
-        for (;;)
-            if (renameat2(fd, a, fd, b, RENAME_EXCHANGE) != 0)
-                _exit(4);
+        unsigned seed = (unsigned)getpid();
+        for (;;) {
+            long long burst_end = now_us() + rand_r(&seed) % SWAP_PHASE_US;
+            do {
+                for (int i = 0; i < 16; i++)
+                    if (renameat2(fd, a, fd, b, RENAME_EXCHANGE) != 0)
+                        _exit(4);
+            } while (now_us() < burst_end);
+            long pause_us = rand_r(&seed) % SWAP_PHASE_US;
+            struct timespec pause = {0, pause_us * 1000L};
+            nanosleep(&pause, NULL);
+        }
     }
     return pid;
 }
