@@ -350,6 +350,30 @@ static void test_list_json_with_tool_names(void **state)
     free(dir);
 }
 
+/* Each flag a method has is listed, in JSON and in text: serialized, quick, or "-" for none. */
+static void test_list_flags(void **state)
+{
+    (void)state;
+    harness_run_result r;
+    run_expect(&r, NULL, 0, "list", "--plugin", env("RPCD_FIXTURE_CONCURRENCY"), "--json", NULL);
+    json_t *methods = json_loads(r.out, 0, NULL);
+    assert_true(json_is_array(methods));
+    json_t *serial = json_object_get(find_by(methods, "method", "serial.probe"), "flags");
+    assert_int_equal(json_array_size(serial), 1);
+    assert_string_equal(json_string_value(json_array_get(serial, 0)), "serialized");
+    json_t *quick = json_object_get(find_by(methods, "method", "thread.quick"), "flags");
+    assert_int_equal(json_array_size(quick), 1);
+    assert_string_equal(json_string_value(json_array_get(quick, 0)), "quick");
+    assert_int_equal(
+        json_array_size(json_object_get(find_by(methods, "method", "thread.worker"), "flags")), 0);
+    json_decref(methods);
+    harness_run_result_free(&r);
+    run_expect(&r, NULL, 0, "list", "--plugin", env("RPCD_FIXTURE_CONCURRENCY"), NULL);
+    expect_in(r.out, "serial.probe\n  plugin:      concurrency\n  flags:       serialized \n");
+    expect_in(r.out, "thread.worker\n  plugin:      concurrency\n  flags:       -\n");
+    harness_run_result_free(&r);
+}
+
 static void test_inspect(void **state)
 {
     (void)state;
@@ -408,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_call_timeout_of_a_stuck_handler),
         cmocka_unit_test(test_call_cancel_after),
         cmocka_unit_test(test_list_json_with_tool_names),
+        cmocka_unit_test(test_list_flags),
         cmocka_unit_test(test_inspect),
         cmocka_unit_test(test_help_names_the_commands),
     };

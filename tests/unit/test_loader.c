@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -452,6 +453,44 @@ static void test_reload_shares_unchanged_and_loads_changed(void **state)
     unlink(path);
 }
 
+/*
+ * A file written over in place with the same size and its old modification time put back (as
+ * a copy that keeps times does): only its content tells it changed, and it is loaded anew.
+ */
+static void test_reload_compares_content(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/rpcd-loader-XXXXXX.so";
+    int fd = mkstemps(path, 3);
+    assert_true(fd >= 0);
+    close(fd);
+    copy_file(env_path("RPCD_FIXTURE_BUILD_A"), path);
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+    char *text = section("named", path, "prefix = x.\n");
+    attempt first, second;
+    load(&first, text);
+    assert_int_equal(first.status, 0);
+    copy_file(env_path("RPCD_FIXTURE_BUILD_B"), path);
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+    assert_int_equal(stat(path, &after), 0);
+    /* Only the content differs from what the identity records. */
+    assert_int_equal(after.st_ino, before.st_ino);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_int_equal(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+    assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    reload(&second, &first, text);
+    assert_int_equal(second.status, 0);
+    assert_non_null(strstr(second.log, "init build b"));
+    char log[4096];
+    finish_logged(&first, log, sizeof log);
+    assert_non_null(strstr(log, "shutdown build a"));
+    finish_logged(&second, log, sizeof log);
+    free(text);
+    unlink(path);
+}
+
 /* A changed section (another key) is a changed plugin: loaded anew. */
 static void test_reload_loads_plugin_with_changed_keys(void **state)
 {
@@ -490,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_fifo_plugin_refused_without_hanging),
         cmocka_unit_test(test_plugin_in_unsafe_directory),
         cmocka_unit_test(test_reload_shares_unchanged_and_loads_changed),
+        cmocka_unit_test(test_reload_compares_content),
         cmocka_unit_test(test_reload_loads_plugin_with_changed_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
