@@ -1306,6 +1306,23 @@ static void test_sigterm_grace_period_for_stuck_call(void **state)
     end(s);
 }
 
+/* shutdown_grace_ms = 0: a stop does not wait for a call that ignores it, rpcd exits 0 at once. */
+static void test_sigterm_without_grace_period(void **state)
+{
+    session *s = *state;
+    start(s, "workers = 2\nshutdown_grace_ms = 0");
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"stuck\",\"method\":\"deferred.hold\"}\n");
+    barrier(s, 2, 2);
+    long long sent = now_ms();
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    expect_exit(s, HARNESS_TIMEOUT_MS, 0);
+    long long elapsed = now_ms() - sent;
+    if (elapsed >= 5000)
+        print_error("rpcd exited %lld ms after SIGTERM, grace period 0 ms\n", elapsed);
+    assert_true(elapsed < 5000);
+    end(s);
+}
+
 /*
  * A request that was read while rpcd waited for room (max_in_flight) when the stop came still
  * gets its one answer: -32800, never silence.
@@ -1858,6 +1875,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigterm_on_a_plugin_thread, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_grace_period_for_stuck_call, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_sigterm_without_grace_period, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_second_sigterm_exits_at_once, session_setup,
                                         session_teardown),
