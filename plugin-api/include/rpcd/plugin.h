@@ -35,9 +35,13 @@ extern "C" {
  *        host->call_tool_result (a complete MCP tool result) and host->call_meta (the
  *        request's params._meta). Descriptors of older plugins end before title, so nothing
  *        they hand over changes meaning.
+ *   1.5  the rest of an MCP server: rpcd_method.mcp_role and mcp_descriptor make a method a
+ *        resource, a prompt or a completion instead of a tool (or keep it from MCP clients);
+ *        host->resource_updated. Descriptors of older plugins end before mcp_role: their
+ *        methods stay tools.
  */
 #define RPCD_ABI_MAJOR 1
-#define RPCD_ABI_MINOR 4
+#define RPCD_ABI_MINOR 5
 
 /* The one symbol the daemon looks up in a plugin, and its type. */
 #define RPCD_PLUGIN_ENTRY_SYMBOL "rpcd_plugin_entry"
@@ -141,6 +145,17 @@ typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t param
 #define RPCD_METHOD_QUICK 0x2u
 
 /*
+ * (1.5) What a method is to an MCP client (rpcd_method.mcp_role). Every method stays callable
+ * by its name over plain JSON-RPC whatever its role; the role says where MCP shows it. Values
+ * are never reused; a role a daemon does not know refuses the method at register_method.
+ */
+#define RPCD_MCP_TOOL 0u       /* a tool: tools/list and tools/call (every older method) */
+#define RPCD_MCP_RESOURCE 1u   /* a resource or a resource template: resources/read */
+#define RPCD_MCP_PROMPT 2u     /* a prompt: prompts/list and prompts/get */
+#define RPCD_MCP_COMPLETION 3u /* completion/complete for a prompt's or a template's arguments */
+#define RPCD_MCP_HIDDEN 4u     /* nothing: a plain JSON-RPC method MCP clients do not see */
+
+/*
  * A method descriptor, read by register_method(). Set size to sizeof(rpcd_method) (use
  * rpcd_method_new()): the daemon reads only the members that fit in size, so a plugin built
  * against an older, shorter descriptor keeps working. The daemon copies the strings.
@@ -193,6 +208,51 @@ typedef struct rpcd_method {
      * present.
      */
     const char *icons;
+
+    /* ---- 1.5: methods that are not tools. An MCP client reaches them through the method the
+     * role names; the handler gets params in the shape given below and may answer with the
+     * short form (a string) or with the MCP result object whole. */
+
+    /* RPCD_MCP_TOOL (0) unless set: one of the RPCD_MCP_* roles above. */
+    uint32_t mcp_role;
+    /*
+     * JSON text describing the method in its role; required for RESOURCE, PROMPT and COMPLETION,
+     * refused for TOOL and HIDDEN (a tool says what it is with the 1.4 members).
+     *   RESOURCE    MCP's Resource, {"uri":"notes://today","name":"today","title":"...",
+     *               "description":"...","mimeType":"text/plain"}, or ResourceTemplate with
+     *               "uriTemplate" instead of "uri" ("notes://{day}"; RFC 6570 level 1: {var}
+     *               matches one or more characters other than '/', {+var} any characters).
+     *               Listed in resources/list or resources/templates/list. resources/read of a
+     *               URI it names (a resource's own URI first, then templates in load order)
+     *               calls the handler with {"uri":"..."} and, for a template,
+     *               "variables":{"day":"..."} (the matched text, not decoded). A string result
+     *               is the resource's text (with its mimeType); an object with a "contents"
+     *               array is MCP's ReadResourceResult whole, each entry with a "uri" and a
+     *               string "text" or "blob" (base64); any other value is sent as its JSON text
+     *               with mimeType application/json.
+     *   PROMPT      MCP's Prompt, {"name":"greet","title":"...","description":"...",
+     *               "arguments":[{"name":"who","description":"...","required":true}]}.
+     *               prompts/get calls the handler with {"name":"greet","arguments":{...}}
+     *               (every required argument present and every value a string, else the client
+     *               gets -32602 and the handler is not called). A string result is one "user"
+     *               message of text; an object with a "messages" array is MCP's GetPromptResult
+     *               whole, each message with "role" "user" or "assistant" and a "content"
+     *               object with a "type".
+     *   COMPLETION  {"ref":{"type":"ref/prompt","name":"greet"}} or
+     *               {"ref":{"type":"ref/resource","uri":"notes://{day}"}}: the prompt or the
+     *               template (by its uriTemplate) whose arguments it completes.
+     *               completion/complete calls the handler with the request's params as sent
+     *               ({"ref":...,"argument":{"name":"who","value":"Jo"},"context":...}). An
+     *               array of strings is the values (the first 100 are sent, with "total" and
+     *               "hasMore"); an object is MCP's "completion" object whole ("values" an array
+     *               of at most 100 strings).
+     * register_method refuses a descriptor that is not such an object, a prompt name or a
+     * resource URI another method of the same role has, and a completion of a ref another
+     * completion has. A result not of these shapes fails the call with -32603, as an invalid
+     * call_tool_result does. Names and URIs of prompts and resources are checked for UTF-8 and
+     * passed through as given (no portable renaming as for tools).
+     */
+    const char *mcp_descriptor;
 } rpcd_method;
 
 /*
@@ -234,6 +294,12 @@ typedef struct rpcd_host_api {
      * Writes one line to the daemon's log (stderr), prefixed with the plugin's name. Any thread,
      * any time until shutdown returns. Never write to stdout: it carries the protocol (the
      * daemon redirects it, but the line would be lost among the logs).
+     * The line also reaches an MCP client as notifications/message ({"level":"error" for
+     * RPCD_LOG_ERROR, "warning", "info" or "debug", "logger": the plugin's name, "data": the
+     * text}) once the client asked with logging/setLevel for that level or a finer one; in the
+     * 2026-07-28 revision, when logged on the thread running a handler of a request whose
+     * _meta named a level with "io.modelcontextprotocol/logLevel". The same holds for log_v and
+     * log_text.
      */
     void (*log)(rpcd_plugin *plugin, int level, const char *format, ...) RPCD_PRINTF(3, 4);
 
@@ -398,6 +464,21 @@ typedef struct rpcd_host_api {
      * wherever the plugin runs. Test for it with RPCD_HOST_HAS(host, call_meta).
      */
     int (*call_meta)(rpcd_call *call, const char *name, char *out, size_t out_size, size_t *length);
+
+    /* ---- 1.5 ---- */
+
+    /*
+     * Tells the client that the resource at uri (UTF-8, NUL-terminated, copied) changed and may
+     * be read again: rpcd sends notifications/resources/updated {"uri":...} when the client
+     * subscribed to that URI (resources/subscribe, or subscriptions/listen with
+     * resourceSubscriptions in the 2026-07-28 revision), and nothing otherwise. Any URI the
+     * plugin serves may be named, a template's expansions included.
+     * Returns RPCD_OK (also when nobody is subscribed); RPCD_ERR_INVALID_ARGUMENT for NULL or a
+     * URI that is not UTF-8. Any thread, any time after init returns and until shutdown
+     * returns (during init: RPCD_ERR_UNSUPPORTED). Test for it with
+     * RPCD_HOST_HAS(host, resource_updated).
+     */
+    int (*resource_updated)(rpcd_plugin *plugin, const char *uri);
 } rpcd_host_api;
 
 /* True when the daemon's table has the member and it is set. */
@@ -456,6 +537,8 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
     method.annotations = NULL;
     method.output_schema = NULL;
     method.icons = NULL;
+    method.mcp_role = RPCD_MCP_TOOL;
+    method.mcp_descriptor = NULL;
     return method;
 }
 
@@ -516,11 +599,13 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
  *                     log 32, call_result 40, call_fail 48, call_fail_code 56, call_notify 64,
  *                     call_progress 72, call_is_cancelled 80, call_method 88, log_v 96,
  *                     call_complete 104, log_text 112 (120 bytes in 1.3), call_tool_result 120,
- *                     call_meta 128; 136 bytes in 1.4.
+ *                     call_meta 128 (136 bytes in 1.4), resource_updated 136; 144 bytes in
+ *                     1.5.
  *   rpcd_method       size 0, name 8, handler 16, user_data 24, free_user_data 32, flags 40
  *                     (uint32_t, then 4 bytes of padding), description 48, params_schema 56
  *                     (64 bytes in 1.0 to 1.3), title 64, annotations 72, output_schema 80,
- *                     icons 88; 96 bytes in 1.4.
+ *                     icons 88 (96 bytes in 1.4), mcp_role 96 (uint32_t, then 4 bytes of
+ *                     padding), mcp_descriptor 104; 112 bytes in 1.5.
  *   rpcd_plugin_info  size 0, abi_major 8, abi_minor 12, name 16, version 24, init 32,
  *                     shutdown 40; 48 bytes.
  * RPCD_HOST_HAS(host, member): host->size >= the member's offset + its size (one pointer), and
