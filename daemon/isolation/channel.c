@@ -5,6 +5,8 @@
  */
 #include "channel.h"
 
+#include "json_scan.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -187,6 +189,26 @@ const char *chan_get_cstr(chan_frame *frame, bool optional, char *out, size_t si
 bool chan_finished(const chan_frame *frame)
 {
     return !frame->bad && frame->at == frame->end;
+}
+
+/* Text for the protocol: at most most bytes of UTF-8 without a NUL. */
+static bool protocol_text(chan_str text, size_t most)
+{
+    return text.length <= most && !memchr(text.bytes, '\0', text.length) &&
+           js_utf8_valid(text.bytes, text.length);
+}
+
+int chan_read_resource_updated(chan_frame *frame, chan_str *uri)
+{
+    *uri = chan_get_str(frame);
+    return chan_finished(frame) && protocol_text(*uri, CHAN_MAX_URI) ? 0 : -1;
+}
+
+int chan_read_log(chan_frame *frame, int *level, chan_str *text)
+{
+    *level = (int32_t)chan_get_u32(frame);
+    *text = chan_get_str(frame);
+    return chan_finished(frame) && protocol_text(*text, CHAN_MAX_LOG_TEXT) ? 0 : -1;
 }
 
 int chan_write_all(int fd, const char *data, size_t length)

@@ -24,12 +24,16 @@
 /*
  * The message kinds, with what each carries (u32/u64/i32/i64/f64 native, str = u32 length and
  * bytes, opt = u8 present and a str). Parent to host:
- *   INIT      u32 log level, u64 workers, u64 max_depth, u8 insecure, str name, str path,
- *             u32 pair count, then str key and str value per pair
- *   CALL      u64 id, u32 method index, opt params
+ *   INIT      u32 log level, i32 MCP client's log level (-1: none), u64 workers,
+ *             u64 max_depth, u8 insecure, str name, str path, u32 pair count, then str key and
+ *             str value per pair, then the confinement (spawn.c's put_confinement)
+ *   CALL      u64 id, u32 method index, opt params, u8 _meta state + 1, opt _meta
  *   CANCEL    u64 id
+ *   LEVEL     i32 MCP client's log level (-1: none), whenever it changes
  * Host to parent, answers to INIT:
- *   METHOD    u32 flags, str name, opt description, opt params_schema (one per method)
+ *   METHOD    u32 flags, str name, opt description, opt params_schema, opt title,
+ *             opt annotations, opt output_schema, opt icons (one per method)
+ *   LOG       as below: lines the plugin's init logged for the client (before READY)
  *   READY     i32 status (0: loaded), str plugin name or the reason it failed
  * Host to parent, one per host function a plugin calls on a call:
  *   RESULT    u64 id, str json                           call_result
@@ -38,7 +42,13 @@
  *   NOTIFY    u64 id, str method, opt params             call_notify
  *   PROGRESS  u64 id, f64 done, f64 total, opt message   call_progress
  *   END       u64 id, i32 status                         the handler's status, or call_complete
- * call_is_cancelled, call_method, config_get and the log functions are answered in the host.
+ *   TOOL_RESULT u64 id, str json                         call_tool_result
+ * Host to parent, about no call (MCP events, mcp_events.h):
+ *   RESOURCE_UPDATED str uri (UTF-8, at most CHAN_MAX_URI)  resource_updated
+ *   LOG       i32 level, str text (UTF-8, at most CHAN_MAX_LOG_TEXT)
+ *                                     a log line the MCP client asked for (its level or finer)
+ * call_is_cancelled, call_method, call_meta and config_get are answered in the host; the log
+ * functions write to the log there, and send LOG only for the client.
  */
 /* clang-format on */
 typedef enum chan_kind {
@@ -54,8 +64,18 @@ typedef enum chan_kind {
     CHAN_PROGRESS,
     CHAN_END,
     CHAN_TOOL_RESULT, /* 1.4's call_tool_result: a complete MCP tool result */
+    CHAN_RESOURCE_UPDATED,
+    CHAN_LOG,
+    CHAN_LEVEL,
     CHAN_KIND_COUNT
 } chan_kind;
+
+/*
+ * The longest URI a host may name in RESOURCE_UPDATED (a plugin's longer one is dropped in the
+ * host with a log line), and the longest text of a LOG line (the log functions' own bound).
+ */
+#define CHAN_MAX_URI ((size_t)64 * 1024)
+#define CHAN_MAX_LOG_TEXT ((size_t)2048)
 
 /* The fixed descriptors of a host process: the channel, and the plugin's file. */
 enum { CHAN_HOST_FD = 3, CHAN_PLUGIN_FD = 4 };
@@ -122,6 +142,14 @@ chan_str chan_get_opt(chan_frame *frame);
 const char *chan_get_cstr(chan_frame *frame, bool optional, char *out, size_t size);
 /* True when every field was read and the payload is used up exactly. */
 bool chan_finished(const chan_frame *frame);
+
+/*
+ * The fields of the frames about no call, checked as rpcd checks what goes into the protocol:
+ * UTF-8 without a NUL, within CHAN_MAX_URI or CHAN_MAX_LOG_TEXT bytes, and nothing after them.
+ * Return 0, or -1 (the frame is malformed, which a host's frames must never be).
+ */
+int chan_read_resource_updated(chan_frame *frame, chan_str *uri);
+int chan_read_log(chan_frame *frame, int *level, chan_str *text);
 
 /* ---- The socket -------------------------------------------------------------------------- */
 

@@ -17,6 +17,7 @@
 #include "isolation/sandbox.h"
 #include "loader.h"
 #include "log.h"
+#include "mcp_events.h"
 #include "registry.h"
 
 #include <fcntl.h>
@@ -228,7 +229,7 @@ static int read_confinement(chan_frame *frame, sandbox_settings *sandbox)
 
 /* Reads the INIT frame into config. Returns 0, or -1. */
 static int read_init(buffer *in, cfg_plugin *config, bool *insecure, size_t *workers,
-                     sandbox_settings *sandbox)
+                     int *client_level, sandbox_settings *sandbox)
 {
     size_t used;
     chan_frame frame;
@@ -241,6 +242,7 @@ static int read_init(buffer *in, cfg_plugin *config, bool *insecure, size_t *wor
     uint32_t logging = chan_get_u32(&frame);
     log_set_level((int)(logging & 0xff));
     log_set_format((int)(logging >> 8));
+    *client_level = (int32_t)chan_get_u32(&frame);
     *workers = (size_t)chan_get_u64(&frame);
     host.max_depth = (size_t)chan_get_u64(&frame);
     *insecure = chan_get_u8(&frame) != 0;
@@ -305,6 +307,7 @@ static void serve(buffer *in)
                CHAN_FRAME) {
             int status = frame.kind == CHAN_CALL     ? start_call(&frame)
                          : frame.kind == CHAN_CANCEL ? cancel_call(&frame)
+                         : frame.kind == CHAN_LEVEL  ? host_apply_level(&frame)
                                                      : -1;
             if (status != 0) {
                 next = CHAN_MALFORMED;
@@ -370,7 +373,8 @@ int iso_host_main(void)
     const char *name = NULL;
     int status = 1;
     sandbox_settings sandbox;
-    if (read_init(&in, &config, &insecure, &workers, &sandbox) != 0) {
+    int client_level = -1;
+    if (read_init(&in, &config, &insecure, &workers, &client_level, &sandbox) != 0) {
         sandbox_settings_free(&sandbox);
         log_message(LOG_ERROR, "plugin host: no valid INIT from rpcd");
         goto done;
@@ -382,6 +386,7 @@ int iso_host_main(void)
         goto done;
     }
     ld_set_call_api(host_fill_call_api);
+    host_events_attach(client_level);
     if (ld_load_fd(&config, CHAN_PLUGIN_FD, host.methods, &plugins, &name, error, sizeof error) !=
         0) {
         report(NULL, error);
@@ -396,6 +401,7 @@ done:
         exec_free(host.pool); /* runs what was queued, joins the workers */
     if (plugins)
         ld_unload_all(plugins, host.methods); /* the plugin's shutdown joins its own threads */
+    mcp_events_attach(NULL);
     if (host.methods)
         reg_free(host.methods);
     for (uint32_t i = 0; i < MOST_CHUNKS && host.chunks[i]; i++) {

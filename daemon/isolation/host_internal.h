@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the two halves of a plugin host share: host.c (the process: INIT, confinement, the load,
- * the frames from rpcd, running calls) and host_calls.c (the host functions a plugin calls, each
- * a frame to rpcd). Nothing else includes it.
+ * What the parts of a plugin host share: host.c (the process: INIT, confinement, the load,
+ * the frames from rpcd, running calls), host_calls.c (the host functions a plugin calls, each
+ * a frame to rpcd) and host_events.c (MCP events to rpcd). Nothing else includes it.
  */
 #ifndef RPCD_ISOLATION_HOST_INTERNAL_H
 #define RPCD_ISOLATION_HOST_INTERNAL_H
@@ -70,5 +70,12 @@ rpcd_call *host_handle_of(const host_call *call);
 void host_end_locked(host_call *call, int status);
 /* Fills the call_* members of the host table with the functions that forward to rpcd. */
 void host_fill_call_api(rpcd_host_api *api);
+/*
+ * Makes the host's MCP events (resource_updated, the log lines the client asked for) frames to
+ * rpcd, with client_level the client's log level (INIT's). Before the plugin loads.
+ */
+void host_events_attach(int client_level);
+/* LEVEL: the client's new log level. Returns 0, or -1 (malformed). */
+int host_apply_level(chan_frame *frame);
 
 #endif

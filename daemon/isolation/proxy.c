@@ -14,10 +14,12 @@
 #include "isolation/spawn.h"
 #include "isolation/supervisor.h"
 #include "log.h"
+#include "mcp_events.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,49 @@ static const char *host_program = "/proc/self/exe";
 void iso_set_host_program(const char *path)
 {
     host_program = path;
+}
+
+/*
+ * Every proxy whose host is to hear the MCP client's log level: one watcher of mcp_events tells
+ * them all. A proxy joins before its first host's INIT reads the level, so that no change falls
+ * between the two, and leaves before it is freed.
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static iso_proxy *live_head;
+static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
+
+static void level_changed(void *context, int level)
+{
+    (void)context;
+    pthread_mutex_lock(&live_lock);
+    for (iso_proxy *proxy = live_head; proxy; proxy = proxy->next_live)
+        pxy_queue_level(proxy, level);
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void watch_level(void)
+{
+    mcp_events_watch_log_level(level_changed, NULL);
+}
+
+static void join_live(iso_proxy *proxy)
+{
+    pthread_once(&watch_once, watch_level);
+    pthread_mutex_lock(&live_lock);
+    proxy->next_live = live_head;
+    live_head = proxy;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void leave_live(iso_proxy *proxy)
+{
+    pthread_mutex_lock(&live_lock);
+    for (iso_proxy **at = &live_head; *at; at = &(*at)->next_live)
+        if (*at == proxy) {
+            *at = proxy->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
 }
 
 /* A restarted host must finish its plugin's init within this, or it counts as crashed again. */
@@ -140,6 +185,7 @@ static int take_methods(iso_proxy *proxy, const iso_host_info *info)
 
 static void free_proxy(iso_proxy *proxy)
 {
+    leave_live(proxy);
     for (size_t i = 0; proxy->methods && i < proxy->method_count; i++)
         free(proxy->methods[i].name);
     free(proxy->methods);
@@ -249,6 +295,7 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
     proxy->owner = owner;
     call_fill_host_api(&proxy->api);
     pxy_calls_init(proxy);
+    join_live(proxy);
 
     char reason[512] = "";
     int channel;

@@ -5,7 +5,9 @@
  * call over the channel. When the host dies, every call in flight in it fails with -32603 and
  * data.exception naming the signal or exit status, and the host is started again (see
  * supervisor.h); a call past its plugin's timeout_ms is answered at once, and a host that does
- * not let go of it within the grace period is killed.
+ * not let go of it within the grace period is killed. What a plugin tells an MCP client outside
+ * its calls (resource updates, log lines) reaches mcp_events from the host, and every host hears
+ * the client's log level, when it starts and whenever it changes.
  */
 #ifndef RPCD_PROXY_H
 #define RPCD_PROXY_H

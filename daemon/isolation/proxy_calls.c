@@ -227,6 +227,19 @@ void pxy_cancel(iso_proxy *proxy, rpcd_call *call)
     pthread_mutex_unlock(&proxy->lock);
 }
 
+void pxy_queue_level(iso_proxy *proxy, int level)
+{
+    pthread_mutex_lock(&proxy->lock);
+    if (proxy->state != PXY_DOWN && proxy->state != PXY_STOPPING) {
+        size_t start;
+        int failed = chan_begin(&proxy->pending, CHAN_LEVEL, &start);
+        failed |= chan_put_u32(&proxy->pending, (uint32_t)(int32_t)level);
+        chan_end(&proxy->pending, start, failed != 0); /* without memory the host is not told */
+        wake_writer(proxy);
+    }
+    pthread_mutex_unlock(&proxy->lock);
+}
+
 /* ---- The writer thread: batches out, deadlines ------------------------------------------ */
 
 /* A call answered at its deadline, the answer given outside the lock. */

@@ -82,6 +82,8 @@ struct iso_proxy {
 
     buffer in;      /* the reader's: bytes from the host */
     buffer scratch; /* the reader's: strings made C strings */
+
+    iso_proxy *next_live; /* the proxies told the MCP client's log level (proxy.c) */
 };
 
 void pxy_calls_init(iso_proxy *proxy);
@@ -119,6 +121,12 @@ int pxy_take_for_frame(iso_proxy *proxy, uint64_t id, rpcd_call **call);
 void pxy_end_entry(iso_proxy *proxy, uint64_t id);
 /* Tells the host that call was cancelled (nothing when it is not the host's any more). */
 void pxy_cancel(iso_proxy *proxy, rpcd_call *call);
+/*
+ * Queues LEVEL: the MCP client's log level changed. For the host running now, or the next one
+ * when it is restarting (whose INIT may have it already: twice is harmless); nothing when the
+ * plugin is down or stopping.
+ */
+void pxy_queue_level(iso_proxy *proxy, int level);
 
 /* Starts the writer thread and the reader thread (reader_main). Returns 0, or -1. */
 int pxy_start_threads(iso_proxy *proxy, void *(*reader_main)(void *));

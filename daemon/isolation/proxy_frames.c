@@ -2,13 +2,15 @@
 /*
  * What an isolated plugin's host sends, applied by the proxy's reader thread: one function per
  * message kind, in one table, each reading its fields, checking that the frame holds exactly
- * them, and handing them to rpcd's own host function on the call the frame names.
+ * them, and handing them to rpcd's own host function on the call the frame names (or, for the
+ * MCP events, which name no call, to mcp_events).
  */
 #include "isolation/proxy_calls.h"
 
 #include "call.h"
 #include "isolation/channel.h"
 #include "json_scan.h"
+#include "mcp_events.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -163,9 +165,45 @@ static const apply_fn apply_kind[CHAN_KIND_COUNT] = {
     [CHAN_TOOL_RESULT] = apply_tool_result,
 };
 
+/* ---- Frames about no call: MCP events, handed to rpcd's own sink ------------------------- */
+
+static int apply_resource_updated(iso_proxy *proxy, chan_frame *frame)
+{
+    chan_str uri;
+    size_t at = 0;
+    if (chan_read_resource_updated(frame, &uri) != 0 || !scratch_string(proxy, uri, &at, frame))
+        return -1;
+    mcp_events_resource_updated(proxy->scratch.data + at);
+    return 0;
+}
+
+static int apply_log(iso_proxy *proxy, chan_frame *frame)
+{
+    int level;
+    chan_str text;
+    if (chan_read_log(frame, &level, &text) != 0)
+        return -1;
+    mcp_events_log(proxy->name, level, text.bytes, text.length);
+    return 0;
+}
+
+typedef int (*apply_event_fn)(iso_proxy *proxy, chan_frame *frame);
+static const apply_event_fn apply_event_kind[CHAN_KIND_COUNT] = {
+    [CHAN_RESOURCE_UPDATED] = apply_resource_updated,
+    [CHAN_LOG] = apply_log,
+};
+
 /* Applies one frame. Returns 0, or -1 with why when the host broke the channel. */
 static int apply(iso_proxy *proxy, chan_frame *frame, char *why, size_t why_size)
 {
+    apply_event_fn event = apply_event_kind[frame->kind];
+    if (event) {
+        buf_clear(&proxy->scratch);
+        if (event(proxy, frame) == 0)
+            return 0;
+        snprintf(why, why_size, "sent a malformed message of kind %d", (int)frame->kind);
+        return -1;
+    }
     apply_fn fn = apply_kind[frame->kind];
     if (!fn) {
         snprintf(why, why_size, "sent a message of kind %d, which is not its to send",

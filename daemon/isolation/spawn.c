@@ -13,6 +13,7 @@
 #include "isolation/channel.h"
 #include "isolation/sandbox.h"
 #include "log.h"
+#include "mcp_events.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +70,9 @@ static int send_init(int fd, const cfg_plugin *config, const iso_settings *setti
     int failed = chan_begin(&out, CHAN_INIT, &start);
     /* The level, and the format above it: the host's lines look like rpcd's. */
     failed |= chan_put_u32(&out, (uint32_t)settings->log_level | (uint32_t)log_get_format() << 8);
+    /* Read after the proxy joined the watched ones (proxy.c): a change from now on is a LEVEL
+     * frame for this host too. */
+    failed |= chan_put_u32(&out, (uint32_t)(int32_t)mcp_events_client_log_level());
     failed |= chan_put_u64(&out, settings->workers);
     failed |= chan_put_u64(&out, settings->max_depth);
     failed |= chan_put_u8(&out, settings->insecure);
@@ -148,12 +152,46 @@ static int wait_readable(int fd, long long deadline)
 }
 
 /*
- * Reads METHOD frames up to READY. Returns 0, or -1 with the reason in error (what the host
- * said when its plugin failed).
+ * The lines the plugin's init logged for the MCP client, kept until READY names the plugin (the
+ * logger of each). A host that sends more has them dropped: they are in the log all the same.
+ */
+enum { MOST_INIT_LINES = 256 };
+typedef struct init_lines {
+    buffer texts; /* each text and its NUL */
+    int levels[MOST_INIT_LINES];
+    size_t count;
+} init_lines;
+
+static int keep_line(chan_frame *frame, init_lines *lines)
+{
+    int level;
+    chan_str text;
+    if (chan_read_log(frame, &level, &text) != 0)
+        return -1;
+    if (lines->count < MOST_INIT_LINES && buf_append(&lines->texts, text.bytes, text.length) == 0 &&
+        buf_append_char(&lines->texts, '\0') == 0)
+        lines->levels[lines->count++] = level;
+    return 0;
+}
+
+static void send_lines(const init_lines *lines, const char *logger)
+{
+    const char *text = lines->texts.data;
+    for (size_t i = 0; i < lines->count; i++) {
+        size_t length = strlen(text);
+        mcp_events_log(logger, lines->levels[i], text, length);
+        text += length + 1;
+    }
+}
+
+/*
+ * Reads METHOD frames (and LOG) up to READY. Returns 0, or -1 with the reason in error (what the
+ * host said when its plugin failed).
  */
 static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error, size_t error_size)
 {
     buffer in = BUFFER_INIT;
+    init_lines lines = {.texts = BUFFER_INIT, .count = 0};
     long long deadline = timeout_ms >= 0 ? clock_now_ms() + timeout_ms : -1;
     int status = -1;
     snprintf(error, error_size, "its host ended before the plugin's init returned");
@@ -175,6 +213,9 @@ static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error,
         if (frame.kind == CHAN_METHOD) {
             if (add_method(&frame, info) != 0)
                 break;
+        } else if (frame.kind == CHAN_LOG) {
+            if (keep_line(&frame, &lines) != 0)
+                break;
         } else if (frame.kind == CHAN_READY) {
             int32_t loaded = (int32_t)chan_get_u32(&frame);
             bool bad = false;
@@ -186,6 +227,7 @@ static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error,
             if (loaded == 0) {
                 info->name = text;
                 status = 0;
+                send_lines(&lines, text);
             } else {
                 snprintf(error, error_size, "%s", text);
                 free(text);
@@ -198,6 +240,7 @@ static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error,
     }
     if (status != 0 && strstr(error, "ended before") && in.length > 0)
         snprintf(error, error_size, "its host sent a malformed answer to INIT");
+    buf_free(&lines.texts);
     buf_free(&in);
     return status;
 }

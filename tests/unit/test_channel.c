@@ -5,10 +5,14 @@
  */
 #include "isolation/channel.h"
 
+#include <rpcd/plugin.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -172,12 +176,68 @@ static void test_socket(void **state)
     buf_free(&in);
 }
 
+/* A frame about no call: kind, a level when with_level, and text of length bytes. */
+static int read_event(chan_kind kind, bool with_level, const char *text, size_t length,
+                      bool trailing)
+{
+    buffer out = BUFFER_INIT;
+    size_t start;
+    int failed = chan_begin(&out, kind, &start);
+    if (with_level)
+        failed |= chan_put_u32(&out, (uint32_t)RPCD_LOG_INFO);
+    failed |= chan_put_str(&out, text, length);
+    if (trailing)
+        failed |= chan_put_u8(&out, 0);
+    assert_int_equal(chan_end(&out, start, failed != 0), 0);
+    size_t used;
+    chan_frame frame;
+    assert_int_equal(chan_next(out.data, out.length, &used, &frame), CHAN_FRAME);
+    chan_str got;
+    int level = -1;
+    int status = kind == CHAN_LOG ? chan_read_log(&frame, &level, &got)
+                                  : chan_read_resource_updated(&frame, &got);
+    if (status == 0) {
+        assert_int_equal(got.length, length);
+        assert_memory_equal(got.bytes, text, length);
+        if (kind == CHAN_LOG)
+            assert_int_equal(level, RPCD_LOG_INFO);
+    }
+    buf_free(&out);
+    return status;
+}
+
+/* What a host says about no call must be fit for the protocol: UTF-8, no NUL, bounded. */
+static void test_events_checked(void **state)
+{
+    (void)state;
+    assert_int_equal(read_event(CHAN_RESOURCE_UPDATED, false, "notes://a", 9, false), 0);
+    assert_int_equal(read_event(CHAN_RESOURCE_UPDATED, false, "", 0, false), 0);
+    assert_int_equal(read_event(CHAN_RESOURCE_UPDATED, false, "notes://\xc3", 9, false), -1);
+    assert_int_equal(read_event(CHAN_RESOURCE_UPDATED, false, "a\0b", 3, false), -1);
+    assert_int_equal(read_event(CHAN_RESOURCE_UPDATED, false, "notes://a", 9, true), -1);
+    assert_int_equal(read_event(CHAN_LOG, true, "caf\xc3\xa9", 5, false), 0);
+    assert_int_equal(read_event(CHAN_LOG, true, "bad \xe2\x82", 6, false), -1);
+    assert_int_equal(read_event(CHAN_LOG, true, "a\0b", 3, false), -1);
+    assert_int_equal(read_event(CHAN_LOG, true, "line", 4, true), -1);
+    assert_int_equal(read_event(CHAN_LOG, false, "line", 4, false), -1); /* no level */
+    /* Up to the bounds and not a byte more. */
+    char *long_text = malloc(CHAN_MAX_URI + 1);
+    assert_non_null(long_text);
+    memset(long_text, 'u', CHAN_MAX_URI + 1);
+    assert_int_equal(read_event(CHAN_RESOURCE_UPDATED, false, long_text, CHAN_MAX_URI, false), 0);
+    assert_int_equal(read_event(CHAN_RESOURCE_UPDATED, false, long_text, CHAN_MAX_URI + 1, false),
+                     -1);
+    assert_int_equal(read_event(CHAN_LOG, true, long_text, CHAN_MAX_LOG_TEXT, false), 0);
+    assert_int_equal(read_event(CHAN_LOG, true, long_text, CHAN_MAX_LOG_TEXT + 1, false), -1);
+    free(long_text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_malformed_headers),
         cmocka_unit_test(test_malformed_fields), cmocka_unit_test(test_refused_frame_taken_back),
-        cmocka_unit_test(test_socket),
+        cmocka_unit_test(test_socket),           cmocka_unit_test(test_events_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,8 @@
 #include "isolation/proxy.h"
 #include "isolation/spawn.h"
 
+#include <pthread.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -21,6 +23,11 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "call_fixture.h"
+#include "mcp_events.h"
+
+#include <time.h>
 
 /* No config: a host with the default seccomp profile and nothing else confined. */
 static const iso_settings settings = {2, 64, 1, true, 1000, NULL};
@@ -166,6 +173,153 @@ static void test_describe_status(void **state)
     assert_no_children();
 }
 
+/* ---- MCP events from an isolated plugin ------------------------------------------------- */
+
+/* What reached the sink rpcd's server attaches. */
+static struct {
+    pthread_mutex_t lock;
+    char uris[8][128];
+    size_t uri_count;
+    struct {
+        char logger[32];
+        int level;
+        char text[128];
+    } lines[16];
+    size_t line_count;
+} seen = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void seen_updated(void *context, const char *uri, size_t length)
+{
+    (void)context;
+    pthread_mutex_lock(&seen.lock);
+    if (seen.uri_count < 8)
+        snprintf(seen.uris[seen.uri_count++], sizeof seen.uris[0], "%.*s", (int)length, uri);
+    pthread_mutex_unlock(&seen.lock);
+}
+
+static void seen_line(void *context, const char *logger, int level, const char *text, size_t length)
+{
+    (void)context;
+    pthread_mutex_lock(&seen.lock);
+    if (seen.line_count < 16) {
+        snprintf(seen.lines[seen.line_count].logger, sizeof seen.lines[0].logger, "%s", logger);
+        seen.lines[seen.line_count].level = level;
+        snprintf(seen.lines[seen.line_count].text, sizeof seen.lines[0].text, "%.*s", (int)length,
+                 text);
+        seen.line_count++;
+    }
+    pthread_mutex_unlock(&seen.lock);
+}
+
+static const mcp_event_sink test_sink = {NULL, seen_updated, seen_line};
+
+/* The events plugin isolated, its proxies in a call fixture, the sink attached and empty. */
+static iso_proxy *start_events(fixture *f)
+{
+    setup_program();
+    seen.uri_count = seen.line_count = 0;
+    mcp_events_attach(&test_sink);
+    fixture_open(f);
+    iso_proxy *proxy = NULL;
+    char error[512] = "";
+    if (start("RPCD_FIXTURE_EVENTS", f->methods, &proxy, error, sizeof error) != 0)
+        fail_msg("start failed: %s", error);
+    fixture_start(f, (call_settings){.workers = 2, .max_in_flight = 64});
+    return proxy;
+}
+
+static void stop_events(fixture *f, iso_proxy *proxy)
+{
+    iso_proxy_stop(proxy);
+    fixture_close(f);
+    mcp_events_attach(NULL);
+    mcp_events_set_client_log_level(-1);
+    assert_no_children();
+}
+
+/* Calls name (numeric id) and waits for its response, which must contain expected. */
+static void call_and_wait(fixture *f, const char *name, int id, const char *params,
+                          const char *expected)
+{
+    char id_text[16], response[64];
+    snprintf(id_text, sizeof id_text, "%d", id);
+    snprintf(response, sizeof response, "\"id\":%d,", id);
+    assert_int_equal(start_call(f, name, id_text, params, NULL), 0);
+    for (int waited = 0; !strstr(written(f), response); waited += 2) {
+        if (waited > 10000)
+            fail_msg("no response to %d in: %s", id, written(f));
+        nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+    }
+    const char *at = strstr(written(f), response);
+    const char *end = strchr(at, '\n');
+    if (!strstr(at, expected) || (end && strstr(at, expected) > end))
+        fail_msg("expected %s in the response to %d: %s", expected, id, at);
+}
+
+/* resource_updated in the host reaches rpcd's sink; a URI that is not UTF-8 is refused there. */
+static void test_resource_updated_reaches_the_sink(void **state)
+{
+    (void)state;
+    fixture f;
+    iso_proxy *proxy = start_events(&f);
+    call_and_wait(&f, "ev.updated", 1, "[\"notes://today\"]", "{\"status\":0}");
+    char refused[32];
+    snprintf(refused, sizeof refused, "{\"status\":%d}", RPCD_ERR_INVALID_ARGUMENT);
+    call_and_wait(&f, "ev.updated_bad", 2, NULL, refused);
+    /* A well-formed frame the plugin wrote itself is an event like any other. */
+    call_and_wait(&f, "ev.forge", 3, "[\"updated\"]", "\"result\":true");
+    stop_events(&f, proxy);
+    assert_int_equal(seen.uri_count, 2);
+    assert_string_equal(seen.uris[0], "notes://today");
+    assert_string_equal(seen.uris[1], "notes://forged");
+}
+
+static void expect_line(size_t index, int level, const char *text)
+{
+    assert_true(index < seen.line_count);
+    assert_string_equal(seen.lines[index].logger, "events");
+    assert_int_equal(seen.lines[index].level, level);
+    assert_string_equal(seen.lines[index].text, text);
+}
+
+/*
+ * A host hears the client's level as it changes (LEVEL) and sends only the lines asked for:
+ * none before, those at the level or above after, none once the client asks for none again.
+ */
+static void test_log_lines_follow_the_level(void **state)
+{
+    (void)state;
+    mcp_events_set_client_log_level(-1);
+    fixture f;
+    iso_proxy *proxy = start_events(&f);
+    call_and_wait(&f, "ev.log", 1, NULL, "true");
+    assert_int_equal(seen.line_count, 0);
+    mcp_events_set_client_log_level(RPCD_LOG_INFO);
+    call_and_wait(&f, "ev.log", 2, NULL, "true");
+    assert_int_equal(seen.line_count, 2);
+    expect_line(0, RPCD_LOG_WARNING, "events log 1");
+    expect_line(1, RPCD_LOG_INFO, "events text ? end"); /* made UTF-8 in the host */
+    mcp_events_set_client_log_level(-1);
+    call_and_wait(&f, "ev.log", 3, NULL, "true");
+    assert_int_equal(seen.line_count, 2);
+    stop_events(&f, proxy);
+}
+
+/* A host started once the client asked has the level from its start: its init's line too. */
+static void test_a_later_host_starts_with_the_level(void **state)
+{
+    (void)state;
+    mcp_events_set_client_log_level(RPCD_LOG_WARNING);
+    fixture f;
+    iso_proxy *proxy = start_events(&f);
+    assert_int_equal(seen.line_count, 1);
+    expect_line(0, RPCD_LOG_WARNING, "events init");
+    call_and_wait(&f, "ev.log", 1, NULL, "true");
+    assert_int_equal(seen.line_count, 2);
+    expect_line(1, RPCD_LOG_WARNING, "events log 1");
+    stop_events(&f, proxy);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -176,6 +330,9 @@ int main(void)
         cmocka_unit_test(test_host_program_is_not_rpcd),
         cmocka_unit_test(test_duplicate_name),
         cmocka_unit_test(test_describe_status),
+        cmocka_unit_test(test_resource_updated_reaches_the_sink),
+        cmocka_unit_test(test_log_lines_follow_the_level),
+        cmocka_unit_test(test_a_later_host_starts_with_the_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A plugin host's MCP events: the sink its loader hands resource updates and the log lines the
+ * client asked for to (each a frame to rpcd, whose proxy hands them to rpcd's own sink), and the
+ * client's log level as rpcd tells it, in INIT and then in LEVEL whenever it changes.
+ */
+#include "isolation/host_internal.h"
+
+#include "json_scan.h"
+#include "log.h"
+#include "mcp_events.h"
+
+#include <stdint.h>
+
+/* Lock held: sends what is pending unless the reader is in a batch (it sends at its end). */
+static void send_frame(int failed, size_t start)
+{
+    chan_end(&host.pending, start, failed != 0); /* without memory the event is lost */
+    host_flush_locked();
+    pthread_mutex_unlock(&host.lock);
+}
+
+static void send_resource_updated(void *context, const char *uri, size_t length)
+{
+    (void)context;
+    /* rpcd takes a longer one for a broken host: the plugin's URI is dropped, not its host. */
+    if (length > CHAN_MAX_URI) {
+        log_message(LOG_WARNING,
+                    "plugin host: resource_updated of a URI of %zu bytes (more than %zu) not "
+                    "sent",
+                    length, CHAN_MAX_URI);
+        return;
+    }
+    pthread_mutex_lock(&host.lock);
+    size_t start;
+    int failed = chan_begin(&host.pending, CHAN_RESOURCE_UPDATED, &start);
+    failed |= chan_put_str(&host.pending, uri, length);
+    send_frame(failed, start);
+}
+
+/*
+ * rpcd refuses text that is not UTF-8 from a host, while a plugin may log any bytes (and the
+ * log functions cut a long line anywhere): each byte that starts no valid sequence becomes '?',
+ * as rpcd's own sink would not send it either.
+ */
+static void send_log_line(void *context, const char *logger, int level, const char *text,
+                          size_t length)
+{
+    (void)context, (void)logger; /* rpcd's proxy knows the plugin's name */
+    if (length > CHAN_MAX_LOG_TEXT)
+        length = CHAN_MAX_LOG_TEXT;
+    pthread_mutex_lock(&host.lock);
+    size_t start;
+    int failed = chan_begin(&host.pending, CHAN_LOG, &start);
+    failed |= chan_put_u32(&host.pending, (uint32_t)(int32_t)level);
+    size_t at = host.pending.length + sizeof(uint32_t);
+    failed |= chan_put_str(&host.pending, text, length);
+    for (size_t i = 0; failed == 0 && i < length;) {
+        size_t sequence = js_utf8_sequence_length(host.pending.data + at + i, length - i);
+        if (sequence == 0)
+            host.pending.data[at + i++] = '?';
+        else
+            i += sequence;
+    }
+    send_frame(failed, start);
+}
+
+void host_events_attach(int client_level)
+{
+    mcp_events_set_client_log_level(client_level);
+    static const mcp_event_sink sink = {NULL, send_resource_updated, send_log_line};
+    mcp_events_attach(&sink);
+}
+
+int host_apply_level(chan_frame *frame)
+{
+    int32_t level = (int32_t)chan_get_u32(frame);
+    if (!chan_finished(frame))
+        return -1;
+    mcp_events_set_client_log_level(level);
+    return 0;
+}
