@@ -17,8 +17,8 @@ int main(void)
     printf("pub const ABI_MAJOR: u32 = %d;\n", RPCD_ABI_MAJOR);
     printf("pub const ABI_MINOR: u32 = %d;\n", RPCD_ABI_MINOR);
     /* Where the last member the binding knows ends: a later minor may append members. */
-    printf("pub const HOST_API_END: usize = %zu;\n", END(rpcd_host_api, call_meta));
-    printf("pub const METHOD_END: usize = %zu;\n", END(rpcd_method, icons));
+    printf("pub const HOST_API_END: usize = %zu;\n", END(rpcd_host_api, resource_updated));
+    printf("pub const METHOD_END: usize = %zu;\n", END(rpcd_method, mcp_descriptor));
     printf("pub const PLUGIN_INFO_END: usize = %zu;\n", END(rpcd_plugin_info, shutdown));
 
     printf("pub const HOST_API_OFFSETS: &[(&str, usize)] = &[\n");
@@ -40,6 +40,7 @@ int main(void)
     MEMBER(rpcd_host_api, log_text);
     MEMBER(rpcd_host_api, call_tool_result);
     MEMBER(rpcd_host_api, call_meta);
+    MEMBER(rpcd_host_api, resource_updated);
     printf("];\n");
 
     printf("pub const METHOD_OFFSETS: &[(&str, usize)] = &[\n");
@@ -55,6 +56,8 @@ int main(void)
     MEMBER(rpcd_method, annotations);
     MEMBER(rpcd_method, output_schema);
     MEMBER(rpcd_method, icons);
+    MEMBER(rpcd_method, mcp_role);
+    MEMBER(rpcd_method, mcp_descriptor);
     printf("];\n");
 
     printf("pub const PLUGIN_INFO_OFFSETS: &[(&str, usize)] = &[\n");

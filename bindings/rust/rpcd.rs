@@ -22,7 +22,7 @@ pub mod sys {
 
     /// The ABI this binding was written for: what the plugin declares.
     pub const RPCD_ABI_MAJOR: u32 = 1;
-    pub const RPCD_ABI_MINOR: u32 = 4;
+    pub const RPCD_ABI_MINOR: u32 = 5;
 
     pub const RPCD_OK: c_int = 0;
     pub const RPCD_DEFERRED: c_int = 1;
@@ -44,6 +44,12 @@ pub mod sys {
 
     pub const RPCD_METHOD_SERIALIZED: u32 = 0x1;
     pub const RPCD_METHOD_QUICK: u32 = 0x2;
+
+    pub const RPCD_MCP_TOOL: u32 = 0;
+    pub const RPCD_MCP_RESOURCE: u32 = 1;
+    pub const RPCD_MCP_PROMPT: u32 = 2;
+    pub const RPCD_MCP_COMPLETION: u32 = 3;
+    pub const RPCD_MCP_HIDDEN: u32 = 4;
 
     /// Opaque: only ever behind a pointer.
     #[repr(C)]
@@ -73,6 +79,9 @@ pub mod sys {
         pub annotations: *const c_char,
         pub output_schema: *const c_char,
         pub icons: *const c_char,
+        // 1.5
+        pub mcp_role: u32,
+        pub mcp_descriptor: *const c_char,
     }
 
     #[repr(C)]
@@ -126,6 +135,9 @@ pub mod sys {
                 *mut usize,
             ) -> c_int,
         >,
+        // 1.5
+        pub resource_updated:
+            Option<unsafe extern "C" fn(*mut rpcd_plugin, *const c_char) -> c_int>,
     }
 
     #[repr(C)]
@@ -198,6 +210,8 @@ pub use sys::{
     RPCD_ERR_INTERNAL as ERR_INTERNAL, RPCD_ERR_INVALID_PARAMS as ERR_INVALID_PARAMS,
     RPCD_ERR_NO_MEMORY as ERR_NO_MEMORY, RPCD_ERR_STALE as ERR_STALE, RPCD_LOG_DEBUG as LOG_DEBUG,
     RPCD_LOG_ERROR as LOG_ERROR, RPCD_LOG_INFO as LOG_INFO, RPCD_LOG_WARNING as LOG_WARNING,
+    RPCD_MCP_COMPLETION as MCP_COMPLETION, RPCD_MCP_HIDDEN as MCP_HIDDEN,
+    RPCD_MCP_PROMPT as MCP_PROMPT, RPCD_MCP_RESOURCE as MCP_RESOURCE, RPCD_MCP_TOOL as MCP_TOOL,
     RPCD_METHOD_QUICK as METHOD_QUICK, RPCD_METHOD_SERIALIZED as METHOD_SERIALIZED, RPCD_OK as OK,
 };
 
@@ -223,6 +237,20 @@ pub fn log(level: c_int, text: &str) {
     }
     let text = c_string(text);
     unsafe { (host().log_text.unwrap())(PLUGIN.load(Ordering::Acquire), level, text.as_ptr()) };
+}
+
+/// Tells an MCP client subscribed to uri that the resource changed and may be read again
+/// (nothing is sent when none is). Any thread, after init and until shutdown; ERR_UNSUPPORTED
+/// from a daemon older than 1.5 and during init.
+pub fn resource_updated(uri: &str) -> Result<(), c_int> {
+    let api = HOST.load(Ordering::Acquire);
+    if api.is_null() || !host_has!(host(), resource_updated) {
+        return Err(sys::RPCD_ERR_UNSUPPORTED);
+    }
+    let uri = c_string(uri);
+    status(unsafe {
+        (host().resource_updated.unwrap())(PLUGIN.load(Ordering::Acquire), uri.as_ptr())
+    })
 }
 
 /// A call's context: a handle that may be copied and sent to any thread. Once the call has
@@ -413,8 +441,27 @@ impl Registrar {
     where
         F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
     {
+        self.mcp_method(name, flags, description, MCP_TOOL, None, handler)
+    }
+
+    /// Registers a method MCP clients see in another role (1.5): MCP_RESOURCE, MCP_PROMPT or
+    /// MCP_COMPLETION with its descriptor (JSON text, see rpcd_method.mcp_descriptor), or
+    /// MCP_HIDDEN (and MCP_TOOL) without one.
+    pub fn mcp_method<F>(
+        &mut self,
+        name: &str,
+        flags: u32,
+        description: &str,
+        role: u32,
+        descriptor: Option<&str>,
+        handler: F,
+    ) -> Result<(), c_int>
+    where
+        F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
+    {
         let name = c_string(name);
         let description = c_string(description);
+        let descriptor = descriptor.map(c_string);
         let data = Box::into_raw(Box::new(Box::new(handler) as Handler));
         let method = sys::rpcd_method {
             size: std::mem::size_of::<sys::rpcd_method>(),
@@ -429,6 +476,8 @@ impl Registrar {
             annotations: ptr::null(),
             output_schema: ptr::null(),
             icons: ptr::null(),
+            mcp_role: role,
+            mcp_descriptor: descriptor.as_ref().map_or(ptr::null(), |d| d.as_ptr()),
         };
         let code = unsafe { (host().register_method.unwrap())(self.plugin, &method) };
         if code != OK {
@@ -719,14 +768,15 @@ mod tests {
         let actual = offsets!(sys::rpcd_host_api; size, abi_major, abi_minor, register_method,
             config_get, log, call_result, call_fail, call_fail_code, call_notify, call_progress,
             call_is_cancelled, call_method, log_v, call_complete, log_text, call_tool_result,
-            call_meta);
+            call_meta, resource_updated);
         assert_eq!(actual, layout::HOST_API_OFFSETS.to_vec());
     }
 
     #[test]
     fn method_members_sit_where_the_header_puts_them() {
         let actual = offsets!(sys::rpcd_method; size, name, handler, user_data, free_user_data,
-            flags, description, params_schema, title, annotations, output_schema, icons);
+            flags, description, params_schema, title, annotations, output_schema, icons,
+            mcp_role, mcp_descriptor);
         assert_eq!(actual, layout::METHOD_OFFSETS.to_vec());
     }
 

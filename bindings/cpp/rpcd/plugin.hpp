@@ -8,6 +8,10 @@
 
 #include <rpcd/plugin.h>
 
+#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 5
+#error "the C++ binding needs <rpcd/plugin.h> 1.5 or later (mcp_role, resource_updated)"
+#endif
+
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -50,6 +54,18 @@ inline void log(int level, const std::string &text) noexcept
 {
     if (host && RPCD_HOST_HAS(host, log_text))
         host->log_text(self, level, text.c_str());
+}
+
+// Tells an MCP client subscribed to uri that the resource changed and may be read again
+// (nothing is sent when none is). Any thread, after init and until shutdown. Throws
+// rpcd::error when refused (RPCD_ERR_UNSUPPORTED from a daemon older than 1.5, or during init).
+inline void resource_updated(const std::string &uri)
+{
+    int status = host && RPCD_HOST_HAS(host, resource_updated)
+                     ? host->resource_updated(self, uri.c_str())
+                     : RPCD_ERR_UNSUPPORTED;
+    if (status != RPCD_OK)
+        throw error(status, "resource_updated refused: " + uri);
 }
 
 // A call's context. A copyable handle: once the call has ended every function returns
@@ -241,10 +257,16 @@ struct tool_info {
     const char *icons = nullptr;         // JSON text of MCP's icons array
 };
 
+// What a method is to an MCP client (ABI 1.5; see rpcd_method.mcp_role): a tool unless set.
+struct mcp_info {
+    uint32_t role = RPCD_MCP_TOOL;    // RPCD_MCP_RESOURCE, _PROMPT, _COMPLETION or _HIDDEN
+    const char *descriptor = nullptr; // JSON text, required for a resource, prompt, completion
+};
+
 // Registers a method during init. Throws rpcd::error when rpcd refuses it.
 inline void add_method(const char *name, handler h, uint32_t flags = 0,
                        const char *description = nullptr, const char *params_schema = nullptr,
-                       const tool_info &tool = tool_info())
+                       const tool_info &tool = tool_info(), const mcp_info &mcp = mcp_info())
 {
     auto owned = std::make_unique<handler>(std::move(h));
     rpcd_method method = rpcd_method_new(name, detail::run_handler);
@@ -257,6 +279,8 @@ inline void add_method(const char *name, handler h, uint32_t flags = 0,
     method.annotations = tool.annotations;
     method.output_schema = tool.output_schema;
     method.icons = tool.icons;
+    method.mcp_role = mcp.role;
+    method.mcp_descriptor = mcp.descriptor;
     int status = host->register_method(self, &method);
     if (status != RPCD_OK)
         throw error(status, std::string("cannot register ") + name);

@@ -17,12 +17,15 @@ static int go_handler(rpcd_call *call, const char *params, size_t params_length,
     return rpcdGoHandle((uintptr_t)user_data, call, (char *)params, params_length);
 }
 
-int rpcd_go_register(const char *name, const char *description, uint32_t flags, uintptr_t index)
+int rpcd_go_register(const char *name, const char *description, uint32_t flags, uint32_t role,
+                     const char *descriptor, uintptr_t index)
 {
     rpcd_method method = rpcd_method_new(name, go_handler);
     method.user_data = (void *)index;
     method.flags = flags;
     method.description = description;
+    method.mcp_role = role;
+    method.mcp_descriptor = descriptor;
     return host->register_method(self, &method);
 }
 
@@ -75,6 +78,13 @@ int rpcd_go_meta(rpcd_call *call, const char *name, char *out, size_t out_size, 
     if (!RPCD_HOST_HAS(host, call_meta))
         return RPCD_OK;
     return host->call_meta(call, name, out, out_size, length);
+}
+
+int rpcd_go_resource_updated(const char *uri)
+{
+    if (!host || !RPCD_HOST_HAS(host, resource_updated))
+        return RPCD_ERR_UNSUPPORTED;
+    return host->resource_updated(self, uri);
 }
 
 static int go_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state, char *error,

@@ -10,12 +10,16 @@
 
 #include <stdint.h>
 
-#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 3
-#error "the Go binding needs <rpcd/plugin.h> 1.3 or later (log_text)"
+#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 5
+#error "the Go binding needs <rpcd/plugin.h> 1.5 or later (mcp_role, resource_updated)"
 #endif
 
-/* Registers a method whose handler is the Go handler number index (init only). */
-int rpcd_go_register(const char *name, const char *description, uint32_t flags, uintptr_t index);
+/*
+ * Registers a method whose handler is the Go handler number index, in MCP role role with its
+ * descriptor (NULL: none) (init only).
+ */
+int rpcd_go_register(const char *name, const char *description, uint32_t flags, uint32_t role,
+                     const char *descriptor, uintptr_t index);
 /* config_get (init only); NULL when the key is absent. */
 const char *rpcd_go_config(const char *key);
 /* log_text, when the daemon has it. */
@@ -30,5 +34,7 @@ int rpcd_go_complete(rpcd_call *call, int status);
 int rpcd_go_tool_result(rpcd_call *call, const char *json, size_t length);
 /* call_meta; *length 0 from a daemon older than 1.4. */
 int rpcd_go_meta(rpcd_call *call, const char *name, char *out, size_t out_size, size_t *length);
+/* resource_updated; RPCD_ERR_UNSUPPORTED from a daemon older than 1.5. */
+int rpcd_go_resource_updated(const char *uri);
 
 #endif

@@ -49,6 +49,15 @@ const (
 	MethodQuick      = uint32(C.RPCD_METHOD_QUICK)
 )
 
+// What a method is to an MCP client (ABI 1.5; see rpcd_method.mcp_role in <rpcd/plugin.h>).
+const (
+	McpTool       = uint32(C.RPCD_MCP_TOOL)
+	McpResource   = uint32(C.RPCD_MCP_RESOURCE)
+	McpPrompt     = uint32(C.RPCD_MCP_PROMPT)
+	McpCompletion = uint32(C.RPCD_MCP_COMPLETION)
+	McpHidden     = uint32(C.RPCD_MCP_HIDDEN)
+)
+
 // Error fails a call with an rpcd status and a message (error.data.detail).
 type Error struct {
 	Status  int
@@ -192,6 +201,15 @@ func Go(f func()) {
 	}()
 }
 
+// ResourceUpdated tells an MCP client subscribed to uri that the resource changed and may be
+// read again (nothing is sent when none is). Any goroutine, after Init and until Shutdown; an
+// error from a daemon older than 1.5, during Init, or for a URI that is not UTF-8.
+func ResourceUpdated(uri string) error {
+	text := C.CString(uri)
+	defer C.free(unsafe.Pointer(text))
+	return status(C.rpcd_go_resource_updated(text))
+}
+
 // Log writes one line to rpcd's log (log_text: control bytes come out escaped).
 func Log(level int, text string) {
 	line := C.CString(text)
@@ -205,12 +223,26 @@ type Registrar struct{}
 var handlers []Handler
 
 // Method registers a method (only from Init).
-func (Registrar) Method(name string, flags uint32, description string, handler Handler) error {
+func (r Registrar) Method(name string, flags uint32, description string, handler Handler) error {
+	return r.McpMethod(name, flags, description, McpTool, "", handler)
+}
+
+// McpMethod registers a method MCP clients see in another role (only from Init): McpResource,
+// McpPrompt or McpCompletion with its descriptor (JSON text, see rpcd_method.mcp_descriptor),
+// or McpHidden (and McpTool) with descriptor "".
+func (Registrar) McpMethod(name string, flags uint32, description string, role uint32,
+	descriptor string, handler Handler) error {
 	cname, cdescription := C.CString(name), C.CString(description)
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(cdescription))
+	var cdescriptor *C.char
+	if descriptor != "" {
+		cdescriptor = C.CString(descriptor)
+		defer C.free(unsafe.Pointer(cdescriptor))
+	}
 	handlers = append(handlers, handler)
-	code := C.rpcd_go_register(cname, cdescription, C.uint32_t(flags), C.uintptr_t(len(handlers)-1))
+	code := C.rpcd_go_register(cname, cdescription, C.uint32_t(flags), C.uint32_t(role),
+		cdescriptor, C.uintptr_t(len(handlers)-1))
 	if err := status(code); err != nil {
 		return fmt.Errorf("cannot register %s: %w", name, err)
 	}
