@@ -138,6 +138,8 @@ static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *e
         descriptor.annotations = reported->annotations;
         descriptor.output_schema = reported->output_schema;
         descriptor.icons = reported->icons;
+        descriptor.mcp_role = reported->mcp_role;
+        descriptor.mcp_descriptor = reported->mcp_descriptor;
         const reg_method *existing = NULL;
         const char *reason = "unknown";
         int status = reg_add_owned(proxy->registry, &descriptor, &owner, &existing, &reason);

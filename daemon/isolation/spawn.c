@@ -127,6 +127,8 @@ static int add_method(chan_frame *frame, iso_host_info *info)
     method->annotations = copy_string(chan_get_opt(frame), &bad);
     method->output_schema = copy_string(chan_get_opt(frame), &bad);
     method->icons = copy_string(chan_get_opt(frame), &bad);
+    method->mcp_role = chan_get_u32(frame);
+    method->mcp_descriptor = copy_string(chan_get_opt(frame), &bad);
     info->count++;
     return bad || !method->name || !chan_finished(frame) ? -1 : 0;
 }
@@ -352,6 +354,7 @@ void iso_host_info_free(iso_host_info *info)
         free(info->methods[i].annotations);
         free(info->methods[i].output_schema);
         free(info->methods[i].icons);
+        free(info->methods[i].mcp_descriptor);
     }
     free(info->methods);
     free(info->name);

@@ -24,6 +24,8 @@ typedef struct iso_method_info {
     char *annotations;
     char *output_schema;
     char *icons;
+    uint32_t mcp_role;    /* 1.5: RPCD_MCP_* */
+    char *mcp_descriptor; /* NULL when none */
 } iso_method_info;
 
 /* What a host said once its plugin's init had run. */

@@ -88,6 +88,38 @@ static void test_methods_become_proxies(void **state)
     reg_free(methods);
 }
 
+/* What a method is to an MCP client (1.5) crosses the channel with it. */
+static void test_mcp_roles_become_proxies(void **state)
+{
+    (void)state;
+    setup_program();
+    registry *methods;
+    assert_int_equal(reg_new(&methods), 0);
+    iso_proxy *proxy = NULL;
+    char error[512] = "";
+    if (start("RPCD_FIXTURE_EVENTS", methods, &proxy, error, sizeof error) != 0)
+        fail_msg("start failed: %s", error);
+    const reg_method *today = reg_find(methods, "ev.today", 8);
+    assert_non_null(today);
+    assert_int_equal(today->mcp_role, RPCD_MCP_RESOURCE);
+    assert_string_equal(
+        today->mcp_descriptor,
+        "{\"uri\":\"notes://today\",\"name\":\"today\",\"mimeType\":\"text/plain\"}");
+    const reg_method *greet = reg_find(methods, "ev.greet", 8);
+    assert_non_null(greet);
+    assert_int_equal(greet->mcp_role, RPCD_MCP_PROMPT);
+    assert_string_equal(
+        greet->mcp_descriptor,
+        "{\"name\":\"greet\",\"arguments\":[{\"name\":\"who\",\"required\":true}]}");
+    const reg_method *updated = reg_find(methods, "ev.updated", 10);
+    assert_non_null(updated);
+    assert_int_equal(updated->mcp_role, RPCD_MCP_TOOL);
+    assert_null(updated->mcp_descriptor);
+    iso_proxy_stop(proxy);
+    assert_no_children();
+    reg_free(methods);
+}
+
 static void refused(const char *variable, const char *expected)
 {
     setup_program();
@@ -325,6 +357,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_methods_become_proxies),
+        cmocka_unit_test(test_mcp_roles_become_proxies),
         cmocka_unit_test(test_init_fails),
         cmocka_unit_test(test_not_a_plugin),
         cmocka_unit_test(test_host_program_is_not_rpcd),
