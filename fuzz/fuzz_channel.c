@@ -3,11 +3,15 @@
  * Fuzz target: the parent side of the isolation channel. Whatever bytes a host sends, the
  * proxy applies the frames it can to the calls it forwarded, stops at the first that breaks
  * the channel, and after the host's death no call of its is left: never a crash, a leak, or a
- * touch of a call it was not given.
+ * touch of a call it was not given. What it hands the MCP client (resource updates, log lines:
+ * frames about no call) is checked at the sink: UTF-8, bounded, named after the plugin.
  */
 #include "call.h"
+#include "isolation/channel.h"
 #include "isolation/proxy_calls.h"
+#include "json_scan.h"
 #include "log.h"
+#include "mcp_events.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -19,12 +23,32 @@
 /* Calls forwarded before the bytes arrive: ids (1 << 32) | 0 to CALLS - 1. */
 enum { CALLS = 4 };
 
+/* What reaches the client must be fit for the protocol whatever the host sent. */
+static void check_updated(void *context, const char *uri, size_t length)
+{
+    (void)context;
+    if (length > CHAN_MAX_URI || strlen(uri) != length || !js_utf8_valid(uri, length))
+        abort();
+}
+
+static void check_line(void *context, const char *logger, int level, const char *text,
+                       size_t length)
+{
+    (void)context, (void)level;
+    if (strcmp(logger, "fuzz") != 0 || length > CHAN_MAX_LOG_TEXT || memchr(text, '\0', length) ||
+        !js_utf8_valid(text, length))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static bool quiet;
     if (!quiet) {
         log_set_fd(open("/dev/null", O_WRONLY | O_CLOEXEC));
+        static const mcp_event_sink sink = {NULL, check_updated, check_line};
+        mcp_events_attach(&sink);
+        mcp_events_set_client_log_level(RPCD_LOG_DEBUG);
         quiet = true;
     }
     iso_proxy *proxy = calloc(1, sizeof *proxy);
