@@ -50,6 +50,21 @@ static int updated_bad(rpcd_call *call, const char *params, size_t params_length
     return answer_status(call, host->resource_updated(self, "notes://\xff\xfe"));
 }
 
+/* ev.updated_long: a URI one byte longer than a host may send (the host drops it). */
+static int updated_long(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    size_t length = 64 * 1024 + 1;
+    char *uri = malloc(length + 1);
+    if (!uri)
+        return RPCD_ERR_NO_MEMORY;
+    memset(uri, 'u', length);
+    uri[length] = '\0';
+    int status = host->resource_updated(self, uri);
+    free(uri);
+    return answer_status(call, status);
+}
+
 /* ev.log: a line of each log function, at warning, info (bytes not UTF-8) and debug. */
 static int log_lines(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
@@ -154,6 +169,7 @@ static int events_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **sta
     } methods[] = {
         {"ev.updated", updated, RPCD_MCP_TOOL, NULL},
         {"ev.updated_bad", updated_bad, RPCD_MCP_TOOL, NULL},
+        {"ev.updated_long", updated_long, RPCD_MCP_TOOL, NULL},
         {"ev.log", log_lines, RPCD_MCP_TOOL, NULL},
         {"ev.forge", forge, RPCD_MCP_TOOL, NULL},
         {"ev.today", today, RPCD_MCP_RESOURCE,
