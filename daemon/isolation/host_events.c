@@ -40,8 +40,8 @@ static void send_resource_updated(void *context, const char *uri, size_t length)
 
 /*
  * rpcd refuses text that is not UTF-8 from a host, while a plugin may log any bytes (and the
- * log functions cut a long line anywhere): each byte that starts no valid sequence becomes '?',
- * as rpcd's own sink would not send it either.
+ * log functions cut a long line anywhere): such a text has each byte outside ASCII made '?', as
+ * rpcd's own sink does with it in process, so that the client reads the same line either way.
  */
 static void send_log_line(void *context, const char *logger, int level, const char *text,
                           size_t length)
@@ -55,13 +55,10 @@ static void send_log_line(void *context, const char *logger, int level, const ch
     failed |= chan_put_u32(&host.pending, (uint32_t)(int32_t)level);
     size_t at = host.pending.length + sizeof(uint32_t);
     failed |= chan_put_str(&host.pending, text, length);
-    for (size_t i = 0; failed == 0 && i < length;) {
-        size_t sequence = js_utf8_sequence_length(host.pending.data + at + i, length - i);
-        if (sequence == 0)
-            host.pending.data[at + i++] = '?';
-        else
-            i += sequence;
-    }
+    if (failed == 0 && !js_utf8_valid(text, length))
+        for (size_t i = 0; i < length; i++)
+            if ((unsigned char)host.pending.data[at + i] >= 0x80)
+                host.pending.data[at + i] = '?';
     send_frame(failed, start);
 }
 

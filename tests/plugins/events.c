@@ -70,7 +70,7 @@ static int log_lines(rpcd_call *call, const char *params, size_t params_length, 
 {
     (void)params, (void)params_length, (void)user_data;
     host->log(self, RPCD_LOG_WARNING, "events log %d", 1);
-    host->log_text(self, RPCD_LOG_INFO, "events text \xff end");
+    host->log_text(self, RPCD_LOG_INFO, "events caf\xc3\xa9 \xff end");
     host->log(self, RPCD_LOG_DEBUG, "events debug");
     return host->call_result(call, "true", 4);
 }
