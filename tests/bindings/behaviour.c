@@ -3,8 +3,9 @@
  * The behaviour every example plugin of bindings/ shows, run against the real rpcd: a plain call,
  * a failure of the language's own kind (panic, exception) turned into an error, progress then
  * cancellation, deferred completion from the language's own threads, the plain method as an MCP
- * tool, and an end of input while deferred calls run. Usage: behaviour PLUGIN.so PREFIX NAME
- * (methods PREFIX.hello, .fail, .count, .later; NAME is the plugin's name in its log lines).
+ * tool, an MCP resource and its updates where the example has one (ABI 1.5), and an end of input
+ * while deferred calls run. Usage: behaviour PLUGIN.so PREFIX NAME (methods PREFIX.hello, .fail,
+ * .count, .later; NAME is the plugin's name in its log lines).
  */
 #include "harness.h"
 
@@ -308,6 +309,72 @@ static void test_mcp_tool_call(void **state)
 }
 
 /*
+ * ABI 1.5 where the example uses it (PREFIX.notes, a resource at PREFIX://notes, and
+ * PREFIX.touch): listed in resources/list, read with resources/read, and a subscriber told of
+ * its change by resource_updated before the call that made it is answered.
+ */
+static void test_resource(void **state)
+{
+    session *s = *state;
+    /* Every method answers plain JSON-RPC whatever its role: one the example lacks is not found. */
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"%s.notes\"}\n", prefix);
+    json_t *response = response_to(s, 0);
+    bool absent =
+        json_integer_value(json_object_get(json_object_get(response, "error"), "code")) == -32601;
+    json_decref(response);
+    if (absent) {
+        harness_close_stdin(s->rpcd);
+        expect_exit_zero(s);
+        print_message("skipped: the %s example has no resource\n", prefix);
+        skip();
+    }
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}\n");
+    response = response_to(s, 1);
+    char *uri = format("%s://notes", prefix);
+    bool listed = false;
+    size_t index;
+    json_t *resource;
+    json_array_foreach(json_object_get(json_object_get(response, "result"), "resources"), index,
+                       resource)
+    {
+        const char *listed_uri = json_string_value(json_object_get(resource, "uri"));
+        listed = listed || (listed_uri && strcmp(listed_uri, uri) == 0);
+    }
+    json_decref(response);
+    if (!listed)
+        print_error("%s is not among the resources\n", uri);
+    assert_true(listed);
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\",\"params\":{"
+         "\"uri\":\"%s\"}}\n",
+         uri);
+    json_decref(response_to(s, 2));
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"%s.touch\"}\n", prefix);
+    json_t *notification = next_message(s);
+    assert_member(json_object_get(notification, "method"), "method",
+                  "\"notifications/resources/updated\"");
+    char *expected = format("{\"uri\":\"%s\"}", uri);
+    assert_member(json_object_get(notification, "params"), "params", expected);
+    free(expected);
+    json_decref(notification);
+    response = response_to(s, 3);
+    assert_member(json_object_get(response, "result"), "result", "true");
+    json_decref(response);
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\",\"params\":{"
+         "\"uri\":\"%s\"}}\n",
+         uri);
+    response = response_to(s, 4);
+    json_t *content =
+        json_array_get(json_object_get(json_object_get(response, "result"), "contents"), 0);
+    assert_member(json_object_get(content, "text"), "text", "\"a note\"");
+    json_decref(response);
+    free(uri);
+    harness_close_stdin(s->rpcd);
+    expect_exit_zero(s);
+}
+
+/*
  * PREFIX.meta reads the request's _meta through the binding (call_meta) and answers with a
  * complete tool result (call_tool_result), which a plain call gets whole.
  */
@@ -353,6 +420,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_end_of_input_with_deferred_calls, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_mcp_tool_call, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_resource, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_meta_and_complete_result, session_setup,
                                         session_teardown),
     };

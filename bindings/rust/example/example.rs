@@ -2,8 +2,8 @@
 //! The Rust example plugin, on bindings/rust/rpcd.rs: rust.hello (a plain call), rust.count
 //! (progress, stopped by cancellation), rust.later (completed later from a thread of its own),
 //! rust.fail (panics: the binding turns it into an error), rust.meta (the request's _meta in a
-//! complete tool result). Built as a cdylib with rustc alone,
-//! see docs/plugins-rust.md.
+//! complete tool result), rust.notes (an MCP resource, rust://notes) and rust.touch (tells
+//! subscribed clients it changed). Built as a cdylib with rustc alone, see docs/plugins-rust.md.
 use rpcd::json::{self, Value};
 use rpcd::{Call, Registrar};
 use std::os::raw::c_int;
@@ -91,12 +91,28 @@ fn meta(call: Call, _params: &str) -> c_int {
     }
 }
 
+/// The text of the resource rust://notes.
+fn notes(call: Call, _params: &str) -> c_int {
+    match call.result("\"a note\"") {
+        Ok(()) => rpcd::OK,
+        Err(status) => status,
+    }
+}
+
+/// Tells the clients subscribed to rust://notes that it changed.
+fn touch(call: Call, _params: &str) -> c_int {
+    match rpcd::resource_updated("rust://notes").and_then(|()| call.result("true")) {
+        Ok(()) => rpcd::OK,
+        Err(status) => status,
+    }
+}
+
 fn fail(_call: Call, _params: &str) -> c_int {
     panic!("deliberate failure, from a Rust panic");
 }
 
 fn init(plugin: &mut Registrar) -> Result<(), String> {
-    let methods: [(&str, &str, fn(Call, &str) -> c_int); 5] = [
+    let methods: [(&str, &str, fn(Call, &str) -> c_int); 6] = [
         ("rust.hello", "Greets {\"name\": ...}.", hello),
         (
             "rust.count",
@@ -110,12 +126,27 @@ fn init(plugin: &mut Registrar) -> Result<(), String> {
         ),
         ("rust.fail", "Panics.", fail),
         ("rust.meta", "Hands back the request's _meta.", meta),
+        (
+            "rust.touch",
+            "Tells subscribers that rust://notes changed.",
+            touch,
+        ),
     ];
     for (name, description, handler) in methods {
         plugin
             .method(name, 0, description, handler)
             .map_err(|status| format!("cannot register {} (status {})", name, status))?;
     }
+    plugin
+        .mcp_method(
+            "rust.notes",
+            0,
+            "Notes.",
+            rpcd::MCP_RESOURCE,
+            Some(r#"{"uri":"rust://notes","name":"notes","mimeType":"text/plain"}"#),
+            notes,
+        )
+        .map_err(|status| format!("cannot register rust.notes (status {})", status))?;
     rpcd::log(rpcd::LOG_INFO, "ready");
     Ok(())
 }
