@@ -17,7 +17,7 @@ typedef struct rl_result {
     bool tools_changed;     /* tools/list answers differently now */
     bool prompts_changed;   /* prompts/list */
     bool resources_changed; /* resources/list or resources/templates/list */
-    size_t methods;     /* in the new generation */
+    size_t methods;         /* in the new generation */
 } rl_result;
 
 /*
