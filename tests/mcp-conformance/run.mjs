@@ -70,6 +70,56 @@ const url = await new Promise((resolve, reject) => {
     setTimeout(() => reject(new Error('the bridge did not start within 10 s')), 10000).unref();
 });
 
+// ---- the bridge's own contract, where no scenario goes: JSON answers, DELETE, unknown sessions
+
+let failures = 0;
+async function bridgeChecks() {
+    const post = (body, headers = {}) => fetch(url, {
+        method: 'POST', body: JSON.stringify(body),
+        headers: { 'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream', ...headers },
+    });
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {
+        protocolVersion: '2025-11-25', capabilities: {},
+        clientInfo: { name: 'run.mjs', version: '1' } } });
+    const sid = init.headers.get('mcp-session-id');
+    const events = await init.text();
+    if (init.status !== 200 || !sid || !/retry: \d+/.test(events) ||
+        !/"protocolVersion":"2025-11-25"/.test(events))
+        return `initialize: ${init.status}, session ${sid}, body ${events}`;
+    const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' },
+        { 'Mcp-Session-Id': sid });
+    if (initialized.status !== 202)
+        return `notifications/initialized: ${initialized.status}, expected 202`;
+    const ping = await post({ jsonrpc: '2.0', id: 'p', method: 'ping' },
+        { 'Mcp-Session-Id': sid, Accept: 'application/json' });
+    const pong = await ping.text();
+    if (ping.status !== 200 || !/json/.test(ping.headers.get('content-type')) ||
+        JSON.stringify(JSON.parse(pong)) !== '{"jsonrpc":"2.0","id":"p","result":{}}')
+        return `ping accepting JSON only: ${ping.status} ${pong}`;
+    const noSession = await post({ jsonrpc: '2.0', id: 2, method: 'ping' });
+    if (noSession.status !== 400)
+        return `a request without Mcp-Session-Id: ${noSession.status}, expected 400`;
+    const gone = await fetch(url, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
+    if (gone.status !== 200)
+        return `DELETE: ${gone.status}, expected 200`;
+    for (let i = 0; i < 100 && !ended.has(sid); i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    if (ended.get(sid) !== 'status 0')
+        return `after DELETE, its rpcd: ${ended.get(sid) ?? 'still running after 5 s'}`;
+    const after = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, { 'Mcp-Session-Id': sid });
+    if (after.status !== 404)
+        return `a request in the deleted session: ${after.status}, expected 404`;
+    return null;
+}
+const bridgeProblem = await bridgeChecks().catch((error) => String(error));
+if (bridgeProblem) {
+    console.log(`not ok - bridge transport: ${bridgeProblem}`);
+    failures++;
+} else {
+    console.log('ok - bridge transport: SSE and JSON answers, 202, 400, DELETE ends its rpcd, 404');
+}
+
 // ---- the scenarios
 
 function runSuite(args, timeout) {
@@ -98,7 +148,6 @@ for (const name of Object.keys(EXCLUDED))
         console.log(`# excluded scenario ${name} is not in the suite any more`);
 
 const started = Date.now();
-let failures = 0;
 const counts = { passed: 0, failed: 0, excluded: 0 };
 for (const name of scenarios) {
     if (Date.now() - started > TOTAL_BUDGET_MS) {
