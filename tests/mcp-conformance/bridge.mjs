@@ -268,7 +268,8 @@ class Session {
         if (this.ended)
             return;
         this.idleTimer = setTimeout(() => {
-            if (this.open.size === 0)
+            // A call still running keeps the session, even while its client reconnects.
+            if (this.open.size === 0 && this.byRequest.size === 0)
                 this.end('idle');
             else
                 this.touch();
