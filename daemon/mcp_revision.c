@@ -107,7 +107,7 @@ static int stateless_failure(buffer *out, const char *text, size_t length)
     return mcp_finish_stateless_result(out, start, false, false);
 }
 
-static const call_shaper stateless_tool_shaper = {stateless_result, stateless_failure};
+static const call_shaper stateless_tool_shaper = {stateless_result, stateless_failure, NULL};
 
 const call_shaper *mcp_stateless_tool_shaper(void)
 {
