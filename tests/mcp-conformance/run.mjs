@@ -97,6 +97,15 @@ async function bridgeChecks() {
     if (ping.status !== 200 || !/json/.test(ping.headers.get('content-type')) ||
         JSON.stringify(JSON.parse(pong)) !== '{"jsonrpc":"2.0","id":"p","result":{}}')
         return `ping accepting JSON only: ${ping.status} ${pong}`;
+    // A cancelled call: its stream ends without a response, and rpcd sends none later.
+    const call = await post({ jsonrpc: '2.0', id: 'c', method: 'tools/call',
+        params: { name: 'test_reconnection', arguments: {} } }, { 'Mcp-Session-Id': sid });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await post({ jsonrpc: '2.0', method: 'notifications/cancelled',
+        params: { requestId: 'c', reason: 'run.mjs' } }, { 'Mcp-Session-Id': sid });
+    const cancelled = await call.text();
+    if (/"id":"c"/.test(cancelled))
+        return `a cancelled call got a response: ${cancelled}`;
     const noSession = await post({ jsonrpc: '2.0', id: 2, method: 'ping' });
     if (noSession.status !== 400)
         return `a request without Mcp-Session-Id: ${noSession.status}, expected 400`;
@@ -110,14 +119,16 @@ async function bridgeChecks() {
     const after = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, { 'Mcp-Session-Id': sid });
     if (after.status !== 404)
         return `a request in the deleted session: ${after.status}, expected 404`;
-    return null;
+    const late = bridgeLog.find((line) => /response for no pending request/.test(line));
+    return late ? `rpcd answered a cancelled call: ${late}` : null;
 }
 const bridgeProblem = await bridgeChecks().catch((error) => String(error));
 if (bridgeProblem) {
     console.log(`not ok - bridge transport: ${bridgeProblem}`);
     failures++;
 } else {
-    console.log('ok - bridge transport: SSE and JSON answers, 202, 400, DELETE ends its rpcd, 404');
+    console.log('ok - bridge transport: SSE and JSON answers, 202, a cancelled call ends ' +
+        'unanswered, 400, DELETE ends its rpcd, 404');
 }
 
 // ---- the scenarios
