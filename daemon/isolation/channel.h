@@ -33,7 +33,7 @@
  * Host to parent, answers to INIT:
  *   METHOD    u32 flags, str name, opt description, opt params_schema, opt title,
  *             opt annotations, opt output_schema, opt icons, u32 mcp_role,
- *             opt mcp_descriptor (one per method)
+ *             opt mcp_descriptor, u32 the plugin's ABI minor (one per method)
  *   LOG       as below: lines the plugin's init logged for the client (before READY)
  *   READY     i32 status (0: loaded), str plugin name or the reason it failed
  * Host to parent, one per host function a plugin calls on a call:

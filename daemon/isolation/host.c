@@ -281,6 +281,7 @@ static void report(const char *name, const char *error)
         failed |= chan_put_opt(&host.pending, method->icons, SIZE_MAX);
         failed |= chan_put_u32(&host.pending, method->mcp_role);
         failed |= chan_put_opt(&host.pending, method->mcp_descriptor, SIZE_MAX);
+        failed |= chan_put_u32(&host.pending, method->abi_minor);
         failed |= chan_end(&host.pending, start, failed != 0);
     }
     failed |= chan_begin(&host.pending, CHAN_READY, &start);

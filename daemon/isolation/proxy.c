@@ -125,9 +125,13 @@ static void proxy_cancel_hook(rpcd_call *call, void *user_data)
 static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *error,
                             size_t error_size)
 {
-    const reg_owner owner = {proxy->owner, proxy->name, RPCD_ABI_MINOR};
     for (size_t i = 0; i < info->count; i++) {
         const iso_method_info *reported = &info->methods[i];
+        /* Registered as from the plugin's own minor, so that a name it may have (one MCP came to
+         * use later) is its as in process; at least 1.2, whose RPCD_DEFERRED and
+         * RPCD_METHOD_QUICK the proxy itself relies on (the host applied the older meanings). */
+        const reg_owner owner = {proxy->owner, proxy->name,
+                                 reported->abi_minor < 2 ? 2 : reported->abi_minor};
         rpcd_method descriptor = rpcd_method_new(reported->name, proxy_call);
         descriptor.user_data = &proxy->methods[i];
         /* The proxy only queues a frame and never blocks: it may run on the reading thread. */

@@ -129,6 +129,8 @@ static int add_method(chan_frame *frame, iso_host_info *info)
     method->icons = copy_string(chan_get_opt(frame), &bad);
     method->mcp_role = chan_get_u32(frame);
     method->mcp_descriptor = copy_string(chan_get_opt(frame), &bad);
+    method->abi_minor = chan_get_u32(frame);
+    bad |= method->abi_minor > RPCD_ABI_MINOR;
     info->count++;
     return bad || !method->name || !chan_finished(frame) ? -1 : 0;
 }

@@ -26,6 +26,7 @@ typedef struct iso_method_info {
     char *icons;
     uint32_t mcp_role;    /* 1.5: RPCD_MCP_* */
     char *mcp_descriptor; /* NULL when none */
+    uint32_t abi_minor;   /* the minor its plugin was built against, at most rpcd's */
 } iso_method_info;
 
 /* What a host said once its plugin's init had run. */

@@ -180,11 +180,27 @@ static void test_malformed_events_are_a_broken_host(void **state)
     free(text);
 }
 
+/*
+ * A plugin built against the released 1.4 header keeps, isolated as in process, prompts/list as
+ * the method it registered under that name (rpcd answers it itself only from 1.5).
+ */
+static void test_abi_1_4_keeps_its_names(void **state)
+{
+    (void)state;
+    session s;
+    start(&s, "[plugin abi14]\npath = ${RPCD_FIXTURE_ABI_1_4}\nisolation = process\n");
+    expect_result(call(&s, "1", "prompts/list", "{}"), "\"mine\"");
+    expect_result(call(&s, "2", "abi14.one", "[]"), "\"completed\"");
+    char *text = stop(&s);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_keep_the_host),
         cmocka_unit_test(test_malformed_events_are_a_broken_host),
+        cmocka_unit_test(test_abi_1_4_keeps_its_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
