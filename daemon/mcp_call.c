@@ -255,6 +255,17 @@ static int refuse_with(const char *problem, const char *member, js_span value, b
     return 0;
 }
 
+/* The "uri" of params, decoded into *text (free it): 0, or -1 with the refusal in *route. */
+static int read_uri(js_span params, js_span *uri, char **text, size_t *length, buffer *out,
+                    mcp_route *route)
+{
+    if (decoded_member(params, "uri", uri, text, length) == 0)
+        return 0;
+    refuse_with("\"uri\" must be a string (of at most 65536 bytes), given once", NULL, *uri, out,
+                route);
+    return -1;
+}
+
 /* resources/read: the method serving the URI, given {"uri":...} and a template's variables. */
 static int route_resource_read(const mcp_tools *tools, int era, js_span params, buffer *out,
                                mcp_route *route)
@@ -262,9 +273,8 @@ static int route_resource_read(const mcp_tools *tools, int era, js_span params, 
     js_span uri;
     char *text;
     size_t length;
-    if (decoded_member(params, "uri", &uri, &text, &length) != 0)
-        return refuse_with("\"uri\" must be a string (of at most 65536 bytes), given once", NULL,
-                           uri, out, route);
+    if (read_uri(params, &uri, &text, &length, out, route) != 0)
+        return 0;
     buffer variables = BUFFER_INIT;
     bool templated = false;
     const reg_method *method =
@@ -393,9 +403,8 @@ static int route_subscribe(int id, js_span params, buffer *out, mcp_route *route
     js_span uri;
     char *text;
     size_t length;
-    if (decoded_member(params, "uri", &uri, &text, &length) != 0)
-        return refuse_with("\"uri\" must be a string (of at most 65536 bytes), given once", NULL,
-                           uri, out, route);
+    if (read_uri(params, &uri, &text, &length, out, route) != 0)
+        return 0;
     free(text);
     *route =
         (mcp_route){.kind = MCP_SUBSCRIBE, .uri = uri, .subscribe = id == MCP_RESOURCES_SUBSCRIBE};

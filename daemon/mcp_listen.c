@@ -133,6 +133,39 @@ static int append_meta(buffer *out, const stream *item, bool identity)
     return failed | buf_append_char(out, '}');
 }
 
+/* The stream's notifications/subscriptions/acknowledged: what rpcd will send of what was asked
+ * (route_listen left out what no plugin offers). Returns 0 or -1. */
+static int append_acknowledgement(buffer *ack, const stream *item)
+{
+    const mcp_listen_filter *filter = &item->filter;
+    int failed = buf_append_string(
+        ack, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\","
+             "\"params\":{");
+    failed |= append_meta(ack, item, false);
+    failed |= buf_append_string(ack, ",\"notifications\":{");
+    const char *separator = "";
+    static const char *const flags[] = {"toolsListChanged", "promptsListChanged",
+                                        "resourcesListChanged"};
+    const bool asked[] = {filter->tools_list_changed, filter->prompts_list_changed,
+                          filter->resources_list_changed};
+    for (size_t i = 0; i < 3; i++) {
+        if (!asked[i])
+            continue;
+        failed |= buf_printf(ack, "%s\"%s\":true", separator, flags[i]);
+        separator = ",";
+    }
+    if (item->uris.count > 0) {
+        failed |= buf_printf(ack, "%s\"resourceSubscriptions\":[", separator);
+        for (size_t i = 0; i < item->uris.count; i++) {
+            if (i > 0)
+                failed |= buf_append_char(ack, ',');
+            failed |= buf_append_json_string(ack, item->uris.items[i], strlen(item->uris.items[i]));
+        }
+        failed |= buf_append_char(ack, ']');
+    }
+    return failed | buf_append_string(ack, "}}}");
+}
+
 int mcp_listen_open(mcp_listeners *listeners, js_span id, const mcp_listen_filter *filter)
 {
     pthread_mutex_lock(&listeners->lock);
@@ -171,34 +204,8 @@ int mcp_listen_open(mcp_listeners *listeners, js_span id, const mcp_listen_filte
             }
         }
     }
-    /* What rpcd will send of what was asked: every kind it can tell about. */
     buffer ack = BUFFER_INIT;
-    int failed = buf_append_string(
-        &ack, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\","
-              "\"params\":{");
-    failed |= append_meta(&ack, &item, false);
-    failed |= buf_append_string(&ack, ",\"notifications\":{");
-    const char *separator = "";
-    static const char *const flags[] = {"toolsListChanged", "promptsListChanged",
-                                        "resourcesListChanged"};
-    const bool asked[] = {filter->tools_list_changed, filter->prompts_list_changed,
-                          filter->resources_list_changed};
-    for (size_t i = 0; i < 3; i++) {
-        if (!asked[i])
-            continue;
-        failed |= buf_printf(&ack, "%s\"%s\":true", separator, flags[i]);
-        separator = ",";
-    }
-    if (item.uris.count > 0) {
-        failed |= buf_printf(&ack, "%s\"resourceSubscriptions\":[", separator);
-        for (size_t i = 0; i < item.uris.count; i++) {
-            if (i > 0)
-                failed |= buf_append_char(&ack, ',');
-            failed |= buf_append_json_string(&ack, item.uris.items[i], strlen(item.uris.items[i]));
-        }
-        failed |= buf_append_char(&ack, ']');
-    }
-    failed |= buf_append_string(&ack, "}}}");
+    int failed = append_acknowledgement(&ack, &item);
     if (failed) {
         buf_free(&ack);
         uri_set_free(&item.uris);
@@ -246,6 +253,25 @@ int mcp_listen_cancel(mcp_listeners *listeners, js_span id, bool respond)
     return index >= 0;
 }
 
+/*
+ * Writes notification method to a stream, with its id in _meta and, when uri is not NULL,
+ * {"uri":...} (length bytes) in params; line is scratch. Returns 0 or -1. Under the lock.
+ */
+static int tell_stream(mcp_listeners *listeners, const stream *item, const char *method,
+                       const char *uri, size_t length, buffer *line)
+{
+    buf_clear(line);
+    int failed = buf_printf(line, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{", method);
+    if (uri) {
+        failed |= buf_append_string(line, "\"uri\":");
+        failed |= buf_append_json_string(line, uri, length);
+        failed |= buf_append_char(line, ',');
+    }
+    failed |= append_meta(line, item, false);
+    failed |= buf_append_string(line, "}}");
+    return failed || write_line(listeners, line) != 0 ? -1 : 0;
+}
+
 int mcp_listen_list_changed(mcp_listeners *listeners, mcp_list_kind kind)
 {
     static const char *const methods[] = {"notifications/tools/list_changed",
@@ -261,12 +287,7 @@ int mcp_listen_list_changed(mcp_listeners *listeners, mcp_list_kind kind)
                                                    : item->filter.resources_list_changed;
         if (!asked)
             continue;
-        buf_clear(&line);
-        int failed =
-            buf_printf(&line, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{", methods[kind]);
-        failed |= append_meta(&line, item, false);
-        failed |= buf_append_string(&line, "}}");
-        told = failed || write_line(listeners, &line) != 0 ? -1 : told + 1;
+        told = tell_stream(listeners, item, methods[kind], NULL, 0, &line) != 0 ? -1 : told + 1;
     }
     buf_free(&line);
     pthread_mutex_unlock(&listeners->lock);
@@ -320,15 +341,10 @@ int mcp_listen_resource_updated(mcp_listeners *listeners, const char *uri, size_
         const stream *item = &listeners->streams[i];
         if (uri_set_find(&item->uris, uri, length) < 0)
             continue;
-        buf_clear(&line);
-        int failed = buf_append_string(
-            &line, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\","
-                   "\"params\":{\"uri\":");
-        failed |= buf_append_json_string(&line, uri, length);
-        failed |= buf_append_char(&line, ',');
-        failed |= append_meta(&line, item, false);
-        failed |= buf_append_string(&line, "}}");
-        told = failed || write_line(listeners, &line) != 0 ? -1 : told + 1;
+        told =
+            tell_stream(listeners, item, "notifications/resources/updated", uri, length, &line) != 0
+                ? -1
+                : told + 1;
     }
     buf_free(&line);
     pthread_mutex_unlock(&listeners->lock);
