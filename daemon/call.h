@@ -73,6 +73,8 @@ typedef struct call_shaper {
     int (*result)(buffer *out, const char *result, size_t length);
     /* The result for a handler's failure, told in text (see rpcerr_failure_text). */
     int (*failure)(buffer *out, const char *text, size_t length);
+    /* A complete tool result (call_tool_result) as its era sends it; NULL: unchanged. */
+    int (*complete)(buffer *out, const char *result, size_t length);
 } call_shaper;
 
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */

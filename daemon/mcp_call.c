@@ -43,7 +43,7 @@ int mcp_append_tool_error(buffer *out, const char *text, size_t length)
 }
 
 /* A tool's failure is a result the model can read (isError), not a JSON-RPC error. */
-static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error};
+static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL};
 
 /* What tools/call reads of its params. */
 typedef struct tool_params {
