@@ -69,10 +69,16 @@ int call_respond_error(call_table *table, call_batch *batch, uint64_t ticket, co
  * called on any thread, and must be thread-safe.
  */
 typedef struct call_shaper {
-    /* The result for a handler's result: valid JSON text, on one line. */
+    /* The result for a handler's result: valid JSON text, on one line. NULL: result_of. */
     int (*result)(buffer *out, const char *result, size_t length);
-    /* The result for a handler's failure, told in text (see rpcerr_failure_text). */
+    /* The result for a handler's failure, told in text (see rpcerr_failure_text). NULL: a
+     * failure is answered with its JSON-RPC error, as without a shaper. */
     int (*failure)(buffer *out, const char *text, size_t length);
+    /* Used instead of result when set: the result with the call's method and the params its
+     * handler was given in view. -1 (memory, or a result of the wrong shape, logged by it)
+     * answers -32603. */
+    int (*result_of)(buffer *out, const reg_method *method, js_span params, const char *result,
+                     size_t length);
     /* A complete tool result (call_tool_result) as its era sends it; NULL: unchanged. */
     int (*complete)(buffer *out, const char *result, size_t length);
 } call_shaper;

@@ -125,7 +125,11 @@ static int write_shaped_result(call_slot *slot, int status, bool failed)
     int written;
     if (!failed) {
         js_span text = result_text(slot);
-        written = slot->shaper->result(result, text.start, text.length);
+        written = slot->shaper->result_of
+                      ? slot->shaper->result_of(result, slot->method,
+                                                (js_span){slot->params, slot->params_length},
+                                                text.start, text.length)
+                      : slot->shaper->result(result, text.start, text.length);
     } else {
         rpcerr_failure failure;
         failure_of(slot, status, &failure);
@@ -187,7 +191,8 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
     const js_span id = {slot->id.data, slot->id.length};
     /* A complete tool result is the result as it stands, shaped or not. */
     bool complete = !failed && slot->result_complete;
-    if (slot->shaper && status != RPCD_ERR_CANCELLED && !refused && !complete) {
+    if (slot->shaper && status != RPCD_ERR_CANCELLED && !refused && !complete &&
+        (!failed || slot->shaper->failure)) {
         if (failed)
             outcome->kind = CALL_OUTCOME_TOOL_ERROR;
         if (write_shaped_result(slot, status, failed) != 0)

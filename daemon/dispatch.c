@@ -9,6 +9,8 @@
 #include "json_scan.h"
 #include "log.h"
 #include "mcp_methods.h"
+#include "mcp_events.h"
+#include "mcp_listen.h"
 #include "rpc_error.h"
 
 #include <stdio.h>
@@ -139,6 +141,26 @@ static int open_listen(const dispatcher *dispatch, const env_message *message,
     return 0;
 }
 
+/* resources/subscribe and unsubscribe: the session's set of URIs, answered with {}. */
+static int subscribe(const dispatcher *dispatch, const env_message *message, const mcp_route *route,
+                     call_batch *batch, uint64_t ticket)
+{
+    static const char full[] = "{\"detail\":\"4096 URIs are subscribed already\"}";
+    if (!dispatch->listeners)
+        return message->kind == ENV_REQUEST
+                   ? answer_error(dispatch, message, batch, ticket, RPC_METHOD_NOT_FOUND, NULL, 0)
+                   : 0;
+    int status = mcp_listen_subscribe(dispatch->listeners, route->uri, route->subscribe);
+    if (message->kind != ENV_REQUEST)
+        return 0;
+    if (status == -2)
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS, full,
+                            sizeof full - 1);
+    if (status != 0)
+        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+    return call_respond_result(dispatch->calls, batch, ticket, &message->id, "{}", 2);
+}
+
 /*
  * The MCP methods, which the MCP front end answers or turns into a plugin's call. Returns 1 when
  * the message was one of them (answered, started, or a notification of one), 0 otherwise.
@@ -149,6 +171,12 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
     js_span params = {NULL, 0};
     if (message->has_params)
         params = message->params;
+    /* A plugin built before ABI 1.5 may serve a method MCP came to name (resources/read...)
+     * itself, as it did then: its method, called as any other, keeps the name. */
+    int id = mcp_method_find(name, name_length);
+    if (id >= 0 && mcp_method_reserved_since(id) > 0 &&
+        reg_find(dispatch->generations->methods, name, name_length))
+        return 0;
     buffer out = BUFFER_INIT;
     mcp_route route;
     if (mcp_route_message(dispatch->generations->tools, name, name_length, params, &out, &route) !=
@@ -169,6 +197,13 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
                                route.has_data ? out.data : NULL, route.has_data ? out.length : 0);
     } else if (route.kind == MCP_LISTEN) {
         *status = open_listen(dispatch, message, &route.listen, batch, ticket);
+    } else if (route.kind == MCP_SUBSCRIBE) {
+        *status = subscribe(dispatch, message, &route, batch, ticket);
+    } else if (route.kind == MCP_LOG_LEVEL) {
+        mcp_events_set_client_log_level(route.log_level);
+        if (message->kind == ENV_REQUEST)
+            *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data,
+                                          out.length);
     } else if (route.kind == MCP_CALL) {
         call_request request = {
             .gen = dispatch->generations->held,

@@ -272,6 +272,8 @@ static int register_again(struct rpcd_plugin *running, const registry *before, r
             .annotations = method->annotations,
             .output_schema = method->output_schema,
             .icons = method->icons,
+            .mcp_role = method->mcp_role,
+            .mcp_descriptor = method->mcp_descriptor,
         };
         const reg_method *existing = NULL;
         int status = reg_add_owned(methods, &descriptor, &owner, &existing, NULL);

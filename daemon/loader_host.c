@@ -9,6 +9,7 @@
 
 #include "call.h"
 #include "log.h"
+#include "mcp_events.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,24 +76,47 @@ static const char *host_config_get(rpcd_plugin *plugin, const char *key)
     return cfg_plugin_get(plugin->config, key);
 }
 
+static const char *logger_name(const rpcd_plugin *plugin)
+{
+    return plugin && plugin->info ? plugin->info->name : "plugin";
+}
+
+/* The line also goes to the MCP client when it asked for this level: formatted only then. */
+static void host_log_v(rpcd_plugin *plugin, int level, const char *format, va_list args)
+{
+    if (mcp_events_client_log_level() >= level && format) {
+        char text[2048];
+        va_list copy;
+        va_copy(copy, args);
+        int length = vsnprintf(text, sizeof text, format, copy);
+        va_end(copy);
+        if (length >= 0)
+            mcp_events_log(logger_name(plugin), level, text,
+                           (size_t)length < sizeof text ? (size_t)length : sizeof text - 1);
+    }
+    log_message_prefixed(level, logger_name(plugin), format, args);
+}
+
 static void host_log(rpcd_plugin *plugin, int level, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    log_message_prefixed(level, plugin && plugin->info ? plugin->info->name : "plugin", format,
-                         args);
+    host_log_v(plugin, level, format, args);
     va_end(args);
-}
-
-static void host_log_v(rpcd_plugin *plugin, int level, const char *format, va_list args)
-{
-    log_message_prefixed(level, plugin && plugin->info ? plugin->info->name : "plugin", format,
-                         args);
 }
 
 static void host_log_text(rpcd_plugin *plugin, int level, const char *text)
 {
-    log_text_prefixed(level, plugin && plugin->info ? plugin->info->name : "plugin", text);
+    if (text)
+        mcp_events_log(logger_name(plugin), level, text, 2048);
+    log_text_prefixed(level, logger_name(plugin), text);
+}
+
+static int host_resource_updated(rpcd_plugin *plugin, const char *uri)
+{
+    if (!plugin || plugin->initialising)
+        return RPCD_ERR_UNSUPPORTED;
+    return mcp_events_resource_updated(uri) == 0 ? RPCD_OK : RPCD_ERR_INVALID_ARGUMENT;
 }
 
 const rpcd_host_api *ld_host_api(void)
@@ -109,6 +133,7 @@ const rpcd_host_api *ld_host_api(void)
         api.log_v = host_log_v;
         fill_call_api(&api);
         api.log_text = host_log_text;
+        api.resource_updated = host_resource_updated;
         filled = true;
     }
     return &api;

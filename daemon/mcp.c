@@ -7,6 +7,7 @@
 #include "mcp.h"
 
 #include "log.h"
+#include "mcp_catalog.h"
 #include "mcp_methods.h"
 #include "mcp_tool.h"
 #include "mcp_revision.h"
@@ -43,9 +44,6 @@ int mcp_append_versions(buffer *out)
     return failed | buf_append_char(out, ']');
 }
 
-/* tools/list pages: small enough for any client, large enough that most lists fit in one. */
-enum { PAGE_SIZE = 100 };
-
 typedef struct tool {
     char *name; /* owned */
     size_t length;
@@ -55,8 +53,9 @@ typedef struct tool {
 struct mcp_tools {
     tool *items; /* registration order: the order of tools/list */
     size_t count;
-    tool **sorted;      /* by name, for look-ups */
-    char *instructions; /* owned: [mcp] instructions, or NULL */
+    tool **sorted;        /* by name, for look-ups */
+    char *instructions;   /* owned: [mcp] instructions, or NULL */
+    mcp_catalog *catalog; /* owned: resources, prompts, completions */
 };
 
 static bool portable_char(char c)
@@ -259,11 +258,14 @@ int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools 
     bool all = strcmp(list, "all") == 0;
     for (size_t i = 0; strcmp(list, "none") != 0 && i < total; i++) {
         const reg_method *method = reg_at(methods, i);
+        if (method->mcp_role != RPCD_MCP_TOOL)
+            continue; /* a resource, prompt or completion (mcp_catalog), or hidden from MCP */
         if ((all || listed(list, method->name)) &&
             add_tool(tools, config, method, all, error, error_size) < 0)
             goto fail;
     }
-    if (sort_tools(tools, config, error, error_size) != 0)
+    if (sort_tools(tools, config, error, error_size) != 0 ||
+        mcp_catalog_new(methods, &tools->catalog, error, error_size) != 0)
         goto fail;
     if (config->mcp_instructions && !(tools->instructions = strdup(config->mcp_instructions))) {
         snprintf(error, error_size, "out of memory");
@@ -285,7 +287,13 @@ void mcp_tools_free(mcp_tools *tools)
     free(tools->items);
     free(tools->sorted);
     free(tools->instructions);
+    mcp_catalog_free(tools->catalog);
     free(tools);
+}
+
+const mcp_catalog *mcp_tools_catalog(const mcp_tools *tools)
+{
+    return tools ? tools->catalog : NULL;
 }
 
 size_t mcp_tools_count(const mcp_tools *tools)
@@ -332,8 +340,24 @@ static int append_instructions(const mcp_tools *tools, buffer *out)
     return failed | buf_append_json_string(out, tools->instructions, strlen(tools->instructions));
 }
 
-/* A reload (SIGHUP) can change the tool list, and a client that initialized is told of it. */
-static const char capabilities[] = "\"capabilities\":{\"tools\":{\"listChanged\":true}}";
+/*
+ * "capabilities":{...}: tools always; resources, prompts and completions when a plugin offers
+ * some; logging always, since every plugin may log. A reload (SIGHUP) can change every list,
+ * and a client that initialized is told of it.
+ */
+static int append_capabilities(const mcp_tools *tools, buffer *out)
+{
+    const mcp_catalog *catalog = mcp_tools_catalog(tools);
+    int failed = buf_append_string(out, "\"capabilities\":{\"tools\":{\"listChanged\":true}");
+    if (mcp_catalog_count(catalog, RPCD_MCP_RESOURCE) > 0)
+        failed |=
+            buf_append_string(out, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
+    if (mcp_catalog_count(catalog, RPCD_MCP_PROMPT) > 0)
+        failed |= buf_append_string(out, ",\"prompts\":{\"listChanged\":true}");
+    if (mcp_catalog_count(catalog, RPCD_MCP_COMPLETION) > 0)
+        failed |= buf_append_string(out, ",\"completions\":{}");
+    return failed | buf_append_string(out, ",\"logging\":{}}");
+}
 
 static int answer_initialize(const mcp_tools *tools, js_span params, buffer *out)
 {
@@ -350,7 +374,7 @@ static int answer_initialize(const mcp_tools *tools, js_span params, buffer *out
     int failed = buf_append_string(out, "{\"protocolVersion\":");
     failed |= buf_append_json_string(out, version, strlen(version));
     failed |= buf_append_char(out, ',');
-    failed |= buf_append_string(out, capabilities);
+    failed |= append_capabilities(tools, out);
     failed |= buf_append_char(out, ',');
     failed |= append_server_info(out);
     failed |= append_instructions(tools, out);
@@ -368,7 +392,9 @@ static int answer_discover(const mcp_tools *tools, buffer *out)
     size_t start = out->length;
     int failed = buf_append_string(out, "{\"supportedVersions\":");
     failed |= mcp_append_versions(out);
-    failed |= buf_append_string(out, ",\"capabilities\":{\"tools\":{\"listChanged\":true}},");
+    failed |= buf_append_char(out, ',');
+    failed |= append_capabilities(tools, out);
+    failed |= buf_append_char(out, ',');
     failed |= append_server_info(out);
     failed |= append_instructions(tools, out);
     failed |= buf_append_char(out, '}');
@@ -390,27 +416,11 @@ static int append_input_schema(buffer *out, const reg_method *method)
 
 static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out)
 {
-    size_t start = 0;
-    js_span cursor;
-    int has_cursor = member(params, "cursor", &cursor);
-    if (has_cursor < 0)
+    size_t start;
+    if (mcp_page_start(params, mcp_tools_count(tools), &start) != 0)
         return -2;
-    if (has_cursor) {
-        /* Cursors are ours: the decimal position of the page's first tool. */
-        char text[24];
-        size_t length;
-        if (js_kind_of(cursor) != JS_STRING ||
-            js_string_decode(cursor, text, sizeof text - 1, &length) != 0 || length == 0)
-            return -2;
-        text[length] = '\0';
-        char *end;
-        unsigned long long position = strtoull(text, &end, 10);
-        if (*end != '\0' || text[0] < '0' || text[0] > '9' || position > mcp_tools_count(tools))
-            return -2;
-        start = (size_t)position;
-    }
     size_t count = mcp_tools_count(tools);
-    size_t stop = count - start > PAGE_SIZE ? start + PAGE_SIZE : count;
+    size_t stop = count - start > MCP_PAGE_SIZE ? start + MCP_PAGE_SIZE : count;
     int failed = buf_append_string(out, "{\"tools\":[");
     for (size_t i = start; i < stop; i++) {
         const tool *item = &tools->items[i];
@@ -443,6 +453,13 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
     return failed | buf_append_char(out, '}');
 }
 
+/* The lists a client may cache (ttlMs) in the stateless revision. */
+static bool is_list(int id)
+{
+    return id == MCP_TOOLS_LIST || id == MCP_RESOURCES_LIST || id == MCP_RESOURCES_TEMPLATES_LIST ||
+           id == MCP_PROMPTS_LIST;
+}
+
 int mcp_answer_in(const mcp_tools *tools, int id, int era, js_span params, buffer *out)
 {
     size_t start = out->length;
@@ -452,12 +469,21 @@ int mcp_answer_in(const mcp_tools *tools, int id, int era, js_span params, buffe
     case MCP_PING: status = buf_append_string(out, "{}"); break;
     case MCP_SERVER_DISCOVER: status = answer_discover(tools, out); break;
     case MCP_TOOLS_LIST: status = answer_tools_list(tools, params, out); break;
+    case MCP_RESOURCES_LIST:
+        status = mcp_catalog_answer_list(mcp_tools_catalog(tools), MCP_LIST_RESOURCES, params, out);
+        break;
+    case MCP_RESOURCES_TEMPLATES_LIST:
+        status = mcp_catalog_answer_list(mcp_tools_catalog(tools), MCP_LIST_TEMPLATES, params, out);
+        break;
+    case MCP_PROMPTS_LIST:
+        status = mcp_catalog_answer_list(mcp_tools_catalog(tools), MCP_LIST_PROMPTS, params, out);
+        break;
     default: return -1; /* not MCP's, or a call of a plugin's method (mcp_route_message) */
     }
     /* initialize belongs to the handshake era; discovery has its revision's shape already. */
     if (status == 0 && era == MCP_ERA_STATELESS && id != MCP_INITIALIZE &&
         id != MCP_SERVER_DISCOVER)
-        status = mcp_finish_stateless_result(out, start, true, id == MCP_TOOLS_LIST);
+        status = mcp_finish_stateless_result(out, start, true, is_list(id));
     return status == -2 ? -2 : status != 0 ? -3 : 0;
 }
 

@@ -34,6 +34,9 @@ int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools 
 void mcp_tools_free(mcp_tools *tools);
 size_t mcp_tools_count(const mcp_tools *tools);
 
+/* The resources, prompts and completions beside the tools (borrowed), or NULL. Thread-safe. */
+const struct mcp_catalog *mcp_tools_catalog(const mcp_tools *tools);
+
 /* The method behind a tool name (bytes, length), or NULL. Thread-safe. */
 const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size_t length);
 
@@ -68,15 +71,18 @@ int mcp_answer_in(const mcp_tools *tools, int id, int era, js_span params, buffe
 
 /* What mcp_route_message made of a message. */
 typedef enum mcp_route_kind {
-    MCP_ANSWERED, /* out holds the result */
-    MCP_REFUSED,  /* answered with the error for status; out holds error.data when has_data */
-    MCP_CALL,     /* a call of method: params, and the shaper of its result */
-    MCP_LISTEN,   /* subscriptions/listen: open a stream for the listed notifications */
+    MCP_ANSWERED,  /* out holds the result */
+    MCP_REFUSED,   /* answered with the error for status; out holds error.data when has_data */
+    MCP_CALL,      /* a call of method: params, and the shaper of its result */
+    MCP_LISTEN,    /* subscriptions/listen: open a stream for the listed notifications */
+    MCP_SUBSCRIBE, /* resources/subscribe or unsubscribe: uri, subscribe */
+    MCP_LOG_LEVEL, /* logging/setLevel: log_level; answered with out once it is set */
 } mcp_route_kind;
 
 /* What a subscriptions/listen asked for, of what rpcd can tell. */
 typedef struct mcp_listen_filter {
-    bool tools_list_changed;
+    bool tools_list_changed, prompts_list_changed, resources_list_changed;
+    js_span resource_uris; /* the resourceSubscriptions array, or an empty span */
 } mcp_listen_filter;
 
 typedef struct mcp_route {
@@ -91,6 +97,9 @@ typedef struct mcp_route {
      * progress_params); empty span: in params. */
     js_span progress_params;
     mcp_listen_filter listen; /* MCP_LISTEN */
+    js_span uri;              /* MCP_SUBSCRIBE: the URI, a JSON string of params */
+    bool subscribe;           /* MCP_SUBSCRIBE: true for resources/subscribe */
+    int log_level;            /* MCP_LOG_LEVEL: the finest RPCD_LOG_* the client asked for */
 } mcp_route;
 
 /*

@@ -13,10 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A set of URIs (decoded, NUL-terminated), small enough to search in order. */
+typedef struct uri_set {
+    char **items;
+    size_t count;
+} uri_set;
+
 typedef struct stream {
     char *id; /* the request's id as written: JSON text */
     size_t id_length;
-    mcp_listen_filter filter;
+    mcp_listen_filter filter; /* its resource_uris span is not kept: see uris */
+    uri_set uris;             /* resourceSubscriptions */
 } stream;
 
 struct mcp_listeners {
@@ -24,7 +31,52 @@ struct mcp_listeners {
     pthread_mutex_t lock;
     stream *streams;
     size_t count, capacity;
+    uri_set subscribed; /* the handshake era's resources/subscribe */
 };
+
+/* The most URIs one set holds: a client cannot grow rpcd without bound. */
+enum { MOST_URIS = 4096 };
+
+static void uri_set_free(uri_set *set)
+{
+    for (size_t i = 0; i < set->count; i++)
+        free(set->items[i]);
+    free(set->items);
+    *set = (uri_set){NULL, 0};
+}
+
+static long uri_set_find(const uri_set *set, const char *uri, size_t length)
+{
+    for (size_t i = 0; i < set->count; i++)
+        if (strlen(set->items[i]) == length && memcmp(set->items[i], uri, length) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Adds the decoded JSON string uri to set unless there. Returns 0, -1 (memory), -2 (full). */
+static int uri_set_add(uri_set *set, js_span uri)
+{
+    size_t needed = js_string_decoded_length(uri), length;
+    char *text = malloc(needed + 1);
+    if (!text || js_string_decode(uri, text, needed + 1, &length) != 0) {
+        free(text);
+        return -1;
+    }
+    text[length] = '\0';
+    if (uri_set_find(set, text, length) >= 0) {
+        free(text);
+        return 0;
+    }
+    char **grown =
+        set->count < MOST_URIS ? realloc(set->items, (set->count + 1) * sizeof *set->items) : NULL;
+    if (!grown) {
+        free(text);
+        return set->count < MOST_URIS ? -1 : -2;
+    }
+    set->items = grown;
+    set->items[set->count++] = text;
+    return 0;
+}
 
 int mcp_listeners_new(output *out, mcp_listeners **result)
 {
@@ -41,9 +93,12 @@ void mcp_listeners_free(mcp_listeners *listeners)
 {
     if (!listeners)
         return;
-    for (size_t i = 0; i < listeners->count; i++)
+    for (size_t i = 0; i < listeners->count; i++) {
         free(listeners->streams[i].id);
+        uri_set_free(&listeners->streams[i].uris);
+    }
     free(listeners->streams);
+    uri_set_free(&listeners->subscribed);
     pthread_mutex_destroy(&listeners->lock);
     free(listeners);
 }
@@ -96,23 +151,57 @@ int mcp_listen_open(mcp_listeners *listeners, js_span id, const mcp_listen_filte
         listeners->streams = grown;
         listeners->capacity = capacity;
     }
-    stream item = {malloc(id.length ? id.length : 1), id.length, *filter};
+    stream item = {malloc(id.length ? id.length : 1), id.length, *filter, {NULL, 0}};
+    item.filter.resource_uris = (js_span){NULL, 0};
     if (!item.id) {
         status = MCP_LISTEN_NO_MEMORY;
         goto done;
     }
     memcpy(item.id, id.start, id.length);
-    /* What rpcd will send of what was asked: it has no prompts or resources to tell about. */
+    if (filter->resource_uris.length > 0) {
+        js_iter uris;
+        js_span ignored, uri;
+        js_iter_init(&uris, filter->resource_uris);
+        while (js_iter_next(&uris, &ignored, &uri)) {
+            if (uri_set_add(&item.uris, uri) == -1) {
+                uri_set_free(&item.uris);
+                free(item.id);
+                status = MCP_LISTEN_NO_MEMORY;
+                goto done;
+            }
+        }
+    }
+    /* What rpcd will send of what was asked: every kind it can tell about. */
     buffer ack = BUFFER_INIT;
     int failed = buf_append_string(
         &ack, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\","
               "\"params\":{");
     failed |= append_meta(&ack, &item, false);
-    failed |= buf_append_string(&ack, filter->tools_list_changed
-                                          ? ",\"notifications\":{\"toolsListChanged\":true}}}"
-                                          : ",\"notifications\":{}}}");
+    failed |= buf_append_string(&ack, ",\"notifications\":{");
+    const char *separator = "";
+    static const char *const flags[] = {"toolsListChanged", "promptsListChanged",
+                                        "resourcesListChanged"};
+    const bool asked[] = {filter->tools_list_changed, filter->prompts_list_changed,
+                          filter->resources_list_changed};
+    for (size_t i = 0; i < 3; i++) {
+        if (!asked[i])
+            continue;
+        failed |= buf_printf(&ack, "%s\"%s\":true", separator, flags[i]);
+        separator = ",";
+    }
+    if (item.uris.count > 0) {
+        failed |= buf_printf(&ack, "%s\"resourceSubscriptions\":[", separator);
+        for (size_t i = 0; i < item.uris.count; i++) {
+            if (i > 0)
+                failed |= buf_append_char(&ack, ',');
+            failed |= buf_append_json_string(&ack, item.uris.items[i], strlen(item.uris.items[i]));
+        }
+        failed |= buf_append_char(&ack, ']');
+    }
+    failed |= buf_append_string(&ack, "}}}");
     if (failed) {
         buf_free(&ack);
+        uri_set_free(&item.uris);
         free(item.id);
         status = MCP_LISTEN_NO_MEMORY;
         goto done;
@@ -130,6 +219,7 @@ done:
 static void remove_at(mcp_listeners *listeners, size_t index)
 {
     free(listeners->streams[index].id);
+    uri_set_free(&listeners->streams[index].uris);
     listeners->count--;
     memmove(&listeners->streams[index], &listeners->streams[index + 1],
             (listeners->count - index) * sizeof *listeners->streams);
@@ -156,19 +246,86 @@ int mcp_listen_cancel(mcp_listeners *listeners, js_span id, bool respond)
     return index >= 0;
 }
 
-int mcp_listen_tools_changed(mcp_listeners *listeners)
+int mcp_listen_list_changed(mcp_listeners *listeners, mcp_list_kind kind)
 {
+    static const char *const methods[] = {"notifications/tools/list_changed",
+                                          "notifications/prompts/list_changed",
+                                          "notifications/resources/list_changed"};
     pthread_mutex_lock(&listeners->lock);
     int told = 0;
     buffer line = BUFFER_INIT;
     for (size_t i = 0; i < listeners->count && told >= 0; i++) {
         const stream *item = &listeners->streams[i];
-        if (!item->filter.tools_list_changed)
+        bool asked = kind == MCP_LIST_OF_TOOLS     ? item->filter.tools_list_changed
+                     : kind == MCP_LIST_OF_PROMPTS ? item->filter.prompts_list_changed
+                                                   : item->filter.resources_list_changed;
+        if (!asked)
+            continue;
+        buf_clear(&line);
+        int failed =
+            buf_printf(&line, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{", methods[kind]);
+        failed |= append_meta(&line, item, false);
+        failed |= buf_append_string(&line, "}}");
+        told = failed || write_line(listeners, &line) != 0 ? -1 : told + 1;
+    }
+    buf_free(&line);
+    pthread_mutex_unlock(&listeners->lock);
+    return told;
+}
+
+int mcp_listen_tools_changed(mcp_listeners *listeners)
+{
+    return mcp_listen_list_changed(listeners, MCP_LIST_OF_TOOLS);
+}
+
+int mcp_listen_subscribe(mcp_listeners *listeners, js_span uri, bool subscribe)
+{
+    pthread_mutex_lock(&listeners->lock);
+    int status = 0;
+    if (subscribe) {
+        status = uri_set_add(&listeners->subscribed, uri);
+    } else {
+        size_t needed = js_string_decoded_length(uri), length;
+        char *text = malloc(needed + 1);
+        if (text && js_string_decode(uri, text, needed + 1, &length) == 0) {
+            long index = uri_set_find(&listeners->subscribed, text, length);
+            if (index >= 0) {
+                uri_set *set = &listeners->subscribed;
+                free(set->items[index]);
+                set->items[index] = set->items[--set->count];
+            }
+        } else {
+            status = -1;
+        }
+        free(text);
+    }
+    pthread_mutex_unlock(&listeners->lock);
+    return status;
+}
+
+int mcp_listen_resource_updated(mcp_listeners *listeners, const char *uri, size_t length)
+{
+    pthread_mutex_lock(&listeners->lock);
+    int told = 0;
+    buffer line = BUFFER_INIT;
+    if (uri_set_find(&listeners->subscribed, uri, length) >= 0) {
+        int failed = buf_append_string(
+            &line, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\","
+                   "\"params\":{\"uri\":");
+        failed |= buf_append_json_string(&line, uri, length);
+        failed |= buf_append_string(&line, "}}");
+        told = failed || write_line(listeners, &line) != 0 ? -1 : 1;
+    }
+    for (size_t i = 0; i < listeners->count && told >= 0; i++) {
+        const stream *item = &listeners->streams[i];
+        if (uri_set_find(&item->uris, uri, length) < 0)
             continue;
         buf_clear(&line);
         int failed = buf_append_string(
-            &line, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\","
-                   "\"params\":{");
+            &line, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\","
+                   "\"params\":{\"uri\":");
+        failed |= buf_append_json_string(&line, uri, length);
+        failed |= buf_append_char(&line, ',');
         failed |= append_meta(&line, item, false);
         failed |= buf_append_string(&line, "}}");
         told = failed || write_line(listeners, &line) != 0 ? -1 : told + 1;

@@ -48,6 +48,28 @@ int mcp_listen_cancel(mcp_listeners *listeners, js_span id, bool respond);
  */
 int mcp_listen_tools_changed(mcp_listeners *listeners);
 
+typedef enum mcp_list_kind {
+    MCP_LIST_OF_TOOLS = 0,
+    MCP_LIST_OF_PROMPTS = 1,
+    MCP_LIST_OF_RESOURCES = 2, /* resources and templates */
+} mcp_list_kind;
+
+/* mcp_listen_tools_changed for any list: the streams that asked for its ...ListChanged. */
+int mcp_listen_list_changed(mcp_listeners *listeners, mcp_list_kind kind);
+
+/*
+ * The handshake era's resources/subscribe (subscribe true) or unsubscribe of uri (a validated
+ * JSON string). Returns 0; -1 (memory); -2 when 4096 URIs are subscribed already. Thread-safe.
+ */
+int mcp_listen_subscribe(mcp_listeners *listeners, js_span uri, bool subscribe);
+
+/*
+ * Writes notifications/resources/updated for uri (length bytes of UTF-8): once for the session
+ * when it subscribed to it, and once for each stream whose resourceSubscriptions list it.
+ * Returns how many were told, or -1 when a write failed. Thread-safe.
+ */
+int mcp_listen_resource_updated(mcp_listeners *listeners, const char *uri, size_t length);
+
 /*
  * Ends every stream gracefully, as a server going away does: each request gets its result, with
  * the stream's id in _meta. Thread-safe.

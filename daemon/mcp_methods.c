@@ -19,6 +19,15 @@ static const struct {
     METHOD(MCP_TOOLS_LIST, "tools/list"),
     METHOD(MCP_TOOLS_CALL, "tools/call"),
     METHOD(MCP_SUBSCRIPTIONS_LISTEN, "subscriptions/listen"),
+    METHOD(MCP_RESOURCES_LIST, "resources/list"),
+    METHOD(MCP_RESOURCES_TEMPLATES_LIST, "resources/templates/list"),
+    METHOD(MCP_RESOURCES_READ, "resources/read"),
+    METHOD(MCP_RESOURCES_SUBSCRIBE, "resources/subscribe"),
+    METHOD(MCP_RESOURCES_UNSUBSCRIBE, "resources/unsubscribe"),
+    METHOD(MCP_PROMPTS_LIST, "prompts/list"),
+    METHOD(MCP_PROMPTS_GET, "prompts/get"),
+    METHOD(MCP_COMPLETION_COMPLETE, "completion/complete"),
+    METHOD(MCP_LOGGING_SET_LEVEL, "logging/setLevel"),
 };
 #undef METHOD
 
@@ -33,4 +42,9 @@ int mcp_method_find(const char *name, size_t length)
         if (methods[id].length == length && memcmp(methods[id].name, name, length) == 0)
             return id;
     return -1;
+}
+
+unsigned mcp_method_reserved_since(int id)
+{
+    return id >= MCP_RESOURCES_LIST ? 5 : 0;
 }

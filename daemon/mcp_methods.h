@@ -16,11 +16,27 @@ typedef enum mcp_method_id {
     MCP_TOOLS_LIST,
     MCP_TOOLS_CALL,
     MCP_SUBSCRIPTIONS_LISTEN,
+    MCP_RESOURCES_LIST,
+    MCP_RESOURCES_TEMPLATES_LIST,
+    MCP_RESOURCES_READ,
+    MCP_RESOURCES_SUBSCRIBE,
+    MCP_RESOURCES_UNSUBSCRIBE,
+    MCP_PROMPTS_LIST,
+    MCP_PROMPTS_GET,
+    MCP_COMPLETION_COMPLETE,
+    MCP_LOGGING_SET_LEVEL,
     MCP_METHOD_COUNT,
 } mcp_method_id;
 
 /* The name of the MCP method id (static text), or NULL outside 0..MCP_METHOD_COUNT-1. */
 const char *mcp_method_name(int id);
+
+/*
+ * The ABI minor from which plugins may not register the method's name: 0 for the methods rpcd
+ * answered before ABI 1.5, 5 for those it came to answer with 1.5 (resources, prompts,
+ * completion, logging), which a plugin built earlier may still have registered as its own.
+ */
+unsigned mcp_method_reserved_since(int id);
 
 /* The id of the MCP method named name (length bytes, borrowed), or -1 when it is none. */
 int mcp_method_find(const char *name, size_t length);

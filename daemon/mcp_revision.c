@@ -117,7 +117,7 @@ static int stateless_complete(buffer *out, const char *result, size_t length)
     return mcp_finish_stateless_result(out, start, false, false);
 }
 
-static const call_shaper stateless_tool_shaper = {stateless_result, stateless_failure,
+static const call_shaper stateless_tool_shaper = {stateless_result, stateless_failure, NULL,
                                                   stateless_complete};
 
 const call_shaper *mcp_stateless_tool_shaper(void)

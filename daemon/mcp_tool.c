@@ -217,8 +217,7 @@ static const char *resource_problem(const json_t *resource)
     return NULL;
 }
 
-/* Why a content block is not one of MCP's, or NULL. */
-static const char *block_problem(const json_t *block)
+const char *mcp_tool_block_problem(const json_t *block)
 {
     if (!json_is_object(block))
         return "is not an object";
@@ -342,7 +341,7 @@ static int check_result(const json_t *result, const char *output_schema, char *r
     json_t *block;
     json_array_foreach(content, i, block)
     {
-        const char *problem = block_problem(block);
+        const char *problem = mcp_tool_block_problem(block);
         if (problem)
             return refuse(reason, size, "content[%zu] %s", i, problem);
     }

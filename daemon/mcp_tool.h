@@ -24,6 +24,10 @@ const char *mcp_tool_refusal(const char *title, const char *annotations, const c
  * (those it has) to a tools/list entry. Returns 0 or -1 (memory). */
 int mcp_tool_append_members(buffer *out, const reg_method *method);
 
+struct json_t;
+/* Why a content block (jansson's) is not one of MCP's (static text), or NULL. */
+const char *mcp_tool_block_problem(const struct json_t *block);
+
 /* Whether results are checked against output schemas: in builds without NDEBUG. */
 bool mcp_tool_checks_output(void);
 

@@ -6,6 +6,7 @@
 #include "registry.h"
 
 #include "json_scan.h"
+#include "mcp_catalog.h"
 #include "mcp_tool.h"
 #include "reserved_names.h"
 
@@ -52,6 +53,7 @@ static void free_method(reg_method *method)
     free(method->annotations);
     free(method->output_schema);
     free(method->icons);
+    free(method->mcp_descriptor);
     free(method);
 }
 
@@ -127,8 +129,8 @@ static uint32_t known_flags(uint32_t abi_minor)
     return RPCD_METHOD_SERIALIZED | (abi_minor >= 2 ? RPCD_METHOD_QUICK : 0);
 }
 
-/* Why a descriptor cannot be registered, or NULL when it can be. */
-static const char *refusal(const rpcd_method *descriptor)
+/* Why a descriptor from a plugin built against abi_minor cannot be registered, or NULL. */
+static const char *refusal(const rpcd_method *descriptor, unsigned abi_minor)
 {
     if (!descriptor)
         return "no method descriptor";
@@ -144,14 +146,18 @@ static const char *refusal(const rpcd_method *descriptor)
         return "an empty name";
     if (!js_utf8_valid(name, length))
         return "the name is not UTF-8";
-    const char *reserved = reserved_name_reason(name, length);
+    const char *reserved = reserved_method_reason(name, length, abi_minor);
     if (reserved)
         return reserved;
     const char *schema = DESCRIBES(descriptor, params_schema) ? descriptor->params_schema : NULL;
     if (schema && js_validate(schema, strlen(schema), 512, NULL, NULL) != 0)
         return "its params_schema is not JSON (or nested deeper than 512)";
 #define GIVEN(member) (DESCRIBES(descriptor, member) ? descriptor->member : NULL)
-    return mcp_tool_refusal(GIVEN(title), GIVEN(annotations), GIVEN(output_schema), GIVEN(icons));
+    const char *tool =
+        mcp_tool_refusal(GIVEN(title), GIVEN(annotations), GIVEN(output_schema), GIVEN(icons));
+    if (tool || !DESCRIBES(descriptor, mcp_role))
+        return tool;
+    return mcp_catalog_refusal(descriptor->mcp_role, GIVEN(mcp_descriptor));
 #undef GIVEN
 }
 
@@ -199,6 +205,10 @@ static reg_method *copy_descriptor(const rpcd_method *descriptor, const reg_owne
         method->output_schema = copy_json_line(descriptor->output_schema, &failed);
     if (DESCRIBES(descriptor, icons))
         method->icons = copy_json_line(descriptor->icons, &failed);
+    if (DESCRIBES(descriptor, mcp_role))
+        method->mcp_role = descriptor->mcp_role;
+    if (DESCRIBES(descriptor, mcp_descriptor))
+        method->mcp_descriptor = copy_json_line(descriptor->mcp_descriptor, &failed);
     if (failed) {
         free_method(method); /* user data is not ours yet: the plugin keeps it on failure */
         return NULL;
@@ -216,7 +226,7 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
 int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner *owner,
                   const reg_method **existing, const char **reason)
 {
-    const char *refused = refusal(descriptor);
+    const char *refused = refusal(descriptor, owner->abi_minor);
     if (refused) {
         if (reason)
             *reason = refused;

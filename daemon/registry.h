@@ -32,6 +32,8 @@ typedef struct reg_method {
     char *annotations;      /* (1.4) owned JSON text of an object, or NULL */
     char *output_schema;    /* (1.4) owned JSON text of an object schema, or NULL */
     char *icons;            /* (1.4) owned JSON text of an array, or NULL */
+    uint32_t mcp_role;      /* (1.5) RPCD_MCP_*: RPCD_MCP_TOOL for older plugins */
+    char *mcp_descriptor;   /* (1.5) owned JSON text on one line, or NULL */
     const void *owner;      /* the plugin that registered it (borrowed) */
     const char *owner_name; /* borrowed from the plugin's info */
     size_t index;           /* position in registration order, for per-method state */

@@ -33,3 +33,11 @@ const char *reserved_name_reason(const char *name, size_t length)
         return "the name is an MCP method that rpcd answers itself";
     return NULL;
 }
+
+const char *reserved_method_reason(const char *name, size_t length, unsigned abi_minor)
+{
+    int id = mcp_method_find(name, length);
+    if (id >= 0 && abi_minor < mcp_method_reserved_since(id))
+        return NULL;
+    return reserved_name_reason(name, length);
+}

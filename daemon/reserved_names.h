@@ -15,4 +15,11 @@
  */
 const char *reserved_name_reason(const char *name, size_t length);
 
+/*
+ * reserved_name_reason for a method a plugin built against abi_minor registers: an MCP method
+ * rpcd came to answer in a later minor stays the plugin's (mcp_method_reserved_since), and the
+ * plugin then serves it as before. Thread-safe.
+ */
+const char *reserved_method_reason(const char *name, size_t length, unsigned abi_minor);
+
 #endif

@@ -12,6 +12,8 @@
 #include "dispatch.h"
 #include "grace.h"
 #include "log.h"
+#include "json_scan.h"
+#include "mcp_events.h"
 #include "mcp_listen.h"
 #include "stop_signals.h"
 
@@ -66,6 +68,46 @@ static void reader_idle(void *context, bool idle, size_t held_bytes)
         call_wait_for_bytes(srv->calls);
 }
 
+/* host->resource_updated from any plugin: to the subscribed session and streams. */
+static void tell_resource_updated(void *context, const char *uri, size_t length)
+{
+    server *srv = context;
+    mcp_listen_resource_updated(srv->listeners, uri, length);
+}
+
+/* A plugin's log line the client asked for, as MCP's notifications/message. */
+static void tell_log_line(void *context, const char *logger, int level, const char *text,
+                          size_t length)
+{
+    static const char *const levels[] = {"error", "warning", "info", "debug"};
+    server *srv = context;
+    buffer line = BUFFER_INIT;
+    int failed = buf_printf(&line,
+                            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                            "\"params\":{\"level\":\"%s\",\"logger\":",
+                            levels[level < 0   ? 0
+                                   : level > 3 ? 3
+                                               : level]);
+    failed |= buf_append_json_string(&line, logger, strlen(logger));
+    failed |= buf_append_string(&line, ",\"data\":");
+    /* A plugin's text need not be UTF-8: the protocol's line must be. */
+    if (js_utf8_valid(text, length)) {
+        failed |= buf_append_json_string(&line, text, length);
+    } else {
+        buffer ascii = BUFFER_INIT;
+        for (size_t i = 0; i < length; i++)
+            failed |= buf_append_char(&ascii, (unsigned char)text[i] < 0x80 ? text[i] : '?');
+        failed |= buf_append_json_string(&line, ascii.data, ascii.length);
+        buf_free(&ascii);
+    }
+    failed |= buf_append_string(&line, "}}");
+    if (!failed) {
+        struct iovec part = {line.data, line.length};
+        out_write_line(srv->out, &part, 1);
+    }
+    buf_free(&line);
+}
+
 int srv_new(const registry *methods, const srv_options *options, out_write_fn write, void *sink,
             server **out)
 {
@@ -101,6 +143,8 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     gen_reader_init(&srv->generations, generations, call_let_go_generation, srv->calls);
     /* Held longer than a stop would wait for them: worth a warning. */
     call_name_stalls_after(srv->calls, options->shutdown_grace_ms);
+    const mcp_event_sink events = {srv, tell_resource_updated, tell_log_line};
+    mcp_events_attach(&events);
     *out = srv;
     return 0;
 fail:
@@ -112,6 +156,7 @@ void srv_free(server *srv)
 {
     if (!srv)
         return;
+    mcp_events_attach(NULL);
     /* Before the table it lets go through: calls still running take over its reference. */
     if (srv->generations.source)
         gen_reader_fini(&srv->generations);

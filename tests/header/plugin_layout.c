@@ -28,7 +28,8 @@ AT(rpcd_host_api, call_complete, 104);
 AT(rpcd_host_api, log_text, 112);
 AT(rpcd_host_api, call_tool_result, 120);
 AT(rpcd_host_api, call_meta, 128);
-static_assert(sizeof(rpcd_host_api) == 136, "rpcd_host_api");
+AT(rpcd_host_api, resource_updated, 136);
+static_assert(sizeof(rpcd_host_api) == 144, "rpcd_host_api");
 
 AT(rpcd_method, size, 0);
 AT(rpcd_method, name, 8);
@@ -42,7 +43,9 @@ AT(rpcd_method, title, 64);
 AT(rpcd_method, annotations, 72);
 AT(rpcd_method, output_schema, 80);
 AT(rpcd_method, icons, 88);
-static_assert(sizeof(rpcd_method) == 96, "rpcd_method");
+AT(rpcd_method, mcp_role, 96);
+AT(rpcd_method, mcp_descriptor, 104);
+static_assert(sizeof(rpcd_method) == 112, "rpcd_method");
 
 AT(rpcd_plugin_info, size, 0);
 AT(rpcd_plugin_info, abi_major, 8);

@@ -54,6 +54,11 @@ await run.check(`connect (${mode})`, async () => {
     assert.equal(client.serverInfo?.name, 'rpcd', json(client.serverInfo));
     const first = sent()[0]?.method;
     assert.equal(first, mode === 'discover' ? 'server/discover' : 'initialize');
+    // After discovery the client speaks the stateless revision: its version in each request.
+    await client.listTools({ options: request });
+    const version = sent().findLast((m) => m.method === 'tools/list')
+        ?.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
+    assert.equal(version, mode === 'discover' ? '2026-07-28' : undefined);
 }, { needsConnection: false });
 
 await run.check('listTools: bundled tools, valid names, notes_add annotations', async () => {

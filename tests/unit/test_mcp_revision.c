@@ -164,7 +164,8 @@ static void assert_answer(const fixture *f, const char *method, const char *para
 }
 
 #define DISCOVERY                                                                                  \
-    "{\"supportedVersions\":" VERSIONS ",\"capabilities\":{\"tools\":{\"listChanged\":true}},"     \
+    "{\"supportedVersions\":" VERSIONS                                                             \
+    ",\"capabilities\":{\"tools\":{\"listChanged\":true},\"logging\":{}},"                         \
     "\"serverInfo\":" SERVER_INFO ",\"resultType\":\"complete\",\"ttlMs\":60000,"                  \
     "\"cacheScope\":\"private\"," RESULT_META "}"
 #define TOOL "{\"name\":\"echo\",\"description\":\"Echoes.\",\"inputSchema\":{\"type\":\"object\"}}"
@@ -187,7 +188,7 @@ static void test_stateless_answers(void **state)
     assert_answer(f, "ping", NULL, "{}");
     assert_answer(f, "initialize", "{\"protocolVersion\":\"2026-07-28\"," META "}",
                   "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":"
-                  "{\"listChanged\":true}},\"serverInfo\":" SERVER_INFO "}");
+                  "{\"listChanged\":true},\"logging\":{}},\"serverInfo\":" SERVER_INFO "}");
     /* Refusals: the status, and the data in out. */
     buffer out = BUFFER_INIT;
     static const char old[] = "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"1\"}}";
