@@ -105,11 +105,19 @@ await run.check('tools/call on the wire: resultType', async () => {
     assert.equal(lastResponse('tools/call').result.resultType, 'complete');
 });
 
-await run.check('subscriptions/listen: acknowledged with toolsListChanged, closed by the client',
+// rpcd honours the list changes its capabilities announce (tools and prompts here), and of the
+// resource subscriptions only those asked for (none here).
+await run.check('subscriptions/listen: list changes acknowledged as announced, closed by the client',
     async () => {
-        const subscription = await client.listen({ toolsListChanged: true, promptsListChanged: true },
-            request);
-        assert.deepEqual(subscription.honoredFilter, { toolsListChanged: true });
+        const subscription = await client.listen({ toolsListChanged: true, promptsListChanged: true,
+            resourcesListChanged: true }, request);
+        const capabilities = client.getServerCapabilities();
+        const announced = Object.fromEntries([['toolsListChanged', 'tools'],
+            ['promptsListChanged', 'prompts'], ['resourcesListChanged', 'resources']]
+            .filter(([, kind]) => capabilities[kind]?.listChanged === true)
+            .map(([key]) => [key, true]));
+        assert.ok(announced.toolsListChanged, json(capabilities));
+        assert.deepEqual(subscription.honoredFilter, announced);
         const listen = wire.sent.findLast((m) => m.method === 'subscriptions/listen');
         await subscription.close();
         assert.ok(wire.sent.some((m) => m.method === 'notifications/cancelled' &&

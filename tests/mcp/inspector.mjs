@@ -33,7 +33,8 @@ run.connected = true;
 let runs = 0;
 
 /*
- * Starts the CLI for one method: args are its options. Returns { child, done, dir }: done
+ * Starts the CLI for one method: args are its options; "--" ends them, as a variadic option
+ * (--prompt-args) would take the command for one of its pairs. Returns { child, done, dir }: done
  * resolves to { code, stdout, stderr, result, error } (result or error: the CLI's JSON on stdout
  * or its error envelope on stderr).
  */
@@ -43,7 +44,7 @@ function start(args) {
     const env = { ...process.env, ...serverEnv(), HOME: dir, MCP_CATALOG_PATH: path.join(dir,
         'mcp.json') };
     const child = spawn(process.execPath, [cli, '--cli', '--format', 'json', '--protocol-era', era,
-        ...args, 'bash', path.join(here, 'record.sh'), dir, rpcd, '-c', config, '-q'],
+        ...args, '--', 'bash', path.join(here, 'record.sh'), dir, rpcd, '-c', config, '-q'],
     { env, stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
     let stdout = '';

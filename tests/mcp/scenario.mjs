@@ -349,8 +349,15 @@ export async function runScenario(run, mcp) {
             [['notes://note/welcome', SEEDED.welcome]]);
     });
 
-    await check('resources/read of a note that is not there: -32002', async () => {
-        await rejectsWith(mcp.readResource({ uri: 'notes://note/nothing' }, request), -32002);
+    // notes answers -32002 with the URI in data, which the v2 client reads as the 2026-07-28
+    // revision's resource-not-found (-32602 with data {uri}), as MCP asks of it.
+    await check('resources/read of a note that is not there: resource not found', async () => {
+        const uri = 'notes://note/nothing';
+        await assert.rejects(mcp.readResource({ uri }, request), (error) => {
+            assert.ok([-32002, -32602].includes(error.code), describe(error));
+            assert.equal(error.data?.uri, uri, describe(error));
+            return true;
+        });
     });
 
     await check('prompts/list: summarize with a required argument title', async () => {
