@@ -225,10 +225,15 @@ static void before_read(void *context)
     srv_refresh(hooks->srv);
 }
 
-/* After a reload that changed the tools: the MCP client is told. */
-static void tools_changed(void *context)
+/* After a reload that changed what MCP lists: the client is told, list by list. */
+static void lists_changed(void *context, const rl_result *result)
 {
-    srv_tools_changed(context);
+    if (result->tools_changed)
+        srv_list_changed(context, MCP_LIST_OF_TOOLS);
+    if (result->prompts_changed)
+        srv_list_changed(context, MCP_LIST_OF_PROMPTS);
+    if (result->resources_changed)
+        srv_list_changed(context, MCP_LIST_OF_RESOURCES);
 }
 
 /*
@@ -259,7 +264,7 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     /* Reloads only while serving: a reload publishes to the server's generations. */
     reloader *reloads = NULL;
     before_read_hooks hooks = {NULL, srv};
-    if (rl_start(runtime, tools_changed, srv, &reloads) == 0) {
+    if (rl_start(runtime, lists_changed, srv, &reloads) == 0) {
         hooks.reloads = reloads;
         stdio_set_before_read(transport, before_read, &hooks);
     } else

@@ -27,14 +27,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* tools/list as a client reads it, every page: what list_changed is about. */
-static int render_tools(const mcp_tools *tools, buffer *out)
+/* A list (tools/list, prompts/list...) as a client reads it, every page: what list_changed is
+ * about. */
+static int render_list(const mcp_tools *tools, const char *method, buffer *out)
 {
     char cursor[64] = "";
     for (;;) {
         js_span params = {cursor, strlen(cursor)};
         size_t before = out->length;
-        if (mcp_answer(tools, "tools/list", 10, params, out) != 0)
+        if (mcp_answer(tools, method, strlen(method), params, out) != 0)
             return -1;
         static const char next[] = "\"nextCursor\":\"";
         const char *found = NULL;
@@ -51,11 +52,11 @@ static int render_tools(const mcp_tools *tools, buffer *out)
     }
 }
 
-static bool tools_differ(const mcp_tools *before, const mcp_tools *after)
+static bool list_differs(const mcp_tools *before, const mcp_tools *after, const char *method)
 {
     buffer old_list = BUFFER_INIT, new_list = BUFFER_INIT;
     bool differ = true; /* when in doubt, the client asks again: no harm */
-    if (render_tools(before, &old_list) == 0 && render_tools(after, &new_list) == 0)
+    if (render_list(before, method, &old_list) == 0 && render_list(after, method, &new_list) == 0)
         differ = old_list.length != new_list.length ||
                  memcmp(old_list.data, new_list.data, old_list.length) != 0;
     buf_free(&old_list);
@@ -150,7 +151,11 @@ int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *resu
         snprintf(error, error_size, "out of memory");
         goto done;
     }
-    result->tools_changed = tools_differ(gen_tools(before), gen_tools(next));
+    result->tools_changed = list_differs(gen_tools(before), gen_tools(next), "tools/list");
+    result->prompts_changed = list_differs(gen_tools(before), gen_tools(next), "prompts/list");
+    result->resources_changed =
+        list_differs(gen_tools(before), gen_tools(next), "resources/list") ||
+        list_differs(gen_tools(before), gen_tools(next), "resources/templates/list");
     result->methods = reg_count(gen_methods(next));
     /* From here on new calls look their methods up in next; the old ones finish on before. */
     gen_publish(runtime->generations, next);
@@ -188,7 +193,7 @@ enum { WATCH_QUIET_MS = 250 };
 struct reloader {
     const rpcd_runtime *runtime;
     watcher *watch; /* with watch = true; NULL otherwise */
-    rl_tools_changed_fn *tools_changed;
+    rl_lists_changed_fn *lists_changed;
     void *context;
     int wake;            /* eventfd: SIGHUP and rl_stop write to it */
     atomic_bool started; /* the thread runs: a handler writes to wake itself */
@@ -256,8 +261,9 @@ static void reload_once(reloader *r)
         return;
     }
     r->generation++;
-    if (result.tools_changed && r->tools_changed)
-        r->tools_changed(r->context);
+    if ((result.tools_changed || result.prompts_changed || result.resources_changed) &&
+        r->lists_changed)
+        r->lists_changed(r->context, &result);
     /* A reader waiting for input lets go of the old generation now (rl_before_read's hook
      * refreshes): its plugins are shut down once their calls end, not with the next line. */
     pthread_kill(r->reader, sig_wake_number());
@@ -335,14 +341,14 @@ void rl_before_read(void *context)
     wake(r->wake);
 }
 
-int rl_start(const rpcd_runtime *runtime, rl_tools_changed_fn *tools_changed, void *context,
+int rl_start(const rpcd_runtime *runtime, rl_lists_changed_fn *lists_changed, void *context,
              reloader **out)
 {
     reloader *r = calloc(1, sizeof *r);
     if (!r)
         return -1;
     r->runtime = runtime;
-    r->tools_changed = tools_changed;
+    r->lists_changed = lists_changed;
     r->context = context;
     r->generation = 1;
     r->reader = pthread_self();

@@ -14,8 +14,10 @@
 
 /* What one reload changed, for its log line and for the client. */
 typedef struct rl_result {
-    bool tools_changed; /* tools/list answers differently now */
-    size_t methods;     /* in the new generation */
+    bool tools_changed;     /* tools/list answers differently now */
+    bool prompts_changed;   /* prompts/list */
+    bool resources_changed; /* resources/list or resources/templates/list */
+    size_t methods;         /* in the new generation */
 } rl_result;
 
 /*
@@ -30,8 +32,9 @@ typedef struct rl_result {
 int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *result, char *error,
               size_t error_size);
 
-/* Called on the reloading thread after a reload that changed the tools (context: rl_start's). */
-typedef void rl_tools_changed_fn(void *context);
+/* Called on the reloading thread after a reload that changed a list MCP clients read (tools,
+ * prompts, resources: result says which), with rl_start's context. */
+typedef void rl_lists_changed_fn(void *context, const rl_result *result);
 
 typedef struct reloader reloader;
 
@@ -40,10 +43,10 @@ typedef struct reloader reloader;
  * takes SIGHUP: its handler only wakes that thread (async-signal-safe), and signals that arrive
  * during a reload make one more reload after it. The thread starts with the first SIGHUP, from
  * rl_before_read on the calling thread, which must be the one that reads the input (its read()
- * is interrupted for it). tools_changed (may be NULL) is called after a reload whose tools
- * differ. Returns 0 and *out (new), or -1 (descriptors, memory).
+ * is interrupted for it). lists_changed (may be NULL) is called after a reload whose tools,
+ * prompts or resources differ. Returns 0 and *out (new), or -1 (descriptors, memory).
  */
-int rl_start(const rpcd_runtime *runtime, rl_tools_changed_fn *tools_changed, void *context,
+int rl_start(const rpcd_runtime *runtime, rl_lists_changed_fn *lists_changed, void *context,
              reloader **out);
 
 /*

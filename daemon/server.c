@@ -349,21 +349,29 @@ void srv_refresh(server *srv)
     gen_reader_refresh(&srv->generations);
 }
 
-int srv_tools_changed(server *srv)
+int srv_list_changed(server *srv, mcp_list_kind kind)
 {
+    static const char *const lines[] = {
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/prompts/list_changed\"}",
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}",
+    };
     int told = 0;
     /* The handshake era: a session that initialized hears of it on its own output. */
     if (atomic_load(&srv->mcp_initialized)) {
-        static const char line[] =
-            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
-        struct iovec part = {(void *)line, sizeof line - 1};
+        struct iovec part = {(void *)lines[kind], strlen(lines[kind])};
         if (out_write_line(srv->out, &part, 1) != 0)
             return -1;
         told = 1;
     }
     /* The 2026-07-28 revision: each subscriptions/listen stream that asked for it. */
-    int streams = mcp_listen_tools_changed(srv->listeners);
+    int streams = mcp_listen_list_changed(srv->listeners, kind);
     return streams < 0 ? -1 : told + streams;
+}
+
+int srv_tools_changed(server *srv)
+{
+    return srv_list_changed(srv, MCP_LIST_OF_TOOLS);
 }
 
 bool srv_finished(server *srv)

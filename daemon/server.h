@@ -9,6 +9,7 @@
 #ifndef RPCD_SERVER_H
 #define RPCD_SERVER_H
 
+#include "mcp_listen.h"
 #include "line_reader.h"
 #include "output.h"
 #include "registry.h"
@@ -93,6 +94,10 @@ void srv_refresh(server *srv);
  * when writing failed.
  */
 int srv_tools_changed(server *srv);
+
+/* srv_tools_changed for any list MCP clients read: notifications/prompts/list_changed, or
+ * notifications/resources/list_changed (resources and templates). */
+int srv_list_changed(server *srv, mcp_list_kind kind);
 
 /* True when no call is in flight any more (then srv_free and unloading plugins are safe). */
 bool srv_finished(server *srv);

@@ -249,6 +249,28 @@ static void test_calls_left_at_stop_are_named(void **state)
  * 1.1; the flag bit 0x2 makes a method quick only from 1.2, when RPCD_METHOD_QUICK came; a 1.3
  * descriptor, shorter than 1.4's, registers and runs as before.
  */
+/*
+ * A plugin built against the released 1.4 header: its methods are tools (its descriptor ends
+ * before mcp_role), and prompts/list, which rpcd answers itself from 1.5, stays the method it
+ * registered under that name.
+ */
+static void test_abi_1_4_keeps_its_names(void **state)
+{
+    run_fixture *f = *state;
+    char *config = run_format("[plugin abi14]\npath = %s\n", run_env("RPCD_FIXTURE_ABI_1_4"));
+    static const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/list\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n"
+                                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"abi14.one\"}\n";
+    run_session s;
+    run_rpcd(f, config, input, &s);
+    run_assert_json(json_object_get(run_response(&s, 1), "result"), "\"mine\"");
+    json_t *tools = json_object_get(json_object_get(run_response(&s, 2), "result"), "tools");
+    assert_int_equal(json_array_size(tools), 3);
+    run_assert_json(json_object_get(run_response(&s, 3), "result"), "\"completed\"");
+    run_session_free(&s);
+    free(config);
+}
+
 static void test_old_minors_keep_their_meanings(void **state)
 {
     run_fixture *f = *state;
@@ -364,6 +386,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_names_say_why, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_calls_left_at_stop_are_named, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_abi_1_4_keeps_its_names, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings, run_fixture_setup,
                                         run_fixture_teardown),

@@ -317,6 +317,41 @@ static void test_dropin_appears_and_goes(void **state)
     end(s);
 }
 
+/* The next line is the notification method, without an id. */
+static void expect_notification(session *s, const char *method)
+{
+    json_t *message = next_line(s);
+    assert_string_equal(json_string_value(json_object_get(message, "method")), method);
+    assert_null(json_object_get(message, "id"));
+    json_decref(message);
+}
+
+/*
+ * A drop-in whose plugin offers a tool, prompts and resources (ABI 1.5): its reload tells the
+ * client that the tools, the prompts and the resources changed, and its removal does again.
+ */
+static void test_prompts_and_resources_list_changed(void **state)
+{
+    session *s = *state;
+    start(s, NULL);
+    initialize(s);
+    install(harness_env("RPCD_FIXTURE_CATALOG"), s->plugin);
+    char text[4096];
+    snprintf(text, sizeof text, "[plugin catalog]\npath = %s\n", s->plugin);
+    write_dropin(s, "50-catalog.conf", text);
+    reload(s, "plugins added [catalog], removed [], replaced [], unchanged [echo]");
+    expect_notification(s, "notifications/tools/list_changed");
+    expect_notification(s, "notifications/prompts/list_changed");
+    expect_notification(s, "notifications/resources/list_changed");
+    remove_dropin(s, "50-catalog.conf");
+    reload(s, "plugins added [], removed [catalog], replaced [], unchanged [echo]");
+    expect_notification(s, "notifications/tools/list_changed");
+    expect_notification(s, "notifications/prompts/list_changed");
+    expect_notification(s, "notifications/resources/list_changed");
+    assert_string_equal(tool_names(s, 1), "echo");
+    end(s);
+}
+
 /* A client that never initialized hears of no change. */
 static void test_no_list_changed_before_initialize(void **state)
 {
@@ -720,6 +755,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dropin_appears_and_goes, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_prompts_and_resources_list_changed, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_no_list_changed_before_initialize, session_setup,
                                         session_teardown),

@@ -43,6 +43,16 @@ static int on_reader(rpcd_call *call, const char *params, size_t params_length, 
     return host->call_result(call, main_thread ? "true" : "false", main_thread ? 4 : 5);
 }
 
+#if RPCD_ABI_MINOR == 4
+static int return_mine(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params;
+    (void)params_length;
+    (void)user_data;
+    return host->call_result(call, "\"mine\"", 6);
+}
+#endif
+
 static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
                     size_t error_size)
 {
@@ -57,6 +67,12 @@ static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **s
     status = host->register_method(plugin, &one);
     if (status == RPCD_OK)
         status = host->register_method(plugin, &reader);
+#if RPCD_ABI_MINOR == 4
+    /* Before 1.5, MCP's prompts/list was a name like any other: this plugin serves it. */
+    rpcd_method prompts = rpcd_method_new("prompts/list", return_mine);
+    if (status == RPCD_OK)
+        status = host->register_method(plugin, &prompts);
+#endif
     if (status != RPCD_OK)
         snprintf(error, error_size, "cannot register (status %d)", status);
     return status;

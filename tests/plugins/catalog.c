@@ -160,6 +160,37 @@ static int catalog_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void
         snprintf(error, error_size, "resource_updated during init was not refused");
         return RPCD_ERR_INTERNAL;
     }
+    /* Descriptors register_method must refuse, each with RPCD_ERR_INVALID_ARGUMENT. */
+    static const struct {
+        uint32_t role;
+        const char *descriptor;
+    } refused[] = {
+        {9, NULL},
+        {RPCD_MCP_TOOL, "{\"uri\":\"mem://x\",\"name\":\"x\"}"},
+        {RPCD_MCP_HIDDEN, "{}"},
+        {RPCD_MCP_RESOURCE, NULL},
+        {RPCD_MCP_RESOURCE, "[1]"},
+        {RPCD_MCP_RESOURCE, "{\"name\":\"x\"}"},
+        {RPCD_MCP_RESOURCE, "{\"uri\":\"mem://x\",\"uriTemplate\":\"mem://{x}\",\"name\":\"x\"}"},
+        {RPCD_MCP_RESOURCE, "{\"uri\":\"mem://x\"}"},
+        {RPCD_MCP_RESOURCE, "{\"uri\":\"mem://x\",\"name\":\"x\",\"mimeType\":1}"},
+        {RPCD_MCP_RESOURCE, "{\"uriTemplate\":\"mem://{?q}\",\"name\":\"x\"}"},
+        {RPCD_MCP_RESOURCE, "{\"uriTemplate\":\"mem://{a}{b}\",\"name\":\"x\"}"},
+        {RPCD_MCP_RESOURCE, "{\"uriTemplate\":\"mem://{a\",\"name\":\"x\"}"},
+        {RPCD_MCP_PROMPT, "{\"title\":\"no name\"}"},
+        {RPCD_MCP_PROMPT, "{\"name\":\"p\",\"arguments\":[{\"required\":true}]}"},
+        {RPCD_MCP_PROMPT, "{\"name\":\"p\",\"arguments\":{}}"},
+        {RPCD_MCP_COMPLETION, "{\"ref\":{\"type\":\"ref/tool\",\"name\":\"t\"}}"},
+        {RPCD_MCP_COMPLETION, "{\"ref\":{\"type\":\"ref/resource\"}}"},
+        {RPCD_MCP_COMPLETION, "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"p\"}"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        if (add("refused", hello, refused[i].role, refused[i].descriptor) !=
+            RPCD_ERR_INVALID_ARGUMENT) {
+            snprintf(error, error_size, "descriptor %zu was not refused", i);
+            return RPCD_ERR_INTERNAL;
+        }
+    }
     int failed = 0;
     failed |= add("mem.hello", hello, RPCD_MCP_RESOURCE,
                   "{\"uri\":\"mem://hello\",\"name\":\"hello\",\"title\":\"Hello\","
