@@ -58,7 +58,9 @@ await run.check(`connect (${mode})`, async () => {
     await client.listTools({ options: request });
     const version = sent().findLast((m) => m.method === 'tools/list')
         ?.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
-    assert.equal(version, mode === 'discover' ? '2026-07-28' : undefined);
+    assert.equal(version, mode === 'discover' ? '2026-07-28' : undefined,
+        'the protocol version in tools/list (the client waits 1 s for the server/discover ' +
+        'answer, then falls back to initialize)');
 }, { needsConnection: false });
 
 await run.check('listTools: bundled tools, valid names, notes_add annotations', async () => {
