@@ -349,8 +349,8 @@ static int route_completion(const mcp_tools *tools, int era, js_span params, buf
     const char *problem = NULL;
     if (params.length == 0 || js_kind_of(params) != JS_OBJECT ||
         js_object_get(params, "ref", 3, &ref) != 1 || js_kind_of(ref) != JS_OBJECT ||
-        js_object_get(ref, "type", 4, &type) != 1)
-        problem = "\"ref\" must be one object with a \"type\"";
+        js_object_get(ref, "type", 4, &type) != 1 || js_kind_of(type) != JS_STRING)
+        problem = "\"ref\" must be one object with a string \"type\"";
     else if (!(prompt = js_string_equals(type, "ref/prompt", 10)) &&
              !js_string_equals(type, "ref/resource", 12))
         problem = "\"ref\".\"type\" must be \"ref/prompt\" or \"ref/resource\"";
@@ -414,7 +414,7 @@ static int route_log_level(int era, js_span params, buffer *out, mcp_route *rout
                   {"alert", RPCD_LOG_ERROR}, {"emergency", RPCD_LOG_ERROR}};
     js_span level = {NULL, 0};
     if (params.length > 0 && js_kind_of(params) == JS_OBJECT &&
-        js_object_get(params, "level", 5, &level) == 1) {
+        js_object_get(params, "level", 5, &level) == 1 && js_kind_of(level) == JS_STRING) {
         for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
             if (!js_string_equals(level, levels[i].name, strlen(levels[i].name)))
                 continue;

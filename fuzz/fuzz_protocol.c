@@ -93,6 +93,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         reg_add(methods, &method, NULL, "fuzz", NULL);
         method = rpcd_method_new("progress", progress);
         reg_add(methods, &method, NULL, "fuzz", NULL);
+        /* ABI 1.5 roles: URIs, template matching, prompt arguments and completions. */
+        static const struct {
+            const char *name;
+            uint32_t role;
+            const char *descriptor;
+        } roles[] = {
+            {"resource", RPCD_MCP_RESOURCE, "{\"uri\":\"f://a\",\"name\":\"a\"}"},
+            {"template", RPCD_MCP_RESOURCE,
+             "{\"uriTemplate\":\"f://{a}/x{b}/{+c}\",\"name\":\"t\"}"},
+            {"prompt", RPCD_MCP_PROMPT,
+             "{\"name\":\"p\",\"arguments\":[{\"name\":\"w\",\"required\":true}]}"},
+            {"complete", RPCD_MCP_COMPLETION, "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"p\"}}"},
+        };
+        for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {
+            method = rpcd_method_new(roles[i].name, echo);
+            method.mcp_role = roles[i].role;
+            method.mcp_descriptor = roles[i].descriptor;
+            reg_add(methods, &method, NULL, "fuzz", NULL);
+        }
         rpcd_config *config;
         char error[256];
         if (cfg_load_string("", "/fuzz/rpcd.conf", &config, error, sizeof error) != 0 ||

@@ -37,6 +37,13 @@ static const char *const methods[] = {
     "initialize",
     "ping",
     "server/discover",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
     "notifications/initialized",
     "echo",
     "fail",
@@ -49,24 +56,10 @@ static const char *const methods[] = {
 };
 
 static const char *const keys[] = {
-    "jsonrpc",
-    "id",
-    "method",
-    "params",
-    "result",
-    "error",
-    "name",
-    "arguments",
-    "_meta",
-    "progressToken",
-    "requestId",
-    "cursor",
-    "protocolVersion",
-    "capabilities",
-    "clientInfo",
-    "reason",
-    "n\\u0061me",
-    "x",
+    "jsonrpc",      "id",         "method",        "params",     "result", "error",
+    "name",         "arguments",  "_meta",         "uri",        "ref",    "argument",
+    "value",        "level",      "progressToken", "requestId",  "cursor", "protocolVersion",
+    "capabilities", "clientInfo", "reason",        "n\\u0061me", "x",
 };
 
 static const char *const tool_names[] = {"echo", "fail", "progress", "no.such", ""};

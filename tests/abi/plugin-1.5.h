@@ -246,10 +246,11 @@ typedef struct rpcd_method {
      *               array of strings is the values (the first 100 are sent, with "total" and
      *               "hasMore"); an object is MCP's "completion" object whole ("values" an array
      *               of at most 100 strings).
-     * register_method refuses a descriptor that is not such an object, a prompt name or a
-     * resource URI another method of the same role has, and a completion of a ref another
-     * completion has. A result not of these shapes fails the call with -32603, as an invalid
-     * call_tool_result does. Names and URIs of prompts and resources are checked for UTF-8 and
+     * register_method refuses a descriptor that is not such an object; two methods of one
+     * role with the same prompt name, resource URI, uriTemplate or completion ref stop the
+     * start (or a reload), naming both. A result not of these shapes fails the call with
+     * -32603, as an invalid call_tool_result does; a handler's failure is the call's JSON-RPC
+     * error, as in a plain call. Names and URIs of prompts and resources are checked for UTF-8 and
      * passed through as given (no portable renaming as for tools).
      */
     const char *mcp_descriptor;
@@ -274,7 +275,10 @@ typedef struct rpcd_host_api {
      * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT, logged with the reason, for a missing name or
      * handler, a name that is empty or not UTF-8, a reserved name
      * ("rpc." is JSON-RPC's; "notifications/...", "$/..." and the MCP methods rpcd answers
-     * itself, initialize, ping, server/discover, tools/list and tools/call), a params_schema
+     * itself, initialize, ping, server/discover, tools/list and tools/call, subscriptions/listen,
+     * and from 1.5 resources/..., prompts/list, prompts/get, completion/complete and
+     * logging/setLevel, which a plugin built against an older minor may still register and
+     * then serves itself), a params_schema
      * that is not JSON, or (1.4) a title that is not UTF-8 or annotations, output_schema or
      * icons that are not what their descriptions below the members say; RPCD_ERR_EXISTS when a
      * method (of any plugin, this one included) has the name, which also makes the daemon refuse to

@@ -260,7 +260,9 @@ static void test_completions(void **state)
         "{\"type\":\"ref/tool\",\"name\":\"greet\"},\"argument\":{\"name\":\"who\",\"value\":"
         "\"\"}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"completion/complete\",\"params\":{\"ref\":"
-        "{\"type\":\"ref/prompt\",\"name\":\"greet\"}}}\n";
+        "{\"type\":\"ref/prompt\",\"name\":\"greet\"}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"completion/complete\",\"params\":{\"ref\":"
+        "{\"type\":1,\"name\":\"greet\"},\"argument\":{\"name\":\"who\",\"value\":\"\"}}}\n";
     run_session s;
     run_rpcd(f, config, input, &s);
     json_t *all = json_object_get(result_of(&s, 1), "completion");
@@ -275,6 +277,8 @@ static void test_completions(void **state)
                     "{\"completion\":{\"values\":[],\"total\":0,\"hasMore\":false}}");
     assert_error(&s, 4, -32602, NULL);
     assert_error(&s, 5, -32602, NULL);
+    /* A type that is no string (a number's text is one byte): refused, never read as one. */
+    assert_error(&s, 6, -32602, NULL);
     run_session_free(&s);
     free(config);
 }
@@ -297,7 +301,9 @@ static void test_subscriptions_and_logging(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"touch\",\"params\":{\"uri\":\"mem://other\"}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"logging/setLevel\",\"params\":{\"level\":"
         "\"loud\"}}\n"
-        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/subscribe\",\"params\":{}}\n";
+        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/subscribe\",\"params\":{}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"logging/setLevel\",\"params\":{\"level\":"
+        "1}}\n";
     run_session s;
     run_rpcd(f, config, input, &s);
     run_assert_json(result_of(&s, 1), "{}");
@@ -317,6 +323,7 @@ static void test_subscriptions_and_logging(void **state)
     assert_int_equal(count_notifications(&s, "notifications/message", NULL), 4);
     assert_error(&s, 5, -32602, NULL);
     assert_error(&s, 6, -32602, NULL);
+    assert_error(&s, 7, -32602, NULL);
     run_session_free(&s);
     free(config);
 }
