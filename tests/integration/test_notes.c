@@ -2,7 +2,7 @@
 /*
  * The bundled notes plugin over the real binary: its tool, resources, template, prompt and
  * completions as an MCP client reaches them, its log lines and resource updates, what it
- * refuses, and a resource read in the stateless revision.
+ * refuses, and in the stateless revision a resource read and log lines a request asks for.
  */
 #include "run_session.h"
 
@@ -196,6 +196,42 @@ static void test_stateless_read(void **state)
     free(config);
 }
 
+/*
+ * In the stateless revision a request asks for the log lines of its handler with its _meta: the
+ * line comes before the response at the level asked for or a finer one, and not for a coarser
+ * level, nor for a handshake-era request (which asks with logging/setLevel).
+ */
+static void test_stateless_log_level(void **state)
+{
+    run_fixture *f = *state;
+    char *config = notes_config();
+    static const char input[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"notes_add\",\"arguments\":{\"title\":\"heard\",\"text\":\"x\"},\"_meta\":{"
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+        "\"io.modelcontextprotocol/logLevel\":\"debug\"}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"notes_add\",\"arguments\":{\"title\":\"coarse\",\"text\":\"x\"},\"_meta\":{"
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+        "\"io.modelcontextprotocol/logLevel\":\"warning\"}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"notes_add\",\"arguments\":{\"title\":\"older\",\"text\":\"x\"},\"_meta\":{"
+        "\"io.modelcontextprotocol/logLevel\":\"debug\"}}}\n";
+    run_session s;
+    run_rpcd(f, config, input, &s);
+    size_t log = find_method(&s, 0, "notifications/message");
+    assert_true(log < find_response(&s, 1));
+    run_assert_json(json_object_get(s.messages[log], "params"),
+                    "{\"level\":\"info\",\"logger\":\"notes\",\"data\":\"note heard saved (1 "
+                    "bytes)\"}");
+    assert_int_equal(find_method(&s, log + 1, "notifications/message"), s.count);
+    run_assert_json(json_object_get(json_object_get(run_response(&s, 2), "result"), "resultType"),
+                    "\"complete\"");
+    assert_non_null(json_object_get(run_response(&s, 3), "result"));
+    run_session_free(&s);
+    free(config);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +239,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_add_logs_and_updates, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_stateless_read, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_stateless_log_level, run_fixture_setup,
                                         run_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
