@@ -85,26 +85,23 @@ static const char *logger_name(const rpcd_plugin *plugin)
  * A log line to the MCP client, once: to the request whose handler logs it when that request
  * asked for the level (before its response), else to the session when it asked.
  */
-static void tell_client(const rpcd_plugin *plugin, int level, int call_level, const char *text,
-                        size_t length)
+static void tell_client(const rpcd_plugin *plugin, int level, const char *text, size_t length)
 {
-    if (call_level >= level && call_running_log(logger_name(plugin), level, text, length))
-        return;
-    mcp_events_log(logger_name(plugin), level, text, length);
+    if (!call_running_log(logger_name(plugin), level, text, length))
+        mcp_events_log(logger_name(plugin), level, text, length);
 }
 
 /* The line also goes to the MCP client when it asked for this level: formatted only then. */
 static void host_log_v(rpcd_plugin *plugin, int level, const char *format, va_list args)
 {
-    int call_level = call_running_log_level();
-    if ((mcp_events_client_log_level() >= level || call_level >= level) && format) {
+    if ((mcp_events_client_log_level() >= level || call_running_log_level() >= level) && format) {
         char text[2048];
         va_list copy;
         va_copy(copy, args);
         int length = vsnprintf(text, sizeof text, format, copy);
         va_end(copy);
         if (length >= 0)
-            tell_client(plugin, level, call_level, text,
+            tell_client(plugin, level, text,
                         (size_t)length < sizeof text ? (size_t)length : sizeof text - 1);
     }
     log_message_prefixed(level, logger_name(plugin), format, args);
@@ -121,7 +118,7 @@ static void host_log(rpcd_plugin *plugin, int level, const char *format, ...)
 static void host_log_text(rpcd_plugin *plugin, int level, const char *text)
 {
     if (text)
-        tell_client(plugin, level, call_running_log_level(), text, strnlen(text, 2048));
+        tell_client(plugin, level, text, strnlen(text, 2048));
     log_text_prefixed(level, logger_name(plugin), text);
 }
 

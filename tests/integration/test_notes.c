@@ -198,8 +198,9 @@ static void test_stateless_read(void **state)
 
 /*
  * In the stateless revision a request asks for the log lines of its handler with its _meta: the
- * line comes before the response at the level asked for or a finer one, and not for a coarser
- * level, nor for a handshake-era request (which asks with logging/setLevel).
+ * line comes before the response at the level asked for (info), and not for a coarser level,
+ * nor for a request without the revision or of a handshake-era one (which asks with
+ * logging/setLevel).
  */
 static void test_stateless_log_level(void **state)
 {
@@ -209,13 +210,17 @@ static void test_stateless_log_level(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"notes_add\",\"arguments\":{\"title\":\"heard\",\"text\":\"x\"},\"_meta\":{"
         "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-        "\"io.modelcontextprotocol/logLevel\":\"debug\"}}}\n"
+        "\"io.modelcontextprotocol/logLevel\":\"info\"}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"notes_add\",\"arguments\":{\"title\":\"coarse\",\"text\":\"x\"},\"_meta\":{"
         "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
         "\"io.modelcontextprotocol/logLevel\":\"warning\"}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"notes_add\",\"arguments\":{\"title\":\"older\",\"text\":\"x\"},\"_meta\":{"
+        "\"io.modelcontextprotocol/logLevel\":\"debug\"}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"notes_add\",\"arguments\":{\"title\":\"handshake\",\"text\":\"x\"},\"_meta\":{"
+        "\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\","
         "\"io.modelcontextprotocol/logLevel\":\"debug\"}}}\n";
     run_session s;
     run_rpcd(f, config, input, &s);
@@ -228,6 +233,7 @@ static void test_stateless_log_level(void **state)
     run_assert_json(json_object_get(json_object_get(run_response(&s, 2), "result"), "resultType"),
                     "\"complete\"");
     assert_non_null(json_object_get(run_response(&s, 3), "result"));
+    assert_non_null(json_object_get(run_response(&s, 4), "result"));
     run_session_free(&s);
     free(config);
 }
