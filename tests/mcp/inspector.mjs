@@ -69,9 +69,10 @@ function start(args) {
     return { child, done, dir };
 }
 
-// What the CLI sent rpcd, as messages, and rpcd's exit status once it has exited.
-function sentBy(dir) {
-    const file = path.join(dir, 'input');
+// What the CLI sent rpcd (or, with file 'output', what rpcd sent the CLI), as messages, and
+// rpcd's exit status once it has exited.
+function sentBy(dir, file = 'input') {
+    file = path.join(dir, file);
     return fs.existsSync(file)
         ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
         : [];
@@ -132,12 +133,23 @@ await run.check('tools/call every_kind: every content kind', async () => {
     assert.equal(result.isError, true);
 });
 
-await run.check('tools/call notes_add: text and a resource_link', async () => {
-    const { result } = await invoke(['--method', 'tools/call', '--tool-name', 'notes_add',
-        '--tool-args-json', '{"title":"cli","text":"from the inspector"}']);
-    assert.deepEqual(result.content[1], { type: 'resource_link', uri: 'notes://note/cli',
-        name: 'cli', mimeType: 'text/plain' });
-});
+// The CLI asks for every log line (logging/setLevel debug after initialize, or
+// io.modelcontextprotocol/logLevel debug in each request's _meta) but prints none: what rpcd
+// sent is read from record.sh's copy.
+await run.check('tools/call notes_add: a resource_link, and its log line sent to the CLI',
+    async () => {
+        const { result, dir } = await invoke(['--method', 'tools/call', '--tool-name',
+            'notes_add', '--tool-args-json', '{"title":"cli","text":"from the inspector"}']);
+        assert.deepEqual(result.content[1], { type: 'resource_link', uri: 'notes://note/cli',
+            name: 'cli', mimeType: 'text/plain' });
+        const output = sentBy(dir, 'output');
+        const line = output.findIndex((m) => m.method === 'notifications/message');
+        assert.ok(line >= 0, `no notifications/message: ${json(output.map((m) => m.method))}`);
+        assert.deepEqual(output[line].params, { level: 'info', logger: 'notes',
+            data: 'note cli saved (18 bytes)' });
+        const call = sentBy(dir).find((m) => m.method === 'tools/call');
+        assert.ok(line < output.findIndex((m) => m.id === call.id), 'the line came after the result');
+    });
 
 await run.check('tools/call sleep without ms: a tool error (CLI exit 5)', async () => {
     const { result } = await invoke(['--method', 'tools/call', '--tool-name', 'sleep',
