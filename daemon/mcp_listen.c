@@ -133,6 +133,39 @@ static int append_meta(buffer *out, const stream *item, bool identity)
     return failed | buf_append_char(out, '}');
 }
 
+/* The stream's notifications/subscriptions/acknowledged: what rpcd will send of what was asked
+ * (route_listen left out what no plugin offers). Returns 0 or -1. */
+static int append_acknowledgement(buffer *ack, const stream *item)
+{
+    const mcp_listen_filter *filter = &item->filter;
+    int failed = buf_append_string(
+        ack, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\","
+             "\"params\":{");
+    failed |= append_meta(ack, item, false);
+    failed |= buf_append_string(ack, ",\"notifications\":{");
+    const char *separator = "";
+    static const char *const flags[] = {"toolsListChanged", "promptsListChanged",
+                                        "resourcesListChanged"};
+    const bool asked[] = {filter->tools_list_changed, filter->prompts_list_changed,
+                          filter->resources_list_changed};
+    for (size_t i = 0; i < 3; i++) {
+        if (!asked[i])
+            continue;
+        failed |= buf_printf(ack, "%s\"%s\":true", separator, flags[i]);
+        separator = ",";
+    }
+    if (item->uris.count > 0) {
+        failed |= buf_printf(ack, "%s\"resourceSubscriptions\":[", separator);
+        for (size_t i = 0; i < item->uris.count; i++) {
+            if (i > 0)
+                failed |= buf_append_char(ack, ',');
+            failed |= buf_append_json_string(ack, item->uris.items[i], strlen(item->uris.items[i]));
+        }
+        failed |= buf_append_char(ack, ']');
+    }
+    return failed | buf_append_string(ack, "}}}");
+}
+
 int mcp_listen_open(mcp_listeners *listeners, js_span id, const mcp_listen_filter *filter)
 {
     pthread_mutex_lock(&listeners->lock);
@@ -171,34 +204,8 @@ int mcp_listen_open(mcp_listeners *listeners, js_span id, const mcp_listen_filte
             }
         }
     }
-    /* What rpcd will send of what was asked: every kind it can tell about. */
     buffer ack = BUFFER_INIT;
-    int failed = buf_append_string(
-        &ack, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\","
-              "\"params\":{");
-    failed |= append_meta(&ack, &item, false);
-    failed |= buf_append_string(&ack, ",\"notifications\":{");
-    const char *separator = "";
-    static const char *const flags[] = {"toolsListChanged", "promptsListChanged",
-                                        "resourcesListChanged"};
-    const bool asked[] = {filter->tools_list_changed, filter->prompts_list_changed,
-                          filter->resources_list_changed};
-    for (size_t i = 0; i < 3; i++) {
-        if (!asked[i])
-            continue;
-        failed |= buf_printf(&ack, "%s\"%s\":true", separator, flags[i]);
-        separator = ",";
-    }
-    if (item.uris.count > 0) {
-        failed |= buf_printf(&ack, "%s\"resourceSubscriptions\":[", separator);
-        for (size_t i = 0; i < item.uris.count; i++) {
-            if (i > 0)
-                failed |= buf_append_char(&ack, ',');
-            failed |= buf_append_json_string(&ack, item.uris.items[i], strlen(item.uris.items[i]));
-        }
-        failed |= buf_append_char(&ack, ']');
-    }
-    failed |= buf_append_string(&ack, "}}}");
+    int failed = append_acknowledgement(&ack, &item);
     if (failed) {
         buf_free(&ack);
         uri_set_free(&item.uris);

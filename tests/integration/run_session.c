@@ -90,6 +90,79 @@ void run_rpcd(const run_fixture *f, const char *config, const char *input, run_s
     harness_lines_free(&lines);
 }
 
+/* True when out (NUL-terminated lines) holds a response with integer id. */
+static bool has_response(const char *out, json_int_t id)
+{
+    char key[48];
+    snprintf(key, sizeof key, "\"id\":%lld,", (long long)id);
+    return strstr(out, key) != NULL;
+}
+
+void run_rpcd_until(const run_fixture *f, const char *config, const char *input,
+                    const json_int_t *ids, size_t id_count, run_session *s)
+{
+    memset(s, 0, sizeof *s);
+    char *path = harness_write_file(f->dir, "rpcd.conf", config);
+    assert_non_null(path);
+    harness_argv args = harness_rpcd_argv(path);
+    harness_process *rpcd = harness_start(args.argv);
+    free(path);
+    assert_non_null(rpcd);
+    assert_int_equal(harness_write_text(rpcd, input, RUN_SESSION_TIMEOUT_MS), HARNESS_OK);
+    size_t used = 0;
+    char *out = calloc(1, 1);
+    assert_non_null(out);
+    for (size_t answered = 0; answered < id_count;) {
+        char *line;
+        size_t length;
+        int status = harness_read_line(rpcd, RUN_SESSION_TIMEOUT_MS, &line, &length, NULL);
+        if (status != HARNESS_OK)
+            print_error("no response to every id before %s: %s\n%s\n",
+                        status == HARNESS_EOF ? "the end" : "the timeout", out,
+                        harness_stderr(rpcd));
+        assert_int_equal(status, HARNESS_OK);
+        out = realloc(out, used + length + 2);
+        assert_non_null(out);
+        memcpy(out + used, line, length);
+        used += length;
+        out[used++] = '\n';
+        out[used] = '\0';
+        free(line);
+        answered = 0;
+        for (size_t i = 0; i < id_count; i++)
+            answered += has_response(out, ids[i]);
+    }
+    harness_close_stdin(rpcd);
+    char *rest = NULL;
+    size_t rest_length = 0;
+    assert_int_equal(harness_read_all(rpcd, RUN_SESSION_TIMEOUT_MS, &rest, &rest_length),
+                     HARNESS_OK);
+    out = realloc(out, used + rest_length + 1);
+    assert_non_null(out);
+    memcpy(out + used, rest, rest_length + 1);
+    free(rest);
+    assert_int_equal(harness_wait(rpcd, RUN_SESSION_TIMEOUT_MS, &s->run.status), HARNESS_OK);
+    harness_collect_stderr(rpcd, RUN_SESSION_TIMEOUT_MS);
+    s->run.err = strdup(harness_stderr(rpcd));
+    harness_free(rpcd);
+    s->run.out = out;
+    s->run.out_length = used + rest_length;
+    if (!s->run.status.exited || s->run.status.code != 0)
+        print_error("rpcd: %s\n%s\n", harness_exit_describe(&s->run.status), s->run.err);
+    assert_true(s->run.status.exited);
+    assert_int_equal(s->run.status.code, 0);
+    harness_lines lines;
+    assert_int_equal(harness_split_lines(s->run.out, s->run.out_length, &lines), 0);
+    s->messages = calloc(lines.count + 1, sizeof *s->messages);
+    assert_non_null(s->messages);
+    for (size_t i = 0; i < lines.count; i++) {
+        s->messages[i] = json_loads(lines.items[i], JSON_DECODE_ANY, NULL);
+        assert_non_null(s->messages[i]);
+    }
+    s->count = lines.count;
+    harness_lines_free(&lines);
+}
+
 void run_session_free(run_session *s)
 {
     for (size_t i = 0; i < s->count; i++)

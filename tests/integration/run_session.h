@@ -33,6 +33,12 @@ typedef struct run_session {
 
 /* Runs rpcd with config text and input; rpcd must exit 0 and every line must be framed right. */
 void run_rpcd(const run_fixture *f, const char *config, const char *input, run_session *s);
+/*
+ * run_rpcd, but stdin stays open until a response to each of ids (id_count integers) has come:
+ * for an MCP session, whose end of input cancels the calls in flight.
+ */
+void run_rpcd_until(const run_fixture *f, const char *config, const char *input,
+                    const json_int_t *ids, size_t id_count, run_session *s);
 void run_session_free(run_session *s);
 /* The response with this integer id; fails the test when there is not exactly one. */
 json_t *run_response(const run_session *s, json_int_t id);

@@ -348,6 +348,45 @@ static void test_nothing_unasked(void **state)
     free(config);
 }
 
+/*
+ * The stateless revision's subscriptions/listen: its acknowledgement names the prompts, the
+ * resources and the URIs asked for (a plugin offers them), and a plugin's resource_updated of
+ * a URI it lists reaches the stream, tagged with its id; another URI does not.
+ */
+static void test_listen_for_resources(void **state)
+{
+    run_fixture *f = *state;
+    char *config = catalog_config();
+    static const char input[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"subscriptions/listen\",\"params\":{"
+        "\"notifications\":{\"promptsListChanged\":true,\"resourcesListChanged\":true,"
+        "\"resourceSubscriptions\":[\"mem://hello\"]},\"_meta\":{"
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"touch\",\"params\":{\"uri\":\"mem://hello\"}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"touch\",\"params\":{\"uri\":\"mem://other\"}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"subscriptions/listen\",\"params\":{"
+        "\"notifications\":{\"resourceSubscriptions\":[1]},\"_meta\":{"
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n";
+    run_session s;
+    static const json_int_t answered[] = {1, 2, 3};
+    run_rpcd_until(f, config, input, answered, 3, &s);
+    assert_int_equal(
+        count_notifications(&s, "notifications/subscriptions/acknowledged",
+                            "{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":\"s1\"},"
+                            "\"notifications\":{\"promptsListChanged\":true,"
+                            "\"resourcesListChanged\":true,\"resourceSubscriptions\":"
+                            "[\"mem://hello\"]}}"),
+        1);
+    assert_int_equal(count_notifications(&s, "notifications/resources/updated",
+                                         "{\"uri\":\"mem://hello\",\"_meta\":{"
+                                         "\"io.modelcontextprotocol/subscriptionId\":\"s1\"}}"),
+                     1);
+    assert_int_equal(count_notifications(&s, "notifications/resources/updated", NULL), 1);
+    assert_error(&s, 3, -32602, NULL);
+    run_session_free(&s);
+    free(config);
+}
+
 /* The stateless revision: results carry resultType, lists their cache hints. */
 static void test_stateless_revision(void **state)
 {
@@ -365,7 +404,8 @@ static void test_stateless_revision(void **state)
         "protocolVersion\":\"1999-01-01\"}}}\n";
 #undef META
     run_session s;
-    run_rpcd(f, config, input, &s);
+    static const json_int_t answered[] = {1, 2, 3, 4};
+    run_rpcd_until(f, config, input, answered, 4, &s);
     json_t *read = result_of(&s, 1);
     assert_string_equal(json_string_value(json_object_get(read, "resultType")), "complete");
     assert_non_null(json_object_get(read, "contents"));
@@ -392,6 +432,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_subscriptions_and_logging, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_nothing_unasked, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_listen_for_resources, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_stateless_revision, run_fixture_setup,
                                         run_fixture_teardown),

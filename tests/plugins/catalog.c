@@ -102,9 +102,11 @@ static int bad_prompt(rpcd_call *call, const char *params, size_t length, void *
 static int names(rpcd_call *call, const char *params, size_t length, void *user_data)
 {
     (void)user_data;
-    const char *at = strstr(params, "\"value\":\"");
+    char text[1024]; /* params are not NUL-terminated */
+    snprintf(text, sizeof text, "%.*s", (int)length, params ? params : "");
+    const char *at = strstr(text, "\"value\":\"");
     char typed[16] = "";
-    if (at && at < params + length)
+    if (at)
         sscanf(at + 9, "%15[a0-9]", typed);
     char json[2048] = "[";
     size_t used = 1;
@@ -124,9 +126,10 @@ static int names(rpcd_call *call, const char *params, size_t length, void *user_
 static int touch(rpcd_call *call, const char *params, size_t length, void *user_data)
 {
     (void)user_data;
-    char uri[256] = "";
-    const char *at = params ? strstr(params, "\"uri\":\"") : NULL;
-    if (!at || at >= params + length || sscanf(at + 7, "%255[^\"]", uri) != 1)
+    char uri[256] = "", text[1024]; /* params are not NUL-terminated */
+    snprintf(text, sizeof text, "%.*s", (int)length, params ? params : "");
+    const char *at = strstr(text, "\"uri\":\"");
+    if (!at || sscanf(at + 7, "%255[^\"]", uri) != 1)
         return RPCD_ERR_INVALID_PARAMS;
     int status = host->resource_updated(self, uri);
     host->log(self, RPCD_LOG_ERROR, "touched %s (error)", uri);

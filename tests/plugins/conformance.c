@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fixture: what the official MCP server conformance suite expects of the server under test
+ * (tests/mcp-conformance/), written against ABI 1.5: its tools (content of every kind, logging,
+ * progress, an error), its resources and resource template, its prompts and their completions.
+ */
+#include <rpcd/plugin.h>
+
+#include <jansson.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const rpcd_host_api *host;
+static rpcd_plugin *self;
+/* How long test_reconnection runs: longer than the bridge lets a POST stream wait. */
+static long reconnection_ms = 1500;
+
+/* A 1x1 red PNG and a short silent 8-bit WAV, made for this fixture. */
+#define PNG_BASE64                                                                                 \
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+#define WAV_BASE64 "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA=="
+
+/* Sleeps ms milliseconds in short steps; returns -1 as soon as the call is cancelled. */
+static int pause_ms(rpcd_call *call, long ms)
+{
+    while (ms > 0) {
+        long step = ms < 10 ? ms : 10;
+        struct timespec delay = {0, step * 1000000L};
+        nanosleep(&delay, NULL);
+        ms -= step;
+        if (host->call_is_cancelled(call))
+            return -1;
+    }
+    return 0;
+}
+
+static int text_result(rpcd_call *call, const char *json)
+{
+    return host->call_result(call, json, strlen(json));
+}
+
+static int tool_result(rpcd_call *call, const char *json)
+{
+    return host->call_tool_result(call, json, strlen(json));
+}
+
+/* Hands a jansson value over as the call's result and releases it (stolen). */
+static int steal_result(rpcd_call *call, json_t *value)
+{
+    if (!value)
+        return RPCD_ERR_NO_MEMORY;
+    char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(value);
+    if (!text)
+        return RPCD_ERR_NO_MEMORY;
+    int status = host->call_result(call, text, strlen(text));
+    free(text);
+    return status;
+}
+
+static json_t *parse_params(const char *params, size_t params_length)
+{
+    return params ? json_loadb(params, params_length, 0, NULL) : NULL;
+}
+
+/* ---- tools */
+
+static int simple_text(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    /* A string result is the tool's text, as it is. */
+    return text_result(call, "\"This is a simple text response for testing.\"");
+}
+
+static int image_content(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return tool_result(call, "{\"content\":[{\"type\":\"image\",\"data\":\"" PNG_BASE64 "\","
+                             "\"mimeType\":\"image/png\"}]}");
+}
+
+static int audio_content(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return tool_result(call, "{\"content\":[{\"type\":\"audio\",\"data\":\"" WAV_BASE64 "\","
+                             "\"mimeType\":\"audio/wav\"}]}");
+}
+
+static int embedded_resource(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return tool_result(call, "{\"content\":[{\"type\":\"resource\",\"resource\":{"
+                             "\"uri\":\"test://embedded-resource\",\"mimeType\":\"text/plain\","
+                             "\"text\":\"This is an embedded resource content.\"}}]}");
+}
+
+static int multiple_content_types(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return tool_result(
+        call, "{\"content\":["
+              "{\"type\":\"text\",\"text\":\"Multiple content types test:\"},"
+              "{\"type\":\"image\",\"data\":\"" PNG_BASE64 "\",\"mimeType\":\"image/png\"},"
+              "{\"type\":\"resource\",\"resource\":{\"uri\":\"test://mixed-content-resource\","
+              "\"mimeType\":\"application/json\","
+              "\"text\":\"{\\\"test\\\":\\\"data\\\",\\\"value\\\":123}\"}}]}");
+}
+
+/* Three log lines 50 ms apart: the client that asked for them gets notifications/message. */
+static int tool_with_logging(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    host->log(self, RPCD_LOG_INFO, "Tool execution started");
+    if (pause_ms(call, 50) < 0)
+        return RPCD_ERR_CANCELLED;
+    host->log(self, RPCD_LOG_INFO, "Tool processing data");
+    if (pause_ms(call, 50) < 0)
+        return RPCD_ERR_CANCELLED;
+    host->log(self, RPCD_LOG_INFO, "Tool execution completed");
+    return text_result(call, "\"Tool with logging executed successfully\"");
+}
+
+/* Progress 0, 50 and 100 of 100, 50 ms apart (sent only when the request has a token). */
+static int tool_with_progress(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    for (int step = 0; step <= 2; step++) {
+        if (step > 0 && pause_ms(call, 50) < 0)
+            return RPCD_ERR_CANCELLED;
+        host->call_progress(call, step * 50.0, 100.0, NULL);
+    }
+    /* The last report and the result apart, as two events rather than one read. */
+    if (pause_ms(call, 20) < 0)
+        return RPCD_ERR_CANCELLED;
+    return text_result(call, "\"Tool with progress executed successfully\"");
+}
+
+/* A tool's failure: the client gets a result with isError and the message as text. */
+static int error_handling(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return host->call_fail(call, RPCD_ERR_INTERNAL,
+                           "This tool intentionally returns an error for testing", NULL, 0);
+}
+
+/* Outlives the transport's patience, so that the client has to resume its stream. */
+static int reconnection(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    if (pause_ms(call, reconnection_ms) < 0)
+        return RPCD_ERR_CANCELLED;
+    return text_result(call, "\"Reconnection test completed successfully\"");
+}
+
+/* Its input schema is what counts: JSON Schema 2020-12 keywords, passed through untouched. */
+static int json_schema_tool(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *arguments = parse_params(params, length);
+    json_t *name = json_object_get(arguments, "name");
+    char text[256];
+    snprintf(text, sizeof text, "Hello, %s",
+             json_is_string(name) ? json_string_value(name) : "whoever you are");
+    json_decref(arguments);
+    return steal_result(call, json_string(text));
+}
+
+/* ---- resources */
+
+static int static_text(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return text_result(call, "\"This is the content of the static text resource.\"");
+}
+
+static int static_binary(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return text_result(call, "{\"contents\":[{\"uri\":\"test://static-binary\","
+                             "\"mimeType\":\"image/png\",\"blob\":\"" PNG_BASE64 "\"}]}");
+}
+
+static int watched(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return text_result(call, "\"Watched resource content\"");
+}
+
+/* test://template/{id}/data: the contents name the id the URI gave. */
+static int template_data(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *request = parse_params(params, length);
+    const char *uri = json_string_value(json_object_get(request, "uri"));
+    const char *id =
+        json_string_value(json_object_get(json_object_get(request, "variables"), "id"));
+    if (!uri || !id) {
+        json_decref(request);
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "need uri and variables.id", NULL, 0);
+    }
+    char text[512];
+    snprintf(text, sizeof text, "Data for ID: %s", id);
+    json_t *inner = json_pack("{s:s, s:b, s:s}", "id", id, "templateTest", 1, "data", text);
+    char *inner_text = inner ? json_dumps(inner, JSON_COMPACT) : NULL;
+    json_decref(inner);
+    json_t *result = inner_text ? json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri,
+                                            "mimeType", "application/json", "text", inner_text)
+                                : NULL;
+    free(inner_text);
+    json_decref(request);
+    return steal_result(call, result);
+}
+
+/* ---- prompts */
+
+static int simple_prompt(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    /* A string result is one user message of text. */
+    return text_result(call, "\"This is a simple prompt for testing.\"");
+}
+
+static int prompt_with_arguments(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *request = parse_params(params, length);
+    json_t *arguments = json_object_get(request, "arguments");
+    const char *arg1 = json_string_value(json_object_get(arguments, "arg1"));
+    const char *arg2 = json_string_value(json_object_get(arguments, "arg2"));
+    char text[1024];
+    snprintf(text, sizeof text, "Prompt with arguments: arg1='%s', arg2='%s'", arg1 ? arg1 : "",
+             arg2 ? arg2 : "");
+    json_decref(request);
+    return steal_result(call, json_string(text));
+}
+
+static int prompt_with_embedded_resource(rpcd_call *call, const char *params, size_t length,
+                                         void *data)
+{
+    (void)data;
+    json_t *request = parse_params(params, length);
+    const char *uri =
+        json_string_value(json_object_get(json_object_get(request, "arguments"), "resourceUri"));
+    json_t *result = json_pack(
+        "{s:[{s:s, s:{s:s, s:{s:s, s:s, s:s}}}, {s:s, s:{s:s, s:s}}]}", "messages", "role", "user",
+        "content", "type", "resource", "resource", "uri", uri ? uri : "", "mimeType", "text/plain",
+        "text", "Embedded resource content for testing.", "role", "user", "content", "type", "text",
+        "text", "Please process the embedded resource above.");
+    json_decref(request);
+    return steal_result(call, result);
+}
+
+static int prompt_with_image(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return text_result(call, "{\"messages\":["
+                             "{\"role\":\"user\",\"content\":{\"type\":\"image\",\"data\":"
+                             "\"" PNG_BASE64 "\",\"mimeType\":\"image/png\"}},"
+                             "{\"role\":\"user\",\"content\":{\"type\":\"text\","
+                             "\"text\":\"Please analyze the image above.\"}}]}");
+}
+
+/* ---- completions: the candidates (user_data, NULL-terminated) that start with the value */
+
+static const char *const arg_candidates[] = {"paris", "park", "party", "test", "testing", NULL};
+static const char *const id_candidates[] = {"1", "12", "123", "42", NULL};
+
+static int complete(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    const char *const *candidates = data;
+    json_t *request = parse_params(params, length);
+    const char *value =
+        json_string_value(json_object_get(json_object_get(request, "argument"), "value"));
+    json_t *values = json_array();
+    for (size_t i = 0; values && candidates[i]; i++)
+        if (!value || strncmp(candidates[i], value, strlen(value)) == 0)
+            json_array_append_new(values, json_string(candidates[i]));
+    json_decref(request);
+    /* An array of strings: rpcd adds total and hasMore. */
+    return steal_result(call, values);
+}
+
+/* ---- registration */
+
+typedef struct fixture_method {
+    const char *name;
+    rpcd_handler_fn handler;
+    uint32_t role;
+    const char *description; /* tools */
+    const char *schema;      /* tools: params_schema */
+    const char *descriptor;  /* other roles: mcp_descriptor */
+    const char *const *data; /* completions: their candidates */
+} fixture_method;
+
+#define NO_ARGUMENTS "{\"type\":\"object\",\"properties\":{}}"
+
+/* clang-format off */
+static const fixture_method methods[] = {
+    {"test_simple_text", simple_text, RPCD_MCP_TOOL,
+     "Tests simple text content response", NO_ARGUMENTS, NULL, NULL},
+    {"test_image_content", image_content, RPCD_MCP_TOOL,
+     "Tests image content response", NO_ARGUMENTS, NULL, NULL},
+    {"test_audio_content", audio_content, RPCD_MCP_TOOL,
+     "Tests audio content response", NO_ARGUMENTS, NULL, NULL},
+    {"test_embedded_resource", embedded_resource, RPCD_MCP_TOOL,
+     "Tests embedded resource content response", NO_ARGUMENTS, NULL, NULL},
+    {"test_multiple_content_types", multiple_content_types, RPCD_MCP_TOOL,
+     "Tests response with multiple content types (text, image, resource)", NO_ARGUMENTS, NULL,
+     NULL},
+    {"test_tool_with_logging", tool_with_logging, RPCD_MCP_TOOL,
+     "Tests tool that emits log messages during execution", NO_ARGUMENTS, NULL, NULL},
+    {"test_tool_with_progress", tool_with_progress, RPCD_MCP_TOOL,
+     "Tests tool that reports progress notifications", NO_ARGUMENTS, NULL, NULL},
+    {"test_error_handling", error_handling, RPCD_MCP_TOOL,
+     "Tests error response handling", NO_ARGUMENTS, NULL, NULL},
+    {"test_reconnection", reconnection, RPCD_MCP_TOOL,
+     "Tests SSE stream disconnection and client reconnection: runs longer than the transport "
+     "keeps a stream open", NO_ARGUMENTS, NULL, NULL},
+    {"json_schema_2020_12_tool", json_schema_tool, RPCD_MCP_TOOL,
+     "Tool with JSON Schema 2020-12 features",
+     "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+     "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":\"string\"},"
+     "\"city\":{\"type\":\"string\"}}}},"
+     "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},"
+     "\"additionalProperties\":false}", NULL, NULL},
+
+    {"conformance.static_text", static_text, RPCD_MCP_RESOURCE, NULL, NULL,
+     "{\"uri\":\"test://static-text\",\"name\":\"static-text\","
+     "\"description\":\"A static text resource\",\"mimeType\":\"text/plain\"}", NULL},
+    {"conformance.static_binary", static_binary, RPCD_MCP_RESOURCE, NULL, NULL,
+     "{\"uri\":\"test://static-binary\",\"name\":\"static-binary\","
+     "\"description\":\"A static binary resource (a PNG image)\",\"mimeType\":\"image/png\"}", NULL},
+    {"conformance.watched", watched, RPCD_MCP_RESOURCE, NULL, NULL,
+     "{\"uri\":\"test://watched-resource\",\"name\":\"watched-resource\","
+     "\"description\":\"A resource to subscribe to\",\"mimeType\":\"text/plain\"}", NULL},
+    {"conformance.template", template_data, RPCD_MCP_RESOURCE, NULL, NULL,
+     "{\"uriTemplate\":\"test://template/{id}/data\",\"name\":\"template\","
+     "\"description\":\"Data for the id the URI gives\",\"mimeType\":\"application/json\"}", NULL},
+
+    {"conformance.simple_prompt", simple_prompt, RPCD_MCP_PROMPT, NULL, NULL,
+     "{\"name\":\"test_simple_prompt\",\"description\":\"A prompt without arguments\"}", NULL},
+    {"conformance.prompt_with_arguments", prompt_with_arguments, RPCD_MCP_PROMPT, NULL, NULL,
+     "{\"name\":\"test_prompt_with_arguments\",\"description\":\"A prompt with arguments\","
+     "\"arguments\":[{\"name\":\"arg1\",\"description\":\"First test argument\",\"required\":true},"
+     "{\"name\":\"arg2\",\"description\":\"Second test argument\",\"required\":true}]}", NULL},
+    {"conformance.prompt_with_embedded_resource", prompt_with_embedded_resource, RPCD_MCP_PROMPT,
+     NULL, NULL,
+     "{\"name\":\"test_prompt_with_embedded_resource\","
+     "\"description\":\"A prompt with an embedded resource\","
+     "\"arguments\":[{\"name\":\"resourceUri\",\"description\":\"URI of the resource to embed\","
+     "\"required\":true}]}", NULL},
+    {"conformance.prompt_with_image", prompt_with_image, RPCD_MCP_PROMPT, NULL, NULL,
+     "{\"name\":\"test_prompt_with_image\",\"description\":\"A prompt with an image\"}", NULL},
+
+    {"conformance.complete_prompt", complete, RPCD_MCP_COMPLETION, NULL, NULL,
+     "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"test_prompt_with_arguments\"}}",
+     arg_candidates},
+    {"conformance.complete_template", complete, RPCD_MCP_COMPLETION, NULL, NULL,
+     "{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"test://template/{id}/data\"}}",
+     id_candidates},
+};
+/* clang-format on */
+
+static int conformance_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state,
+                            char *error, size_t error_size)
+{
+    (void)state;
+    host = api;
+    self = plugin;
+    if (!RPCD_HOST_HAS(host, call_tool_result)) {
+        snprintf(error, error_size, "needs a daemon with ABI 1.4 or later");
+        return RPCD_ERR_UNSUPPORTED;
+    }
+    const char *ms = host->config_get(plugin, "reconnection_ms");
+    if (ms)
+        reconnection_ms = strtol(ms, NULL, 10);
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);
+        method.description = methods[i].description;
+        method.params_schema = methods[i].schema;
+        method.mcp_role = methods[i].role;
+        method.mcp_descriptor = methods[i].descriptor;
+        method.user_data = (void *)(uintptr_t)methods[i].data;
+        int status = host->register_method(plugin, &method);
+        if (status != RPCD_OK) {
+            snprintf(error, error_size, "cannot register %s (%d)", methods[i].name, status);
+            return status;
+        }
+    }
+    return RPCD_OK;
+}
+
+RPCD_PLUGIN_DEFINE("conformance", "1.0.0", conformance_init, NULL);
