@@ -79,6 +79,8 @@ typedef struct call_shaper {
      * answers -32603. */
     int (*result_of)(buffer *out, const reg_method *method, js_span params, const char *result,
                      size_t length);
+    /* A complete tool result (call_tool_result) as its era sends it; NULL: unchanged. */
+    int (*complete)(buffer *out, const char *result, size_t length);
 } call_shaper;
 
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
@@ -231,5 +233,21 @@ size_t call_log_running_from_signal(call_table *table, const char *situation);
 void call_handler_enter(void);
 void call_handler_leave(void);
 bool call_in_handler(void);
+
+/*
+ * Per-request log lines (2026-07-28): the finest RPCD_LOG_* level the request of the handler
+ * running on this thread asked to hear with its _meta "io.modelcontextprotocol/logLevel", or -1
+ * (none asked, an older revision, or no handler runs here).
+ */
+int call_running_log_level(void);
+/*
+ * Sends a plugin's log line (logger and text borrowed, text length bytes) as notifications/message
+ * of the request whose handler runs on this thread, before its response, when the request asked
+ * for level. Returns 1 when sent, 0 otherwise.
+ */
+int call_running_log(const char *logger, int level, const char *text, size_t length);
+/* Makes call (borrowed; NULL: none) the one whose handler runs on this thread; returns the one
+ * before, to be put back when the handler returns. */
+rpcd_call *call_running_swap(rpcd_call *call);
 
 #endif

@@ -103,9 +103,11 @@ void sched_run(exec_job *job)
                           slot->id.length};
     const crash_call *outer = crash_call_enter(&running);
     call_handler_enter();
+    rpcd_call *outer_call = call_running_swap(handle);
     int status = skip ? RPCD_ERR_CANCELLED
                       : slot->method->handler(handle, slot->params, slot->params_length,
                                               slot->method->user_data);
+    call_running_swap(outer_call);
     call_handler_leave();
     crash_call_leave(outer);
     /* RPCD_DEFERRED came with ABI 1.1: from a plugin built before, 1 is an unknown status. */

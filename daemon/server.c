@@ -79,29 +79,9 @@ static void tell_resource_updated(void *context, const char *uri, size_t length)
 static void tell_log_line(void *context, const char *logger, int level, const char *text,
                           size_t length)
 {
-    static const char *const levels[] = {"error", "warning", "info", "debug"};
     server *srv = context;
     buffer line = BUFFER_INIT;
-    int failed = buf_printf(&line,
-                            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
-                            "\"params\":{\"level\":\"%s\",\"logger\":",
-                            levels[level < 0   ? 0
-                                   : level > 3 ? 3
-                                               : level]);
-    failed |= buf_append_json_string(&line, logger, strlen(logger));
-    failed |= buf_append_string(&line, ",\"data\":");
-    /* A plugin's text need not be UTF-8: the protocol's line must be. */
-    if (js_utf8_valid(text, length)) {
-        failed |= buf_append_json_string(&line, text, length);
-    } else {
-        buffer ascii = BUFFER_INIT;
-        for (size_t i = 0; i < length; i++)
-            failed |= buf_append_char(&ascii, (unsigned char)text[i] < 0x80 ? text[i] : '?');
-        failed |= buf_append_json_string(&line, ascii.data, ascii.length);
-        buf_free(&ascii);
-    }
-    failed |= buf_append_string(&line, "}}");
-    if (!failed) {
+    if (mcp_events_append_message(&line, logger, level, text, length) == 0) {
         struct iovec part = {line.data, line.length};
         out_write_line(srv->out, &part, 1);
     }
