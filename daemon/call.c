@@ -32,7 +32,10 @@ void call_finish_locked(call_slot *slot, int status)
     slot->generation++; /* from here on, the plugin's handle is stale */
     bool cancelled = atomic_load(&slot->cancelled);
     int style = slot->cancel_style;
+    bool answered = slot->answered; /* at its deadline: the answer is out, the id free */
     lock_release(&slot->lock);
+    if (slot->timeout_ms)
+        deadline_disarm(table, slot);
 
     if (cancelled && style == CALL_CANCEL_RESPOND)
         status = RPCD_ERR_CANCELLED; /* the client asked, and gets the answer it expects */
@@ -44,10 +47,12 @@ void call_finish_locked(call_slot *slot, int status)
         table_untrack_id(table, slot);
         lock_release(&table->lock);
     }
-    call_outcome outcome;
-    call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT, &outcome);
-    if (slot->started_us)
-        call_log_ended(slot, &outcome);
+    if (!answered) {
+        call_outcome outcome;
+        call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT, &outcome);
+        if (slot->started_us)
+            call_log_ended(slot, &outcome);
+    }
 
     if (slot->batch)
         call_batch_release(slot->batch);
@@ -66,6 +71,8 @@ void call_finish_locked(call_slot *slot, int status)
     bool last_of_gen = gen_call_ended(gen);
     table->in_flight--;
     table->in_flight_bytes -= held_bytes;
+    if (answered)
+        table->answered_in_flight--;
     pthread_cond_broadcast(&table->changed);
     lock_release(&table->lock);
     if (last_of_gen)
@@ -99,6 +106,8 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->state = SLOT_QUEUED;
     slot->completed_early = false;
     slot->cancel_style = CALL_CANCEL_FLAG;
+    slot->answered = false;
+    slot->heap_place = 0;
     slot->job.run = sched_run;
     slot->serial_next = NO_SLOT;
     atomic_store(&slot->cancelled, false);
@@ -120,6 +129,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
         slot->params_length = request->params->length;
     }
     slot->held_bytes = slot->params_length + slot->progress_params.length;
+    slot->timeout_ms = 0;
     return failed ? -1 : 0;
 }
 
@@ -132,6 +142,11 @@ int call_start(call_table *table, const call_request *request)
     if (fill_slot(slot, index, table, request) != 0) {
         slot_release(index);
         return CALL_NO_MEMORY;
+    }
+    size_t timeout_ms;
+    if (deadline_of_request(slot, &timeout_ms) != 0) {
+        slot_release(index);
+        return CALL_BAD_DEADLINE;
     }
 
     lock_take(&table->lock);
@@ -156,6 +171,11 @@ int call_start(call_table *table, const call_request *request)
     lock_release(&slot->lock);
     if (slot->batch)
         call_batch_hold(slot->batch);
+    /* Armed before the call runs: a deadline counts from the read, time waiting for a worker
+     * included. Without a watcher (no thread, no memory) the call goes without one. */
+    slot->timeout_ms = timeout_ms;
+    if (timeout_ms && deadline_arm(table, slot) != 0)
+        slot->timeout_ms = 0;
     if (run_now)
         sched_hand_over(table, slot);
     return CALL_STARTED;
