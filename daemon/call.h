@@ -184,6 +184,12 @@ void call_let_go_generation(void *table, generation *gen);
 int call_fail_exception(rpcd_call *call, const char *exception, const char *message,
                         const char *data, size_t data_length);
 
+/*
+ * Whether call was answered at its deadline (its handler, or an isolated plugin's host, has yet
+ * to let go of it). False for a call that has ended. Thread-safe.
+ */
+bool call_answered_at_deadline(rpcd_call *call);
+
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);
 

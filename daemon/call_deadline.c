@@ -176,6 +176,16 @@ static void time_out(call_table *table, struct deadline_entry due)
         hooked->cancel_hook(handle, hooked->user_data);
 }
 
+bool call_answered_at_deadline(rpcd_call *call)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return false;
+    bool answered = slot->answered;
+    lock_release(&slot->lock);
+    return answered;
+}
+
 /* ---- The watcher ------------------------------------------------------------------------ */
 
 enum { DUE_ROOM = 64 };

@@ -270,7 +270,7 @@ static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd
 /*
  * Enters the methods running registered in its generation into methods, for a new generation
  * that keeps it: every member, an isolated plugin's cancel hook, and the deadlines config gives
- * an in-process one. Returns 0, or -1 with the reason in error (a name another plugin took).
+ * it. Returns 0, or -1 with the reason in error (a name another plugin took).
  */
 static int register_again(struct rpcd_plugin *running, const cfg_plugin *config,
                           const registry *before, registry *methods, char *error, size_t error_size)
@@ -307,9 +307,9 @@ static int register_again(struct rpcd_plugin *running, const cfg_plugin *config,
         }
         if (method->cancel_hook)
             reg_set_cancel_hook(methods, method->name, method->cancel_hook);
-        /* Its deadlines are the new config's: they are no part of what makes it the same. */
-        if (!running->isolated)
-            reg_set_timeout(methods, method->name, cfg_method_timeout(config, method->name));
+        /* Its deadlines are the new config's: in process, they are no part of what makes it
+         * the same. */
+        reg_set_timeout(methods, method->name, cfg_method_timeout(config, method->name));
     }
     return 0;
 }
