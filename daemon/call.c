@@ -148,6 +148,11 @@ int call_start(call_table *table, const call_request *request)
         slot_release(index);
         return CALL_BAD_DEADLINE;
     }
+    /* Its watcher starts before a lock is taken (see lock.h); without it (no thread), the call
+     * goes without a deadline. */
+    if (timeout_ms && deadline_start(table) != 0)
+        timeout_ms = 0;
+    slot->timeout_ms = timeout_ms;
 
     lock_take(&table->lock);
     /* An id null cannot be told apart from another: only real ids are tracked. */
@@ -164,18 +169,18 @@ int call_start(call_table *table, const call_request *request)
     gen_call_started(slot->gen);
     table->in_flight++;
     table->in_flight_bytes += slot->held_bytes;
-    lock_release(&table->lock);
-
+    if (slot->batch)
+        call_batch_hold(slot->batch);
+    /* Armed before the call runs (a deadline counts from the read, time waiting for a worker
+     * included), and the call whole once the table's lock is let go: the watcher takes that
+     * lock first, and a serialized call may be handed on by another thread from then on. */
+    if (timeout_ms && deadline_arm(table, slot) != 0)
+        slot->timeout_ms = 0;
     lock_take(&slot->lock);
     slot->active = true;
     lock_release(&slot->lock);
-    if (slot->batch)
-        call_batch_hold(slot->batch);
-    /* Armed before the call runs: a deadline counts from the read, time waiting for a worker
-     * included. Without a watcher (no thread, no memory) the call goes without one. */
-    slot->timeout_ms = timeout_ms;
-    if (timeout_ms && deadline_arm(table, slot) != 0)
-        slot->timeout_ms = 0;
+    lock_release(&table->lock);
+
     if (run_now)
         sched_hand_over(table, slot);
     return CALL_STARTED;

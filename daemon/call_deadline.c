@@ -240,34 +240,40 @@ static int start_watcher(call_table *table)
     return 0;
 }
 
-int deadline_arm(call_table *table, call_slot *slot)
+int deadline_start(call_table *table)
 {
-    long long due = clock_now_ms() + (long long)slot->timeout_ms;
     pthread_mutex_lock(&table->heap_lock);
     int status = 0;
     if (!table->watching && start_watcher(table) != 0) {
         log_message(LOG_ERROR, "cannot start the thread that keeps deadlines: %s", strerror(errno));
         status = -1;
-    } else if (table->heap_count == table->heap_capacity) {
-        size_t capacity = table->heap_capacity ? table->heap_capacity * 2 : 64;
-        struct deadline_entry *grown = realloc(table->heap, capacity * sizeof *grown);
-        if (grown) {
-            table->heap = grown;
-            table->heap_capacity = capacity;
-        } else {
-            status = -1;
-        }
-    }
-    if (status == 0) {
-        size_t place = table->heap_count++;
-        heap_put(table, place, (struct deadline_entry){due, slot->index, slot->generation});
-        sift_up(table, place);
-        /* Only a new earliest deadline changes when the watcher must wake. */
-        if (slot->heap_place == 1)
-            pthread_cond_signal(&table->heap_changed);
     }
     pthread_mutex_unlock(&table->heap_lock);
     return status;
+}
+
+int deadline_arm(call_table *table, call_slot *slot)
+{
+    long long due = clock_now_ms() + (long long)slot->timeout_ms;
+    pthread_mutex_lock(&table->heap_lock);
+    if (table->heap_count == table->heap_capacity) {
+        size_t capacity = table->heap_capacity ? table->heap_capacity * 2 : 64;
+        struct deadline_entry *grown = realloc(table->heap, capacity * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&table->heap_lock);
+            return -1;
+        }
+        table->heap = grown;
+        table->heap_capacity = capacity;
+    }
+    size_t place = table->heap_count++;
+    heap_put(table, place, (struct deadline_entry){due, slot->index, slot->generation});
+    sift_up(table, place);
+    /* Only a new earliest deadline changes when the watcher must wake. */
+    if (slot->heap_place == 1)
+        pthread_cond_signal(&table->heap_changed);
+    pthread_mutex_unlock(&table->heap_lock);
+    return 0;
 }
 
 void deadline_disarm(call_table *table, call_slot *slot)

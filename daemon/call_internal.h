@@ -182,7 +182,12 @@ void table_note_hook(const call_slot *slot, const reg_method **hooked, rpcd_call
  * CALL_DEADLINE_MOST.
  */
 int deadline_of_request(const call_slot *slot, size_t *timeout_ms);
-/* Watches the deadline of a started call (slot->timeout_ms > 0). Returns 0, or -1 (memory). */
+/* Starts the table's watcher, unless it runs. No lock_take lock held. Returns 0, or -1. */
+int deadline_start(call_table *table);
+/*
+ * Watches the deadline of a call being started (slot->timeout_ms > 0), its watcher started.
+ * Table lock held. Returns 0, or -1 (memory).
+ */
 int deadline_arm(call_table *table, call_slot *slot);
 /* Forgets the deadline of a call that ends (nothing when it had none). */
 void deadline_disarm(call_table *table, call_slot *slot);
