@@ -93,6 +93,13 @@ static int slow_defer(rpcd_call *call, const char *params, size_t params_length,
     return RPCD_DEFERRED;
 }
 
+/* slow.ready: answers at once, on a worker (so that one has started). */
+static int slow_ready(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    return host->call_result(call, "{\"ready\":true}", 14);
+}
+
 /* slow.count (quick): {"finished":N,"cancelled":N,"refused":N,"completed":N}. */
 static int slow_count(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
@@ -111,10 +118,9 @@ static int slow_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state
     (void)state, (void)error, (void)error_size;
     host = api;
     rpcd_method methods[] = {
-        rpcd_method_new("slow.sleep", slow_sleep),
-        rpcd_method_new("slow.defer", slow_defer),
-        rpcd_method_new("slow.quick", slow_sleep),
-        rpcd_method_new("slow.count", slow_count),
+        rpcd_method_new("slow.sleep", slow_sleep), rpcd_method_new("slow.defer", slow_defer),
+        rpcd_method_new("slow.quick", slow_sleep), rpcd_method_new("slow.count", slow_count),
+        rpcd_method_new("slow.ready", slow_ready),
     };
     methods[2].flags = RPCD_METHOD_QUICK;
     methods[3].flags = RPCD_METHOD_QUICK;
