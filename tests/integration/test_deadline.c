@@ -350,6 +350,41 @@ static void test_quick_method_with_a_deadline(void **state)
     finish(s, LINE_TIMEOUT_MS);
 }
 
+/*
+ * An MCP tools/call past its deadline is a tool result with isError, at the deadline; the
+ * tools/call's own _meta.timeout_ms asks for less.
+ */
+static void test_tool_call_past_its_deadline(void **state)
+{
+    session *s = *state;
+    start_ready(s, "workers = 4", "timeout_ms.slow.sleep = 5000");
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\","
+                   "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                   "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}\n");
+    json_decref(next_line(s));
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    long long sent = now_ms();
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"tool\",\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"slow_sleep\",\"arguments\":{\"ms\":1500},"
+                   "\"_meta\":{\"timeout_ms\":200}}}\n");
+    json_t *response = next_line(s);
+    long long took = now_ms() - sent;
+    assert_id(response, "tool");
+    json_t *result = json_object_get(response, "result");
+    if (!json_is_true(json_object_get(result, "isError")))
+        print_json("expected a tool error, got", response);
+    assert_true(json_is_true(json_object_get(result, "isError")));
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+    assert_non_null(text);
+    assert_non_null(strstr(text, "no answer within timeout_ms (200 ms)"));
+    json_decref(response);
+    assert_true(took >= 200);
+    assert_true(took < 200 + slack_ms());
+    json_decref(wait_for_finished(s, 1));
+    finish(s, LINE_TIMEOUT_MS);
+}
+
 /* A batch's array goes out at its slow item's deadline, not when the handler ends. */
 static void test_batch_answered_at_the_deadline(void **state)
 {
@@ -468,6 +503,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_request_asks_for_less_never_more, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_quick_method_with_a_deadline, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_tool_call_past_its_deadline, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_batch_answered_at_the_deadline, session_setup,
                                         session_teardown),

@@ -14,9 +14,26 @@
 #include "call_fixture.h"
 #include "call_internal.h"
 #include "clock.h"
+#include "log_capture.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <time.h>
+
+/* pthread_create fails while this is set (the test links with --wrap=pthread_create). */
+static atomic_bool threads_fail;
+
+int __real_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                          void *argument);
+int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                          void *argument);
+int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                          void *argument)
+{
+    if (atomic_load(&threads_fail))
+        return EAGAIN;
+    return __real_pthread_create(thread, attr, start, argument);
+}
 
 static void sleep_ms(int ms)
 {
@@ -416,6 +433,30 @@ static void test_many_deadlines_each_answered_once(void **state)
     fixture_close(&f);
 }
 
+/* Without a thread to keep deadlines, a call goes without one, and the log says why. */
+static void test_no_watcher_no_deadline(void **state)
+{
+    (void)state;
+    fixture f;
+    /* No workers: the only thread a call could start is the watcher. */
+    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 0, .max_in_flight = 16});
+    set_timeout(&f, "keep", 20);
+    log_capture capture;
+    log_capture_start(&capture, LOG_WARNING);
+    atomic_store(&threads_fail, true);
+    assert_int_equal(start_call(&f, "keep", "1", NULL, NULL), CALL_STARTED);
+    atomic_store(&threads_fail, false);
+    const char *logged = log_capture_end(&capture);
+    assert_logged(logged, "cannot start the thread that keeps deadlines");
+    sleep_ms(100);
+    assert_int_equal(lines_of(&f), 0);
+    assert_int_equal(host.call_is_cancelled(kept[0]), 0);
+    assert_int_equal(host.call_complete(kept[0], RPCD_OK), RPCD_OK);
+    assert_int_equal(lines_of(&f), 1);
+    assert_non_null(strstr(written(&f), "\"result\":null"));
+    fixture_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_queued_call_answered_and_never_run),
         cmocka_unit_test(test_cancelled_call_at_the_deadline),
         cmocka_unit_test(test_many_deadlines_each_answered_once),
+        cmocka_unit_test(test_no_watcher_no_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
