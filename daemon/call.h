@@ -103,7 +103,11 @@ enum call_start_result {
     CALL_STARTED = 0,
     CALL_NO_MEMORY = -1,
     CALL_DUPLICATE_ID = -2, /* a call with the same id is still in flight: nothing started */
+    CALL_BAD_DEADLINE = -3, /* _meta.timeout_ms is not a whole number of ms in range */
 };
+
+/* The longest deadline, from the config or a request: a day, in milliseconds. */
+enum { CALL_DEADLINE_MOST = 86400000 };
 
 /*
  * Starts a call: queued for a worker (or run at once without workers). Its response is written
@@ -161,6 +165,11 @@ void call_cancel_all(call_table *table);
  * Returns 0 when none is left, -1 on timeout.
  */
 int call_wait_idle(call_table *table, int timeout_ms);
+/*
+ * The same, but a call answered at its deadline whose handler still runs counts as ended: waits
+ * until every call in flight has its answer.
+ */
+int call_wait_answered(call_table *table, int timeout_ms);
 
 /*
  * Writes a success response for id with result (raw JSON text), alone with ticket or into
@@ -182,6 +191,12 @@ void call_let_go_generation(void *table, generation *gen);
  */
 int call_fail_exception(rpcd_call *call, const char *exception, const char *message,
                         const char *data, size_t data_length);
+
+/*
+ * Whether call was answered at its deadline (its handler, or an isolated plugin's host, has yet
+ * to let go of it). False for a call that has ended. Thread-safe.
+ */
+bool call_answered_at_deadline(rpcd_call *call);
 
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);

@@ -4,8 +4,8 @@
  * loads the plugin, and rpcd registers a proxy method for each of its methods that forwards the
  * call over the channel. When the host dies, every call in flight in it fails with -32603 and
  * data.exception naming the signal or exit status, and the host is started again (see
- * supervisor.h); a call past its plugin's timeout_ms is answered at once, and a host that does
- * not let go of it within the grace period is killed.
+ * supervisor.h); a call past its plugin's timeout_ms is answered at once (call_deadline.c), and
+ * a host that does not let go of it within the grace period is killed.
  */
 #ifndef RPCD_PROXY_H
 #define RPCD_PROXY_H
