@@ -32,7 +32,10 @@ void call_finish_locked(call_slot *slot, int status)
     slot->generation++; /* from here on, the plugin's handle is stale */
     bool cancelled = atomic_load(&slot->cancelled);
     int style = slot->cancel_style;
+    bool answered = slot->answered; /* at its deadline: the answer is out, the id free */
     lock_release(&slot->lock);
+    if (slot->timeout_ms)
+        deadline_disarm(table, slot);
 
     if (cancelled && style == CALL_CANCEL_RESPOND)
         status = RPCD_ERR_CANCELLED; /* the client asked, and gets the answer it expects */
@@ -44,10 +47,12 @@ void call_finish_locked(call_slot *slot, int status)
         table_untrack_id(table, slot);
         lock_release(&table->lock);
     }
-    call_outcome outcome;
-    call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT, &outcome);
-    if (slot->started_us)
-        call_log_ended(slot, &outcome);
+    if (!answered) {
+        call_outcome outcome;
+        call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT, &outcome);
+        if (slot->started_us)
+            call_log_ended(slot, &outcome);
+    }
 
     if (slot->batch)
         call_batch_release(slot->batch);
@@ -66,6 +71,8 @@ void call_finish_locked(call_slot *slot, int status)
     bool last_of_gen = gen_call_ended(gen);
     table->in_flight--;
     table->in_flight_bytes -= held_bytes;
+    if (answered)
+        table->answered_in_flight--;
     pthread_cond_broadcast(&table->changed);
     lock_release(&table->lock);
     if (last_of_gen)
@@ -99,6 +106,8 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->state = SLOT_QUEUED;
     slot->completed_early = false;
     slot->cancel_style = CALL_CANCEL_FLAG;
+    slot->answered = false;
+    slot->heap_place = 0;
     slot->job.run = sched_run;
     slot->serial_next = NO_SLOT;
     atomic_store(&slot->cancelled, false);
@@ -120,6 +129,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
         slot->params_length = request->params->length;
     }
     slot->held_bytes = slot->params_length + slot->progress_params.length;
+    slot->timeout_ms = 0;
     return failed ? -1 : 0;
 }
 
@@ -133,6 +143,16 @@ int call_start(call_table *table, const call_request *request)
         slot_release(index);
         return CALL_NO_MEMORY;
     }
+    size_t timeout_ms;
+    if (deadline_of_request(slot, &timeout_ms) != 0) {
+        slot_release(index);
+        return CALL_BAD_DEADLINE;
+    }
+    /* Its watcher starts before a lock is taken (see lock.h); without it (no thread), the call
+     * goes without a deadline. */
+    if (timeout_ms && deadline_start(table) != 0)
+        timeout_ms = 0;
+    slot->timeout_ms = timeout_ms;
 
     lock_take(&table->lock);
     /* An id null cannot be told apart from another: only real ids are tracked. */
@@ -149,13 +169,18 @@ int call_start(call_table *table, const call_request *request)
     gen_call_started(slot->gen);
     table->in_flight++;
     table->in_flight_bytes += slot->held_bytes;
-    lock_release(&table->lock);
-
+    if (slot->batch)
+        call_batch_hold(slot->batch);
+    /* Armed before the call runs (a deadline counts from the read, time waiting for a worker
+     * included), and the call whole once the table's lock is let go: the watcher takes that
+     * lock first, and a serialized call may be handed on by another thread from then on. */
+    if (timeout_ms && deadline_arm(table, slot) != 0)
+        slot->timeout_ms = 0;
     lock_take(&slot->lock);
     slot->active = true;
     lock_release(&slot->lock);
-    if (slot->batch)
-        call_batch_hold(slot->batch);
+    lock_release(&table->lock);
+
     if (run_now)
         sched_hand_over(table, slot);
     return CALL_STARTED;

@@ -79,6 +79,8 @@ typedef struct call_shaper {
      * answers -32603. */
     int (*result_of)(buffer *out, const reg_method *method, js_span params, const char *result,
                      size_t length);
+    /* A complete tool result (call_tool_result) as its era sends it; NULL: unchanged. */
+    int (*complete)(buffer *out, const char *result, size_t length);
 } call_shaper;
 
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
@@ -101,7 +103,11 @@ enum call_start_result {
     CALL_STARTED = 0,
     CALL_NO_MEMORY = -1,
     CALL_DUPLICATE_ID = -2, /* a call with the same id is still in flight: nothing started */
+    CALL_BAD_DEADLINE = -3, /* _meta.timeout_ms is not a whole number of ms in range */
 };
+
+/* The longest deadline, from the config or a request: a day, in milliseconds. */
+enum { CALL_DEADLINE_MOST = 86400000 };
 
 /*
  * Starts a call: queued for a worker (or run at once without workers). Its response is written
@@ -159,6 +165,11 @@ void call_cancel_all(call_table *table);
  * Returns 0 when none is left, -1 on timeout.
  */
 int call_wait_idle(call_table *table, int timeout_ms);
+/*
+ * The same, but a call answered at its deadline whose handler still runs counts as ended: waits
+ * until every call in flight has its answer.
+ */
+int call_wait_answered(call_table *table, int timeout_ms);
 
 /*
  * Writes a success response for id with result (raw JSON text), alone with ticket or into
@@ -180,6 +191,12 @@ void call_let_go_generation(void *table, generation *gen);
  */
 int call_fail_exception(rpcd_call *call, const char *exception, const char *message,
                         const char *data, size_t data_length);
+
+/*
+ * Whether call was answered at its deadline (its handler, or an isolated plugin's host, has yet
+ * to let go of it). False for a call that has ended. Thread-safe.
+ */
+bool call_answered_at_deadline(rpcd_call *call);
 
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);
@@ -231,5 +248,21 @@ size_t call_log_running_from_signal(call_table *table, const char *situation);
 void call_handler_enter(void);
 void call_handler_leave(void);
 bool call_in_handler(void);
+
+/*
+ * Per-request log lines (2026-07-28): the finest RPCD_LOG_* level the request of the handler
+ * running on this thread asked to hear with its _meta "io.modelcontextprotocol/logLevel", or -1
+ * (none asked, an older revision, or no handler runs here).
+ */
+int call_running_log_level(void);
+/*
+ * Sends a plugin's log line (logger and text borrowed, text length bytes) as notifications/message
+ * of the request whose handler runs on this thread, before its response, when the request asked
+ * for level. Returns 1 when sent, 0 otherwise.
+ */
+int call_running_log(const char *logger, int level, const char *text, size_t length);
+/* Makes call (borrowed; NULL: none) the one whose handler runs on this thread; returns the one
+ * before, to be put back when the handler returns. */
+rpcd_call *call_running_swap(rpcd_call *call);
 
 #endif

@@ -18,6 +18,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The slot of a live call that has not been answered at its deadline, locked; NULL otherwise.
+ * What would reach the client (a result, a failure, a notification, progress) finds the call
+ * ended once it has been answered.
+ */
+static call_slot *lock_unanswered(rpcd_call *call)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (slot && slot->answered) {
+        lock_release(&slot->lock);
+        return NULL;
+    }
+    return slot;
+}
+
 static bool valid_json(const call_slot *slot, const char *text, size_t length)
 {
     return text && js_validate(text, length, slot->table->max_depth, NULL, NULL) == 0;
@@ -93,7 +108,7 @@ static int keep_result(call_slot *slot, const char *json, size_t json_length, bo
 
 static int host_call_result(rpcd_call *call, const char *json, size_t json_length)
 {
-    call_slot *slot = slot_lock_live(call);
+    call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
     int status = RPCD_OK;
@@ -123,7 +138,7 @@ static int host_call_result(rpcd_call *call, const char *json, size_t json_lengt
 
 static int host_call_tool_result(rpcd_call *call, const char *json, size_t json_length)
 {
-    call_slot *slot = slot_lock_live(call);
+    call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
     char reason[256];
@@ -199,7 +214,7 @@ static int host_call_fail(rpcd_call *call, int status, const char *message, cons
 {
     if (status == RPCD_OK || status == RPCD_ERR_APPLICATION)
         return RPCD_ERR_INVALID_ARGUMENT;
-    call_slot *slot = slot_lock_live(call);
+    call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
     int result = record_failure(slot, status, 0, message, data, data_length);
@@ -207,15 +222,22 @@ static int host_call_fail(rpcd_call *call, int status, const char *message, cons
     return result;
 }
 
-int call_fail_exception(rpcd_call *call, const char *exception, const char *message,
-                        const char *data, size_t data_length)
+int call_record_exception(call_slot *slot, const char *exception, const char *message,
+                          const char *data, size_t data_length)
 {
-    call_slot *slot = slot_lock_live(call);
-    if (!slot)
-        return RPCD_ERR_STALE;
     int result = record_failure(slot, RPCD_ERR_INTERNAL, 0, message, data, data_length);
     if (result == RPCD_ERR_INTERNAL)
         snprintf(slot->exception, sizeof slot->exception, "%s", exception);
+    return result;
+}
+
+int call_fail_exception(rpcd_call *call, const char *exception, const char *message,
+                        const char *data, size_t data_length)
+{
+    call_slot *slot = lock_unanswered(call);
+    if (!slot)
+        return RPCD_ERR_STALE;
+    int result = call_record_exception(slot, exception, message, data, data_length);
     lock_release(&slot->lock);
     return result;
 }
@@ -225,7 +247,7 @@ static int host_call_fail_code(rpcd_call *call, int64_t code, const char *messag
 {
     if (!message)
         return RPCD_ERR_INVALID_ARGUMENT;
-    call_slot *slot = slot_lock_live(call);
+    call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
     int result = record_failure(slot, RPCD_ERR_APPLICATION, code, message, data, data_length);
@@ -263,7 +285,7 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
 {
     if (!method || !js_utf8_valid(method, strlen(method)))
         return RPCD_ERR_INVALID_ARGUMENT;
-    call_slot *slot = slot_lock_live(call);
+    call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
     int status;
@@ -291,7 +313,7 @@ static int host_call_progress(rpcd_call *call, double done, double total, const 
 {
     if (!isfinite(done) || isnan(total) || (message && !js_utf8_valid(message, strlen(message))))
         return RPCD_ERR_INVALID_ARGUMENT;
-    call_slot *slot = slot_lock_live(call);
+    call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
     int status = RPCD_OK;

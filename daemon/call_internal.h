@@ -85,6 +85,14 @@ typedef struct call_slot {
 
     long long started_us; /* when it was read (clock_now_us), for the access log; 0: not logged */
 
+    /* Its deadline (call_deadline.c): the method's timeout_ms, or less when the request asked. */
+    size_t timeout_ms; /* 0: none */
+    size_t heap_place; /* 1 + its place in the table's deadline heap, 0: not there (heap lock) */
+    /* Answered at its deadline: the client has its response and the id is free, but the slot
+     * stays until the handler returns (or call_complete): what the plugin does after writes
+     * nothing. */
+    bool answered;
+
     buffer scratch; /* notification lines and error data */
     buffer line;    /* the response line */
 } call_slot;
@@ -106,6 +114,16 @@ struct call_table {
     size_t id_bucket_count; /* a power of two */
     size_t tracked_count;
     gen_serial *busy_serial; /* serialized methods with a call running (for a stop) */
+
+    /* Deadlines (call_deadline.c): one watcher thread for every call of the table, started with
+     * the first call that has one. */
+    pthread_mutex_t heap_lock; /* guards the heap, the slots' heap_place and what follows */
+    pthread_cond_t heap_changed;
+    struct deadline_entry *heap; /* a min-heap by due time */
+    size_t heap_count, heap_capacity;
+    bool watching, watch_stopping;
+    pthread_t watcher;
+    atomic_size_t answered_in_flight; /* calls answered at their deadline whose handler runs */
 
     /* The reading thread's group of calls not handed to the workers yet (call_begin_group). */
     int grouping; /* call_begin_group depth */
@@ -146,6 +164,41 @@ uint32_t table_find_id(const call_table *table, const char *id, size_t length);
 void table_track_id(call_table *table, call_slot *slot);
 /* Forgets slot's id. */
 void table_untrack_id(call_table *table, call_slot *slot);
+
+/* Marks one slot cancelled; a stronger style wins over a weaker one. Slot lock held. */
+void table_mark_cancelled(call_slot *slot, int style);
+/*
+ * When slot's method has a cancel hook and its handler has started: *hooked and *handle, for
+ * the caller to call once no lock is held. Slot lock held.
+ */
+void table_note_hook(const call_slot *slot, const reg_method **hooked, rpcd_call **handle);
+
+/* ---- call_deadline.c ---- */
+
+/*
+ * The deadline of the call in slot (filled): its method's timeout_ms, or what the request asks
+ * in _meta.timeout_ms when that is less. Returns 0 and *timeout_ms (0: none), or -1 when the
+ * request asks something that is not a whole number of milliseconds from 1 to
+ * CALL_DEADLINE_MOST.
+ */
+int deadline_of_request(const call_slot *slot, size_t *timeout_ms);
+/* Starts the table's watcher, unless it runs. No lock_take lock held. Returns 0, or -1. */
+int deadline_start(call_table *table);
+/*
+ * Watches the deadline of a call being started (slot->timeout_ms > 0), its watcher started.
+ * Table lock held. Returns 0, or -1 (memory).
+ */
+int deadline_arm(call_table *table, call_slot *slot);
+/* Forgets the deadline of a call that ends (nothing when it had none). */
+void deadline_disarm(call_table *table, call_slot *slot);
+/* Stops the watcher (no call is left) and frees what it had. */
+void deadline_stop(call_table *table);
+
+/* ---- call_host.c ---- */
+
+/* call_fail_exception on a locked slot. */
+int call_record_exception(call_slot *slot, const char *exception, const char *message,
+                          const char *data, size_t data_length);
 
 /* ---- call_batch.c ---- */
 

@@ -146,6 +146,23 @@ static int write_shaped_result(call_slot *slot, int status, bool failed)
     return written == 0 ? 0 : -1;
 }
 
+/* A complete tool result as the shaper's era sends it. Returns 0, or -1 when -32603 went instead.
+ */
+static int write_finished_complete(call_slot *slot)
+{
+    const js_span id = {slot->id.data, slot->id.length};
+    js_span text = result_text(slot);
+    buf_clear(&slot->line);
+    if (slot->shaper->complete(&slot->line, text.start, text.length) == 0) {
+        call_respond_result(slot->table, slot->batch, slot->ticket, &id, slot->line.data,
+                            slot->line.length);
+        return 0;
+    }
+    call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL, NULL,
+                       0);
+    return -1;
+}
+
 /* Writes the response of an ended call (nothing for notifications and silent cancels). */
 void call_write_response(call_slot *slot, int status, bool silent, call_outcome *outcome)
 {
@@ -179,6 +196,11 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
         if (failed)
             outcome->kind = CALL_OUTCOME_TOOL_ERROR;
         if (write_shaped_result(slot, status, failed) != 0)
+            *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR};
+        return;
+    }
+    if (complete && slot->shaper && slot->shaper->complete) {
+        if (write_finished_complete(slot) != 0)
             *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR};
         return;
     }

@@ -71,6 +71,7 @@ typedef struct call_name {
     char id[96];
     size_t id_length;
     bool deferred;
+    bool answered; /* at its deadline */
 } call_name;
 
 /* Copies the name of the call in slot when it belongs to table and has started. */
@@ -80,6 +81,7 @@ static bool name_of(call_slot *slot, const call_table *table, call_name *name)
         return false;
     reg_show(slot->method, &name->names);
     name->deferred = slot->state == SLOT_DEFERRED;
+    name->answered = slot->answered;
     name->id_length = slot->is_request ? slot->id.length : 0;
     if (name->id_length > sizeof name->id - 4) {
         memcpy(name->id, slot->id.data, sizeof name->id - 4);
@@ -124,9 +126,11 @@ static size_t log_running(call_table *table, int level, const char *situation, b
         count++;
         const char *id_head = name.id_length > 0 ? ", id " : ", a notification";
         const char *deferred = name.deferred ? " (deferred, not completed)" : "";
+        const char *answered = name.answered ? " (answered at its deadline)" : "";
         if (!from_signal) {
-            log_message(level, "%s: plugin %s, method %s%s%.*s%s", situation, name.names.plugin,
-                        name.names.method, id_head, (int)name.id_length, name.id, deferred);
+            log_message(level, "%s: plugin %s, method %s%s%.*s%s%s", situation, name.names.plugin,
+                        name.names.method, id_head, (int)name.id_length, name.id, deferred,
+                        answered);
             continue;
         }
         log_line line;
@@ -139,6 +143,7 @@ static size_t log_running(call_table *table, int level, const char *situation, b
         log_line_add(&line, id_head);
         log_line_addn(&line, name.id, name.id_length);
         log_line_add(&line, deferred);
+        log_line_add(&line, answered);
         log_line_end(&line);
     }
     return count;
@@ -209,7 +214,7 @@ size_t call_end_unstarted_from_signal(call_table *table, output *out, bool out_s
             continue;
         }
         bool silent = atomic_load(&slot->cancelled) && slot->cancel_style == CALL_CANCEL_SILENT;
-        bool wanted = slot->is_request && !silent;
+        bool wanted = slot->is_request && !silent && !slot->answered;
         /* A batch's array and an ordered response wait for others: nothing safe to write. */
         bool writable = out_seized && !slot->batch && slot->ticket == 0;
         if (wanted && writable) {

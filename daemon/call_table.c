@@ -35,12 +35,15 @@ int call_table_new(const call_settings *settings, call_table **out)
     pthread_condattr_init(&monotonic);
     pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
     pthread_cond_init(&table->changed, &monotonic);
+    pthread_mutex_init(&table->heap_lock, NULL);
+    pthread_cond_init(&table->heap_changed, &monotonic);
     pthread_condattr_destroy(&monotonic);
     table->id_bucket_count = 64;
     table->id_buckets = malloc(table->id_bucket_count * sizeof *table->id_buckets);
     if (!table->id_buckets ||
         (settings->workers > 0 && exec_new(settings->workers, &table->pool) != 0)) {
         free(table->id_buckets);
+        deadline_stop(table);
         free(table);
         return -1;
     }
@@ -55,6 +58,7 @@ void call_table_free(call_table *table)
     if (!table)
         return;
     call_wait_idle(table, -1);
+    deadline_stop(table);
     exec_free(table->pool);
     pthread_cond_destroy(&table->changed);
     pthread_mutex_destroy(&table->lock);
@@ -213,17 +217,24 @@ void call_interrupt_waits_from_signal(call_table *table)
     atomic_store(&table->interrupted, true);
 }
 
-int call_wait_idle(call_table *table, int timeout_ms)
+/* Calls in flight not answered yet (with count_answered, all of them). Table lock held. */
+static size_t unanswered(const call_table *table, bool count_answered)
+{
+    size_t count = table->in_flight;
+    return count_answered ? count : count - atomic_load(&table->answered_in_flight);
+}
+
+static int wait_until_none(call_table *table, int timeout_ms, bool count_answered)
 {
     struct timespec deadline;
     deadline_in(timeout_ms >= 0 ? timeout_ms : 0, &deadline);
     pthread_mutex_lock(&table->lock);
     int status = 0;
-    while (table->in_flight > 0) {
+    while (unanswered(table, count_answered) > 0) {
         if (timeout_ms < 0) {
             pthread_cond_wait(&table->changed, &table->lock);
         } else if (pthread_cond_timedwait(&table->changed, &table->lock, &deadline) != 0) {
-            status = table->in_flight > 0 ? -1 : 0;
+            status = unanswered(table, count_answered) > 0 ? -1 : 0;
             break;
         }
     }
@@ -231,8 +242,17 @@ int call_wait_idle(call_table *table, int timeout_ms)
     return status;
 }
 
-/* Marks one slot cancelled; a stronger style wins over a weaker one. Slot lock held. */
-static void mark_cancelled(call_slot *slot, int style)
+int call_wait_idle(call_table *table, int timeout_ms)
+{
+    return wait_until_none(table, timeout_ms, true);
+}
+
+int call_wait_answered(call_table *table, int timeout_ms)
+{
+    return wait_until_none(table, timeout_ms, false);
+}
+
+void table_mark_cancelled(call_slot *slot, int style)
 {
     if (!atomic_load(&slot->cancelled) || style < slot->cancel_style)
         slot->cancel_style = style;
@@ -241,10 +261,9 @@ static void mark_cancelled(call_slot *slot, int style)
 
 /*
  * A method with a cancel hook (an isolated plugin's) is told of the cancellation of a call its
- * handler has started, once no lock is held: the hook takes its own. Slot lock held; *hook and
- * *handle are set for the caller to call after.
+ * handler has started, once no lock is held: the hook takes its own.
  */
-static void note_hook(const call_slot *slot, const reg_method **hooked, rpcd_call **handle)
+void table_note_hook(const call_slot *slot, const reg_method **hooked, rpcd_call **handle)
 {
     if (slot->method->cancel_hook && slot->state != SLOT_QUEUED) {
         *hooked = slot->method;
@@ -261,8 +280,8 @@ int call_cancel(call_table *table, js_span id, int style)
     if (index != NO_SLOT) {
         call_slot *slot = slot_at(index);
         lock_take(&slot->lock);
-        mark_cancelled(slot, style);
-        note_hook(slot, &hooked, &handle);
+        table_mark_cancelled(slot, style);
+        table_note_hook(slot, &hooked, &handle);
         lock_release(&slot->lock);
     }
     lock_release(&table->lock);
@@ -282,8 +301,8 @@ void call_cancel_all(call_table *table)
         rpcd_call *handle = NULL;
         lock_take(&slot->lock);
         if (slot->active && slot->table == table) {
-            mark_cancelled(slot, CALL_CANCEL_FLAG);
-            note_hook(slot, &hooked, &handle);
+            table_mark_cancelled(slot, CALL_CANCEL_FLAG);
+            table_note_hook(slot, &hooked, &handle);
         }
         lock_release(&slot->lock);
         if (hooked)

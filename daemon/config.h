@@ -53,7 +53,7 @@ typedef struct cfg_plugin {
     cfg_pair *pairs;             /* owned: every other key, for the plugin */
     size_t pair_count;
     int isolation;      /* CFG_ISOLATION_* (unset: [rpcd] isolation) */
-    size_t timeout_ms;  /* an isolated call's deadline, 0: none */
+    size_t timeout_ms;  /* a call's deadline, in process or isolated, 0: none */
     cfg_pair *timeouts; /* owned: timeout_ms.METHOD, key = the method, value = checked ms */
     size_t timeout_count;
     size_t max_restarts; /* restarts of its host allowed per minute */

@@ -268,3 +268,11 @@ int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, c
         return complain(problem, "out of memory");
     return 1;
 }
+
+size_t cfg_method_timeout(const cfg_plugin *plugin, const char *name)
+{
+    for (size_t i = 0; i < plugin->timeout_count; i++)
+        if (strcmp(plugin->timeouts[i].key, name) == 0)
+            return (size_t)strtoull(plugin->timeouts[i].value, NULL, 10);
+    return plugin->timeout_ms;
+}

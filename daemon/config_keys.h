@@ -38,6 +38,10 @@ int cfg_parse_isolation(const char *value, int *out);
  */
 int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, char **problem);
 
+/* The deadline of plugin's method name: its timeout_ms.METHOD, or the plugin's timeout_ms; 0: none.
+ */
+size_t cfg_method_timeout(const cfg_plugin *plugin, const char *name);
+
 /* Sets every [rpcd] key of config to its default. */
 void cfg_set_defaults(rpcd_config *config);
 

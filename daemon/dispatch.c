@@ -92,6 +92,12 @@ static int answer_not_started(const dispatcher *dispatch, const env_message *mes
         return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, data,
                             sizeof data - 1);
     }
+    case CALL_BAD_DEADLINE: {
+        static const char data[] = "{\"detail\":\"_meta.timeout_ms must be a whole number of "
+                                   "milliseconds from 1 to 86400000\"}";
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS, data,
+                            sizeof data - 1);
+    }
     default:
         log_message(LOG_ERROR, "out of memory for a call of %s", request->method->name);
         return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);

@@ -8,6 +8,7 @@
 
 #include "buffer.h"
 #include "call.h"
+#include "config_keys.h"
 #include "file_safety.h"
 #include "isolated_plugin.h"
 #include "lock.h"
@@ -176,6 +177,30 @@ static void warn_unused_keys(const struct rpcd_plugin *plugin)
 }
 
 /*
+ * The deadlines of the methods the plugin registered: the call layer answers at a deadline, and
+ * the handler, which only a process of its own could stop, keeps its worker until it returns.
+ */
+static void set_timeouts(const struct rpcd_plugin *plugin)
+{
+    const cfg_plugin *config = plugin->config;
+    if (config->timeout_ms == 0 && config->timeout_count == 0)
+        return;
+    for (size_t i = 0; i < reg_count(plugin->methods); i++) {
+        const reg_method *method = reg_at(plugin->methods, i);
+        if (method->owner == plugin)
+            reg_set_timeout(plugin->methods, method->name,
+                            cfg_method_timeout(config, method->name));
+    }
+    for (size_t i = 0; i < config->timeout_count; i++) {
+        const char *name = config->timeouts[i].key;
+        const reg_method *method = reg_find(plugin->methods, name, strlen(name));
+        if (!method || method->owner != plugin)
+            log_message(LOG_WARNING, "plugin %s (%s): timeout_ms.%s names none of its methods",
+                        config->path, plugin->info->name, name);
+    }
+}
+
+/*
  * An isolated plugin: its file opened and checked here, its identity taken from it, and loaded
  * by a host process from that descriptor, which the proxy keeps for restarts. Returns 0, or -1
  * with the reason in error.
@@ -224,12 +249,6 @@ static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd
             return -1;
         }
     } else {
-        /* Only a process of its own can stop a handler that does not return. */
-        if (daemon && (config->timeout_ms || config->timeout_count))
-            log_message(LOG_WARNING,
-                        "plugin %s: timeout_ms applies to plugins with isolation = process "
-                        "only; ignored",
-                        config->path);
         if (open_checked(plugin, daemon, serving, error, error_size) != 0 ||
             read_description(plugin, error, error_size) != 0 ||
             init_plugin(plugin, error, error_size) != 0) {
@@ -237,6 +256,7 @@ static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd
             return -1;
         }
         warn_unused_keys(plugin);
+        set_timeouts(plugin);
         log_message(LOG_DEBUG, "loaded plugin %s (%s %s)", config->path, plugin->info->name,
                     plugin->info->version ? plugin->info->version : "");
     }
@@ -249,11 +269,11 @@ static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd
 
 /*
  * Enters the methods running registered in its generation into methods, for a new generation
- * that keeps it: every member, and an isolated plugin's cancel hook. Returns 0, or -1 with the
- * reason in error (a name another plugin took).
+ * that keeps it: every member, an isolated plugin's cancel hook, and the deadlines config gives
+ * it. Returns 0, or -1 with the reason in error (a name another plugin took).
  */
-static int register_again(struct rpcd_plugin *running, const registry *before, registry *methods,
-                          char *error, size_t error_size)
+static int register_again(struct rpcd_plugin *running, const cfg_plugin *config,
+                          const registry *before, registry *methods, char *error, size_t error_size)
 {
     for (size_t i = 0; i < reg_count(before); i++) {
         const reg_method *method = reg_at(before, i);
@@ -289,6 +309,9 @@ static int register_again(struct rpcd_plugin *running, const registry *before, r
         }
         if (method->cancel_hook)
             reg_set_cancel_hook(methods, method->name, method->cancel_hook);
+        /* Its deadlines are the new config's: in process, they are no part of what makes it
+         * the same. */
+        reg_set_timeout(methods, method->name, cfg_method_timeout(config, method->name));
     }
     return 0;
 }
@@ -322,7 +345,7 @@ static int take_one(const ld_previous *previous, const rpcd_config *daemon, cfg_
         previous ? find_unchanged(previous->plugins, daemon, config) : NULL;
     if (!plugin)
         return load_one(config, daemon, -1, previous != NULL, methods, out, error, error_size);
-    if (register_again(plugin, previous->methods, methods, error, error_size) != 0)
+    if (register_again(plugin, config, previous->methods, methods, error, error_size) != 0)
         return -1;
     atomic_fetch_add_explicit(&plugin->references, 1, memory_order_relaxed);
     *out = plugin;

@@ -81,18 +81,28 @@ static const char *logger_name(const rpcd_plugin *plugin)
     return plugin && plugin->info ? plugin->info->name : "plugin";
 }
 
+/*
+ * A log line to the MCP client, once: to the request whose handler logs it when that request
+ * asked for the level (before its response), else to the session when it asked.
+ */
+static void tell_client(const rpcd_plugin *plugin, int level, const char *text, size_t length)
+{
+    if (!call_running_log(logger_name(plugin), level, text, length))
+        mcp_events_log(logger_name(plugin), level, text, length);
+}
+
 /* The line also goes to the MCP client when it asked for this level: formatted only then. */
 static void host_log_v(rpcd_plugin *plugin, int level, const char *format, va_list args)
 {
-    if (mcp_events_client_log_level() >= level && format) {
+    if ((mcp_events_client_log_level() >= level || call_running_log_level() >= level) && format) {
         char text[2048];
         va_list copy;
         va_copy(copy, args);
         int length = vsnprintf(text, sizeof text, format, copy);
         va_end(copy);
         if (length >= 0)
-            mcp_events_log(logger_name(plugin), level, text,
-                           (size_t)length < sizeof text ? (size_t)length : sizeof text - 1);
+            tell_client(plugin, level, text,
+                        (size_t)length < sizeof text ? (size_t)length : sizeof text - 1);
     }
     log_message_prefixed(level, logger_name(plugin), format, args);
 }
@@ -108,7 +118,7 @@ static void host_log(rpcd_plugin *plugin, int level, const char *format, ...)
 static void host_log_text(rpcd_plugin *plugin, int level, const char *text)
 {
     if (text)
-        mcp_events_log(logger_name(plugin), level, text, 2048);
+        tell_client(plugin, level, text, strnlen(text, 2048));
     log_text_prefixed(level, logger_name(plugin), text);
 }
 

@@ -192,13 +192,28 @@ static int exit_status_of(int result)
     }
 }
 
-/* --check: each plugin's isolation, and what confines an isolated one. */
+/* The deadlines of plugin's calls, for --check: "timeout_ms 300 ms, a.wait 100 ms", or "none". */
+static void describe_timeouts(const cfg_plugin *plugin, char *text, size_t size)
+{
+    size_t used = 0;
+    if (plugin->timeout_ms)
+        used += (size_t)snprintf(text, size, "timeout_ms %zu ms", plugin->timeout_ms);
+    else
+        used += (size_t)snprintf(text, size, "timeout_ms none");
+    for (size_t i = 0; i < plugin->timeout_count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, ", %s %s ms", plugin->timeouts[i].key,
+                                 plugin->timeouts[i].value);
+}
+
+/* --check: each plugin's isolation and deadlines, and what confines an isolated one. */
 static void report_check(const rpcd_config *config)
 {
     for (size_t i = 0; i < config->plugin_count; i++) {
         const cfg_plugin *plugin = &config->plugins[i];
+        char timeouts[512];
+        describe_timeouts(plugin, timeouts, sizeof timeouts);
         if (plugin->isolation != CFG_ISOLATION_PROCESS) {
-            log_message(LOG_INFO, "plugin %s: isolation = none", plugin->name);
+            log_message(LOG_INFO, "plugin %s: isolation = none; %s", plugin->name, timeouts);
             continue;
         }
         sandbox_settings sandbox;
@@ -207,7 +222,8 @@ static void report_check(const rpcd_config *config)
             sandbox_describe(&sandbox, text, sizeof text);
             sandbox_settings_free(&sandbox);
         }
-        log_message(LOG_INFO, "plugin %s: isolation = process; confined: %s", plugin->name, text);
+        log_message(LOG_INFO, "plugin %s: isolation = process; confined: %s; %s", plugin->name,
+                    text, timeouts);
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "envelope.h"
 #include "mcp_catalog.h"
+#include "mcp_events.h"
 #include "mcp_methods.h"
 #include "mcp_results.h"
 #include "mcp_revision.h"
@@ -46,7 +47,7 @@ int mcp_append_tool_error(buffer *out, const char *text, size_t length)
 }
 
 /* A tool's failure is a result the model can read (isError), not a JSON-RPC error. */
-static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL};
+static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL, NULL};
 
 /* What tools/call reads of its params. */
 typedef struct tool_params {
@@ -414,31 +415,22 @@ static int route_subscribe(int id, js_span params, buffer *out, mcp_route *route
 /* logging/setLevel: MCP's eight levels onto rpcd's four. */
 static int route_log_level(int era, js_span params, buffer *out, mcp_route *route)
 {
-    static const struct {
-        const char *name;
-        int level;
-    } levels[] = {{"debug", RPCD_LOG_DEBUG}, {"info", RPCD_LOG_INFO},
-                  {"notice", RPCD_LOG_INFO}, {"warning", RPCD_LOG_WARNING},
-                  {"error", RPCD_LOG_ERROR}, {"critical", RPCD_LOG_ERROR},
-                  {"alert", RPCD_LOG_ERROR}, {"emergency", RPCD_LOG_ERROR}};
-    js_span level = {NULL, 0};
+    js_span name = {NULL, 0};
+    int level = -1;
     if (params.length > 0 && js_kind_of(params) == JS_OBJECT &&
-        js_object_get(params, "level", 5, &level) == 1 && js_kind_of(level) == JS_STRING) {
-        for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
-            if (!js_string_equals(level, levels[i].name, strlen(levels[i].name)))
-                continue;
-            size_t start = out->length;
-            int failed = buf_append_string(out, "{}");
-            if (era == MCP_ERA_STATELESS)
-                failed |= mcp_finish_stateless_result(out, start, true, false);
-            *route = failed ? (mcp_route){.kind = MCP_REFUSED, .status = RPCD_ERR_NO_MEMORY}
-                            : (mcp_route){.kind = MCP_LOG_LEVEL, .log_level = levels[i].level};
-            return 0;
-        }
-    }
-    return refuse_with("\"level\" must be one of MCP's levels (debug, info, notice, warning, "
-                       "error, critical, alert, emergency), given once",
-                       NULL, level, out, route);
+        js_object_get(params, "level", 5, &name) == 1)
+        level = mcp_events_level_of(name);
+    if (level < 0)
+        return refuse_with("\"level\" must be one of MCP's levels (debug, info, notice, warning, "
+                           "error, critical, alert, emergency), given once",
+                           NULL, name, out, route);
+    size_t start = out->length;
+    int failed = buf_append_string(out, "{}");
+    if (era == MCP_ERA_STATELESS)
+        failed |= mcp_finish_stateless_result(out, start, true, false);
+    *route = failed ? (mcp_route){.kind = MCP_REFUSED, .status = RPCD_ERR_NO_MEMORY}
+                    : (mcp_route){.kind = MCP_LOG_LEVEL, .log_level = level};
+    return 0;
 }
 
 int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,

@@ -7,6 +7,8 @@
 
 #include "json_scan.h"
 
+#include <rpcd/plugin.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -79,4 +81,46 @@ void mcp_events_log(const char *logger, int level, const char *text, size_t leng
         current_sink.log_line(current_sink.context, logger ? logger : "plugin", level, text,
                               length);
     pthread_mutex_unlock(&sink_lock);
+}
+
+int mcp_events_level_of(js_span name)
+{
+    static const struct {
+        const char *name;
+        int level;
+    } levels[] = {{"debug", RPCD_LOG_DEBUG}, {"info", RPCD_LOG_INFO},
+                  {"notice", RPCD_LOG_INFO}, {"warning", RPCD_LOG_WARNING},
+                  {"error", RPCD_LOG_ERROR}, {"critical", RPCD_LOG_ERROR},
+                  {"alert", RPCD_LOG_ERROR}, {"emergency", RPCD_LOG_ERROR}};
+    if (name.length == 0 || js_kind_of(name) != JS_STRING)
+        return -1;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (js_string_equals(name, levels[i].name, strlen(levels[i].name)))
+            return levels[i].level;
+    return -1;
+}
+
+int mcp_events_append_message(buffer *out, const char *logger, int level, const char *text,
+                              size_t length)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    int failed = buf_printf(out,
+                            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                            "\"params\":{\"level\":\"%s\",\"logger\":",
+                            names[level < 0   ? 0
+                                  : level > 3 ? 3
+                                              : level]);
+    failed |= buf_append_json_string(out, logger, strlen(logger));
+    failed |= buf_append_string(out, ",\"data\":");
+    /* A plugin's text need not be UTF-8: the protocol's line must be. */
+    if (js_utf8_valid(text, length)) {
+        failed |= buf_append_json_string(out, text, length);
+    } else {
+        buffer ascii = BUFFER_INIT;
+        for (size_t i = 0; i < length; i++)
+            failed |= buf_append_char(&ascii, (unsigned char)text[i] < 0x80 ? text[i] : '?');
+        failed |= buf_append_json_string(out, ascii.data, ascii.length);
+        buf_free(&ascii);
+    }
+    return failed | buf_append_string(out, "}}");
 }

@@ -8,6 +8,9 @@
 #ifndef RPCD_MCP_EVENTS_H
 #define RPCD_MCP_EVENTS_H
 
+#include "buffer.h"
+#include "json_scan.h"
+
 #include <stddef.h>
 
 /* Where events go; every function may be called from any thread. */
@@ -55,5 +58,17 @@ void mcp_events_watch_log_level(void (*changed)(void *context, int level), void 
  * sink when level is at or above the client's level, dropped otherwise. Thread-safe.
  */
 void mcp_events_log(const char *logger, int level, const char *text, size_t length);
+
+/* MCP's level name (a JSON value) as an RPCD_LOG_* level, its eight onto rpcd's four (notice is
+ * info; critical, alert and emergency are error); -1 for anything else. */
+int mcp_events_level_of(js_span name);
+
+/*
+ * Appends the notifications/message line (without its line feed) of a plugin's log line: level
+ * an RPCD_LOG_* value, logger NUL-terminated, text length bytes (its bytes that are not UTF-8
+ * written as '?'). Returns 0, or -1 when memory ran out.
+ */
+int mcp_events_append_message(buffer *out, const char *logger, int level, const char *text,
+                              size_t length);
 
 #endif

@@ -200,16 +200,34 @@ static int completion_result(buffer *out, const reg_method *method, js_span para
             return -1;                                                                             \
         return mcp_finish_stateless_result(out, start, true, false);                               \
     }
-STATELESS(resource_result)
 STATELESS(prompt_result)
 STATELESS(completion_result)
 #undef STATELESS
 
+/*
+ * The revision requires ttlMs and cacheScope of a resource read. A plugin's resource may change
+ * at any time (resource_updated says when, not how long it stays), so no client is to keep it:
+ * ttlMs 0.
+ */
+static int stateless_resource_result(buffer *out, const reg_method *method, js_span params,
+                                     const char *result, size_t length)
+{
+    size_t start = out->length;
+    if (resource_result(out, method, params, result, length) != 0)
+        return -1;
+    out->length--; /* the object's closing brace, put back by the members after */
+    if (buf_append_string(out, ",\"ttlMs\":0,\"cacheScope\":\"private\"}") != 0)
+        return -1;
+    return mcp_finish_stateless_result(out, start, true, false);
+}
+
 static const call_shaper shapers[2][3] = {
-    {{NULL, NULL, resource_result}, {NULL, NULL, prompt_result}, {NULL, NULL, completion_result}},
-    {{NULL, NULL, stateless_resource_result},
-     {NULL, NULL, stateless_prompt_result},
-     {NULL, NULL, stateless_completion_result}},
+    {{NULL, NULL, resource_result, NULL},
+     {NULL, NULL, prompt_result, NULL},
+     {NULL, NULL, completion_result, NULL}},
+    {{NULL, NULL, stateless_resource_result, NULL},
+     {NULL, NULL, stateless_prompt_result, NULL},
+     {NULL, NULL, stateless_completion_result, NULL}},
 };
 
 const call_shaper *mcp_result_shaper(mcp_result_kind kind, bool stateless)

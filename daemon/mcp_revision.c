@@ -107,7 +107,18 @@ static int stateless_failure(buffer *out, const char *text, size_t length)
     return mcp_finish_stateless_result(out, start, false, false);
 }
 
-static const call_shaper stateless_tool_shaper = {stateless_result, stateless_failure, NULL};
+/* A complete result is the plugin's object, with the resultType every result of the revision has.
+ */
+static int stateless_complete(buffer *out, const char *result, size_t length)
+{
+    size_t start = out->length;
+    if (buf_append(out, result, length) != 0)
+        return -1;
+    return mcp_finish_stateless_result(out, start, false, false);
+}
+
+static const call_shaper stateless_tool_shaper = {stateless_result, stateless_failure, NULL,
+                                                  stateless_complete};
 
 const call_shaper *mcp_stateless_tool_shaper(void)
 {

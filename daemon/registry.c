@@ -95,6 +95,14 @@ void reg_set_cancel_hook(registry *reg, const char *name,
             reg->methods[i]->cancel_hook = hook;
 }
 
+void reg_set_timeout(registry *reg, const char *name, size_t timeout_ms)
+{
+    const reg_method *found = reg_find(reg, name, strlen(name));
+    for (size_t i = 0; found && i < reg->count; i++)
+        if (reg->methods[i] == found)
+            reg->methods[i]->timeout_ms = timeout_ms;
+}
+
 const reg_method *reg_find(const registry *reg, const char *name, size_t length)
 {
     if (reg->slot_count == 0)

@@ -40,6 +40,7 @@ typedef struct reg_method {
     /* Told when a running call of the method is cancelled (an isolated plugin's proxy passes
      * it on); NULL for a plugin that looks with call_is_cancelled itself. */
     void (*cancel_hook)(rpcd_call *call, void *user_data);
+    size_t timeout_ms; /* its calls' deadline (timeout_ms, timeout_ms.METHOD); 0: none */
 } reg_method;
 
 typedef struct registry registry;
@@ -94,6 +95,9 @@ void reg_show(const reg_method *method, reg_shown *out);
  */
 void reg_set_cancel_hook(registry *reg, const char *name,
                          void (*hook)(rpcd_call *call, void *user_data));
+
+/* Sets the deadline of the method called name, which must be there; as reg_set_cancel_hook. */
+void reg_set_timeout(registry *reg, const char *name, size_t timeout_ms);
 
 /* Finds a method by its name bytes, or NULL. Thread-safe once registration is over. */
 const reg_method *reg_find(const registry *reg, const char *name, size_t length);

@@ -92,20 +92,24 @@ void sched_run(exec_job *job)
     call_slot *slot = (call_slot *)((char *)job - offsetof(call_slot, job));
     lock_take(&slot->lock);
     /* Not started yet: a client's cancel, or a shutdown, means it never needs to. */
-    bool skip = atomic_load(&slot->cancelled) &&
-                (slot->cancel_style != CALL_CANCEL_FLAG || atomic_load(&slot->table->interrupted));
+    bool skip = slot->answered ||
+                (atomic_load(&slot->cancelled) && (slot->cancel_style != CALL_CANCEL_FLAG ||
+                                                   atomic_load(&slot->table->interrupted)));
     slot->state = SLOT_RUNNING;
     rpcd_call *handle = slot_handle(slot->index, slot->generation);
     lock_release(&slot->lock);
 
-    /* A call cancelled before it started never reaches its handler. */
+    /* A call cancelled before it started (or answered at its deadline while it waited) never
+     * reaches its handler. */
     crash_call running = {slot->method->owner_name, slot->method->name, slot->id.data,
                           slot->id.length};
     const crash_call *outer = crash_call_enter(&running);
     call_handler_enter();
+    rpcd_call *outer_call = call_running_swap(handle);
     int status = skip ? RPCD_ERR_CANCELLED
                       : slot->method->handler(handle, slot->params, slot->params_length,
                                               slot->method->user_data);
+    call_running_swap(outer_call);
     call_handler_leave();
     crash_call_leave(outer);
     /* RPCD_DEFERRED came with ABI 1.1: from a plugin built before, 1 is an unknown status. */
@@ -125,8 +129,12 @@ void sched_run(exec_job *job)
 
 void sched_hand_over(call_table *table, call_slot *slot)
 {
+    /* A call with a deadline may be one whose handler does not return: on the reading thread
+     * it would stop all reading. An isolated plugin's proxy (the methods with a cancel hook)
+     * only queues a frame, and stays there. */
     bool quick = table->quick_on_reader && slot->method->flags & RPCD_METHOD_QUICK &&
-                 slot->params_length < QUICK_PARAMS_MOST;
+                 slot->params_length < QUICK_PARAMS_MOST &&
+                 (slot->timeout_ms == 0 || slot->method->cancel_hook);
     if (quick) {
         sched_run(&slot->job); /* no hand-off: the call is over before the next line is read */
     } else if (table->grouping > 0 && table->pool) {

@@ -79,29 +79,9 @@ static void tell_resource_updated(void *context, const char *uri, size_t length)
 static void tell_log_line(void *context, const char *logger, int level, const char *text,
                           size_t length)
 {
-    static const char *const levels[] = {"error", "warning", "info", "debug"};
     server *srv = context;
     buffer line = BUFFER_INIT;
-    int failed = buf_printf(&line,
-                            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
-                            "\"params\":{\"level\":\"%s\",\"logger\":",
-                            levels[level < 0   ? 0
-                                   : level > 3 ? 3
-                                               : level]);
-    failed |= buf_append_json_string(&line, logger, strlen(logger));
-    failed |= buf_append_string(&line, ",\"data\":");
-    /* A plugin's text need not be UTF-8: the protocol's line must be. */
-    if (js_utf8_valid(text, length)) {
-        failed |= buf_append_json_string(&line, text, length);
-    } else {
-        buffer ascii = BUFFER_INIT;
-        for (size_t i = 0; i < length; i++)
-            failed |= buf_append_char(&ascii, (unsigned char)text[i] < 0x80 ? text[i] : '?');
-        failed |= buf_append_json_string(&line, ascii.data, ascii.length);
-        buf_free(&ascii);
-    }
-    failed |= buf_append_string(&line, "}}");
-    if (!failed) {
+    if (mcp_events_append_message(&line, logger, level, text, length) == 0) {
         struct iovec part = {line.data, line.length};
         out_write_line(srv->out, &part, 1);
     }
@@ -184,10 +164,14 @@ void srv_stop(server *srv)
  * Waits until no call is in flight, timeout_ms at most (negative: no limit). A stop cannot wake
  * this wait (srv_stop may run in a signal handler), so it waits STOP_CHECK_MS at a time and
  * takes stop signals in between (see stop_signals.h); with until_stopped it also returns once
- * the server is stopped or its output failed. Returns 0 when no call is left, -1 otherwise.
+ * the server is stopped or its output failed, and counts a call answered at its deadline as
+ * ended. Returns 0 when no call is left, -1 otherwise.
  */
 static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
 {
+    /* Until the end of input, a call answered at its deadline is over: its client has its
+     * answer, and only its handler still runs. */
+    int (*wait)(call_table *, int) = until_stopped ? call_wait_answered : call_wait_idle;
     long long started = clock_now_ms();
     long long deadline = started + timeout_ms;
     bool logged = false, named = false;
@@ -200,7 +184,7 @@ static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
             if (left < step)
                 step = left > 0 ? (int)left : 0;
         }
-        if (call_wait_idle(srv->calls, step) == 0)
+        if (wait(srv->calls, step) == 0)
             break;
         if (until_stopped && !logged) {
             log_message(LOG_DEBUG, "end of input: waiting for the calls in flight");
@@ -280,7 +264,8 @@ static int end_calls(server *srv, int result)
         if (wait_for_calls(srv, -1, true) != 0)
             stopped = atomic_load(&srv->stopping);
     }
-    if (!out_failed(srv->out) && result == SRV_DONE && !stopped && !session_ended)
+    if (!out_failed(srv->out) && result == SRV_DONE && !stopped && !session_ended &&
+        call_wait_idle(srv->calls, 0) == 0)
         return result;
     /* Nobody to answer, or asked to go: tell the calls, give them the grace period. Calls that
      * have not started never will: they are answered now, whatever holds the pool. At the end of

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The parent side of an isolated plugin: proxy handlers that queue each call as a frame and
- * return RPCD_DEFERRED, a writer thread that sends the queued frames in batches and watches the
- * deadlines, and a reader thread that applies what the host sends to the calls (one function
- * per message kind, in one table) and, when the host dies, fails its calls and starts it again.
+ * return RPCD_DEFERRED, a writer thread that sends the queued frames in batches and kills a host
+ * that keeps a call past its deadline and the grace period, and a reader thread that applies what
+ * the host sends to the calls (one function per message kind, in one table) and, when the host
+ * dies, fails its calls and starts it again.
  */
 #include "isolation/proxy.h"
 
 #include "call.h"
 #include "clock.h"
+#include "config_keys.h"
 #include "isolation/channel.h"
 #include "isolation/proxy_calls.h"
 #include "isolation/spawn.h"
@@ -156,20 +158,14 @@ static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *e
         if (status != 0)
             return -1;
         reg_set_cancel_hook(proxy->registry, reported->name, proxy_cancel_hook);
+        /* Its deadline is kept by the call layer, which tells the hook at the deadline. */
+        reg_set_timeout(proxy->registry, reported->name,
+                        cfg_method_timeout(proxy->config, reported->name));
     }
     return 0;
 }
 
-/* The deadline of each method: timeout_ms.METHOD, or the plugin's timeout_ms. */
-static size_t method_timeout(const cfg_plugin *config, const char *name)
-{
-    for (size_t i = 0; i < config->timeout_count; i++)
-        if (strcmp(config->timeouts[i].key, name) == 0)
-            return (size_t)strtoull(config->timeouts[i].value, NULL, 10);
-    return config->timeout_ms;
-}
-
-/* Keeps what the first host reported: names for restarts to compare, timeouts. */
+/* Keeps what the first host reported: names for restarts to compare. */
 static int take_methods(iso_proxy *proxy, const iso_host_info *info)
 {
     proxy->methods = calloc(info->count + 1, sizeof *proxy->methods);
@@ -182,7 +178,6 @@ static int take_methods(iso_proxy *proxy, const iso_host_info *info)
         method->proxy = proxy;
         method->index = (uint32_t)i;
         method->name = strdup(info->methods[i].name);
-        method->timeout_ms = method_timeout(proxy->config, info->methods[i].name);
         if (!method->name)
             return -1;
     }

@@ -4,10 +4,10 @@
  * loads the plugin, and rpcd registers a proxy method for each of its methods that forwards the
  * call over the channel. When the host dies, every call in flight in it fails with -32603 and
  * data.exception naming the signal or exit status, and the host is started again (see
- * supervisor.h); a call past its plugin's timeout_ms is answered at once, and a host that does
- * not let go of it within the grace period is killed. What a plugin tells an MCP client outside
- * its calls (resource updates, log lines) reaches mcp_events from the host, and every host hears
- * the client's log level, when it starts and whenever it changes.
+ * supervisor.h); a call past its plugin's timeout_ms is answered at once (call_deadline.c), and
+ * a host that does not let go of it within the grace period is killed. What a plugin tells an
+ * MCP client outside its calls (resource updates, log lines) reaches mcp_events from the host,
+ * and every host hears the client's log level, when it starts and whenever it changes.
  */
 #ifndef RPCD_PROXY_H
 #define RPCD_PROXY_H

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The calls an isolated plugin's host has: an entry table whose ids the host must name back
- * exactly (any other id is a broken host), the frames queued for the writer thread and the
- * deadlines it watches, and the calls failed when a host dies.
+ * exactly (any other id is a broken host), the frames queued for the writer thread, the kill of
+ * a host that keeps a call past its deadline and the grace period, and the calls failed when a
+ * host dies. The deadlines themselves are the call layer's (call_deadline.c), as in process.
  */
 #include "isolation/proxy_calls.h"
 
@@ -86,7 +87,7 @@ static int acquire_entry(iso_proxy *proxy, uint32_t *out)
     pxy_entry *entry = &proxy->entries[index];
     entry->active = true;
     entry->call = NULL;
-    entry->deadline = entry->kill_at = 0;
+    entry->kill_at = 0;
     proxy->running++;
     *out = index;
     return 0;
@@ -195,11 +196,6 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
         pthread_mutex_unlock(&proxy->lock);
         return -1;
     }
-    if (method->timeout_ms) {
-        entry->deadline = clock_now_ms() + (long long)method->timeout_ms;
-        if (entry->deadline < proxy->next_check)
-            proxy->next_check = entry->deadline;
-    }
     *id = entry_id(proxy, index);
     wake_writer(proxy);
     pthread_mutex_unlock(&proxy->lock);
@@ -211,8 +207,8 @@ void pxy_wait_ended(iso_proxy *proxy, uint64_t id)
     uint32_t index;
     pthread_mutex_lock(&proxy->lock);
     proxy->ended_waiters++;
-    /* An entry answered at its deadline ends here too: its call has its answer. */
-    while (classify(proxy, id, &index) == PXY_ID_LIVE && proxy->entries[index].call)
+    /* A call answered at its deadline holds the worker until its host lets go, or is killed. */
+    while (classify(proxy, id, &index) == PXY_ID_LIVE)
         pthread_cond_wait(&proxy->ended, &proxy->lock);
     proxy->ended_waiters--;
     pthread_mutex_unlock(&proxy->lock);
@@ -220,10 +216,21 @@ void pxy_wait_ended(iso_proxy *proxy, uint64_t id)
 
 void pxy_cancel(iso_proxy *proxy, rpcd_call *call)
 {
+    /* Asked before the proxy's lock: the call's own lock is never taken under it. */
+    bool timed_out = call_answered_at_deadline(call);
+    long long now = clock_now_ms();
     pthread_mutex_lock(&proxy->lock);
-    for (uint32_t i = 0; i < proxy->entry_count; i++)
-        if (proxy->entries[i].active && proxy->entries[i].call == call)
-            queue_cancel(proxy, i);
+    for (uint32_t i = 0; i < proxy->entry_count; i++) {
+        pxy_entry *entry = &proxy->entries[i];
+        if (!entry->active || entry->call != call)
+            continue;
+        queue_cancel(proxy, i);
+        if (timed_out && !entry->kill_at) {
+            entry->kill_at = now + (long long)proxy->settings.grace_ms;
+            if (entry->kill_at < proxy->next_check)
+                proxy->next_check = entry->kill_at;
+        }
+    }
     pthread_mutex_unlock(&proxy->lock);
 }
 
@@ -240,82 +247,42 @@ void pxy_queue_level(iso_proxy *proxy, int level)
     pthread_mutex_unlock(&proxy->lock);
 }
 
-/* ---- The writer thread: batches out, deadlines ------------------------------------------ */
-
-/* A call answered at its deadline, the answer given outside the lock. */
-typedef struct expired_call {
-    rpcd_call *call;
-    size_t timeout_ms;
-} expired_call;
+/* ---- The writer thread: batches out, kills ---------------------------------------------- */
 
 /*
- * Answers the calls past their deadline (their entries stay until the host lets go), and
- * decides on a kill of a host that kept one past the grace period. Lock held. Returns how many
- * calls it put in expired (at most room).
+ * Decides on a kill of a host that kept a call answered at its deadline past the grace period.
+ * Lock held.
  */
-static size_t check_deadlines(iso_proxy *proxy, long long now, expired_call *expired, size_t room)
+static void check_kills(iso_proxy *proxy, long long now)
 {
-    size_t count = 0;
     long long next = LLONG_MAX;
     for (uint32_t i = 0; i < proxy->entry_count; i++) {
         pxy_entry *entry = &proxy->entries[i];
-        if (!entry->active)
+        if (!entry->active || !entry->kill_at)
             continue;
-        if (entry->call && entry->deadline && entry->deadline <= now && count < room) {
-            expired[count++] = (expired_call){entry->call, entry->method->timeout_ms};
-            entry->call = NULL;
-            entry->kill_at = now + (long long)proxy->settings.grace_ms;
-            queue_cancel(proxy, i);
-            if (proxy->ended_waiters)
-                pthread_cond_broadcast(&proxy->ended);
-        }
-        long long due = entry->call ? entry->deadline : entry->kill_at;
-        if (!entry->call && entry->kill_at && entry->kill_at <= now && !proxy->kill_pending) {
+        if (entry->kill_at <= now && !proxy->kill_pending) {
             proxy->kill_pending = true;
             snprintf(proxy->kill_reason, sizeof proxy->kill_reason,
                      "killed: a call of %s went on past its timeout_ms and shutdown_grace_ms",
                      entry->method->name);
-        } else if (due && due < next) {
-            next = due;
+        } else if (entry->kill_at < next) {
+            next = entry->kill_at;
         }
     }
-    proxy->next_check = count == room ? now : next;
-    return count;
-}
-
-static void answer_expired(iso_proxy *proxy, const expired_call *expired, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        char detail[96], data[64];
-        snprintf(detail, sizeof detail, "no answer within timeout_ms (%zu ms)",
-                 expired[i].timeout_ms);
-        snprintf(data, sizeof data, "{\"timed_out\":true,\"timeout_ms\":%zu}",
-                 expired[i].timeout_ms);
-        if (call_fail_exception(expired[i].call, "timed out", detail, data, strlen(data)) ==
-            RPCD_ERR_INTERNAL)
-            proxy->api.call_complete(expired[i].call, RPCD_ERR_INTERNAL);
-    }
+    proxy->next_check = next;
 }
 
 static void *writer_main(void *context)
 {
     iso_proxy *proxy = context;
-    enum { EXPIRED_ROOM = 64 };
-    expired_call expired[EXPIRED_ROOM];
     pthread_mutex_lock(&proxy->lock);
     while (!proxy->stopping) {
         long long now = clock_now_ms();
-        size_t count =
-            now >= proxy->next_check ? check_deadlines(proxy, now, expired, EXPIRED_ROOM) : 0;
+        if (now >= proxy->next_check)
+            check_kills(proxy, now);
         if (proxy->kill_pending && proxy->state == PXY_UP) {
             kill(proxy->pid, SIGKILL); /* the reader sees the end of the channel */
             proxy->kill_pending = false;
-        }
-        if (count > 0) {
-            pthread_mutex_unlock(&proxy->lock);
-            answer_expired(proxy, expired, count);
-            pthread_mutex_lock(&proxy->lock);
-            continue;
         }
         if (proxy->state == PXY_UP && proxy->pending.length > 0) {
             buffer batch = proxy->pending;
@@ -415,10 +382,12 @@ static rpcd_call **take_all_calls(iso_proxy *proxy, size_t *count, char *methods
 static void fail_calls(iso_proxy *proxy, rpcd_call **calls, size_t count, const char *exception,
                        const char *detail, const char *data)
 {
-    for (size_t i = 0; i < count; i++)
-        if (call_fail_exception(calls[i], exception, detail, data, data ? strlen(data) : 0) ==
-            RPCD_ERR_INTERNAL)
-            proxy->api.call_complete(calls[i], RPCD_ERR_INTERNAL);
+    /* A call answered at its deadline takes no failure (it is stale for that), but it still
+     * ends here: its host let go of it by dying. */
+    for (size_t i = 0; i < count; i++) {
+        call_fail_exception(calls[i], exception, detail, data, data ? strlen(data) : 0);
+        proxy->api.call_complete(calls[i], RPCD_ERR_INTERNAL);
+    }
     free(calls);
 }
 

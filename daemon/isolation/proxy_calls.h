@@ -21,9 +21,8 @@
 /* One proxy method: its user data. */
 typedef struct pxy_method {
     iso_proxy *proxy;
-    uint32_t index;    /* in the host's registration order: what a CALL frame names */
-    char *name;        /* owned */
-    size_t timeout_ms; /* 0: no deadline */
+    uint32_t index; /* in the host's registration order: what a CALL frame names */
+    char *name;     /* owned */
 } pxy_method;
 
 /* A call forwarded to the host; its id is (generation << 32) | index in the entry table. */
@@ -31,10 +30,9 @@ typedef struct pxy_entry {
     uint32_t generation; /* moves on when the entry is released */
     bool active;
     uint32_t next_free;
-    rpcd_call *call;          /* NULL once answered without the host (a deadline) */
+    rpcd_call *call;          /* answered at its deadline or not, until the host lets go */
     const pxy_method *method; /* borrowed from the proxy */
-    long long deadline;       /* clock_now_ms of its timeout, 0: none */
-    long long kill_at;        /* answered at its deadline: the host must let go by then */
+    long long kill_at;        /* answered at its deadline: the host must let go by then, 0: - */
 } pxy_entry;
 
 typedef enum pxy_state {
@@ -58,7 +56,7 @@ struct iso_proxy {
     pthread_t reader, writer;
 
     pthread_mutex_t lock;   /* guards everything below */
-    pthread_cond_t wake;    /* for the writer: frames to send, a deadline moved, a stop */
+    pthread_cond_t wake;    /* for the writer: frames to send, a kill_at set, a stop */
     pthread_cond_t changed; /* for the reader: the writer let go of the channel, a stop */
     pthread_cond_t ended;   /* an entry was released, for pxy_wait_ended */
     unsigned ended_waiters;
@@ -75,7 +73,7 @@ struct iso_proxy {
     uint32_t entry_count, entry_capacity, free_head;
     size_t running;       /* active entries */
     bool served;          /* a call ended since the host started */
-    long long next_check; /* the earliest deadline or kill_at, LLONG_MAX: none */
+    long long next_check; /* the earliest kill_at, LLONG_MAX: none */
     bool kill_pending;    /* the host kept a timed-out call past the grace period */
     char kill_reason[160];
     char down_reason[256];
@@ -109,9 +107,9 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
 void pxy_wait_ended(iso_proxy *proxy, uint64_t id);
 enum { PXY_ID_LIVE, PXY_ID_OLD, PXY_ID_NEVER };
 /*
- * What a frame's id names: a call in the host now (PXY_ID_LIVE, *call its handle, NULL once it
- * was answered at its deadline), one that has ended (PXY_ID_OLD), or one the host was never
- * given (PXY_ID_NEVER: a broken host).
+ * What a frame's id names: a call in the host now (PXY_ID_LIVE, *call its handle; one answered
+ * at its deadline finds what the host sends stale, but for its end), one that has ended
+ * (PXY_ID_OLD), or one the host was never given (PXY_ID_NEVER: a broken host).
  */
 int pxy_take_for_frame(iso_proxy *proxy, uint64_t id, rpcd_call **call);
 /*
@@ -119,7 +117,11 @@ int pxy_take_for_frame(iso_proxy *proxy, uint64_t id, rpcd_call **call);
  * the call's response on its way.
  */
 void pxy_end_entry(iso_proxy *proxy, uint64_t id);
-/* Tells the host that call was cancelled (nothing when it is not the host's any more). */
+/*
+ * Tells the host that call was cancelled (nothing when it is not the host's any more). A call
+ * answered at its deadline (call_answered_at_deadline) must also be let go of within the grace
+ * period, or its host is killed.
+ */
 void pxy_cancel(iso_proxy *proxy, rpcd_call *call);
 /*
  * Queues LEVEL: the MCP client's log level changed. For the host running now, or the next one

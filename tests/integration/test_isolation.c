@@ -416,8 +416,8 @@ static void test_exit(void **state)
 /*
  * A handler that never returns: answered at timeout_ms with data.timed_out, its host killed
  * once shutdown_grace_ms have passed after the cancel, and the next call served by a new host.
- * A method's own timeout_ms.METHOD overrides the plugin's; a handler that lets go at the cancel
- * keeps its host.
+ * A method's own timeout_ms.METHOD overrides the plugin's, and a request may ask for less in
+ * _meta.timeout_ms; a handler that lets go at the cancel keeps its host.
  */
 static void test_deadline(void **state)
 {
@@ -445,6 +445,19 @@ static void test_deadline(void **state)
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(data, "data"), "timeout_ms")), 100);
     expect_error(waited, -32603, "timed out");
+    /* A request may ask for less than timeout_ms.METHOD in _meta.timeout_ms, never more. */
+    long long asked_at = now_ms();
+    json_t *less = call(&s, "less", "a.wait", "{\"_meta\":{\"timeout_ms\":40}}");
+    assert_true(now_ms() - asked_at >= 40);
+    data = json_object_get(json_object_get(less, "error"), "data");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(data, "data"), "timeout_ms")), 40);
+    expect_error(less, -32603, "timed out");
+    json_t *more = call(&s, "more", "a.wait", "{\"_meta\":{\"timeout_ms\":60000}}");
+    data = json_object_get(json_object_get(more, "error"), "data");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(data, "data"), "timeout_ms")), 100);
+    expect_error(more, -32603, "timed out");
     /* a.wait let go at the cancel: its host lives on, the one death is a.loop's. */
     struct timespec nap = {0, 400 * 1000 * 1000};
     nanosleep(&nap, NULL);
@@ -491,7 +504,7 @@ static void test_restart_limit(void **state)
     stop(&s);
 }
 
-/* rpcd --check names each plugin's isolation; a deadline on an in-process plugin is ignored. */
+/* rpcd --check names each plugin's isolation and deadlines, an in-process plugin's too. */
 static void test_check_reports_isolation(void **state)
 {
     (void)state;
@@ -512,9 +525,9 @@ static void test_check_reports_isolation(void **state)
     assert_non_null(
         strstr(result.err, "plugin a: isolation = process; confined: memory unlimited"));
     assert_non_null(strstr(result.err, "seccomp default, read everywhere, write everywhere"));
-    assert_non_null(strstr(result.err, "plugin b: isolation = none"));
-    assert_non_null(strstr(result.err, "timeout_ms applies to plugins with isolation = process "
-                                       "only; ignored"));
+    /* A deadline applies in process too (the handler keeps its worker): shown, not ignored. */
+    assert_non_null(strstr(result.err, "plugin b: isolation = none; timeout_ms 100 ms"));
+    assert_null(strstr(result.err, "ignored"));
     harness_run_result_free(&result);
     harness_remove_dir(dir);
     free(dir);

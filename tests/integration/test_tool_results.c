@@ -129,6 +129,29 @@ static void test_complete_results_pass_through(void **state)
 }
 
 /*
+ * In the stateless revision a complete result is the same object with the revision's
+ * resultType, which its clients require of every result.
+ */
+static void test_complete_results_in_stateless_revision(void **state)
+{
+    run_fixture *f = *state;
+    char *config = tool_config();
+    static const char input[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"weather\",\"arguments\":{\"city\":\"Oslo\"},\"_meta\":{"
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n";
+    run_session s;
+    run_rpcd(f, config, input, &s);
+    run_assert_json(
+        json_object_get(run_response(&s, 1), "result"),
+        "{\"_meta\":{\"example.org/source\":\"fixture\"},\"content\":[{\"text\":\"21.5 C, "
+        "sunny\",\"type\":\"text\"}],\"isError\":false,\"resultType\":\"complete\","
+        "\"structuredContent\":{\"conditions\":\"sunny\",\"temperature\":21.5}}");
+    run_session_free(&s);
+    free(config);
+}
+
+/*
  * A complete result that is not MCP's (an image block without mimeType) is refused: the plugin
  * gets RPCD_ERR_INVALID_ARGUMENT (-7), the log says why, and the client gets -32603 with the
  * reason, in tools/call as in a plain call, never the malformed result.
@@ -272,6 +295,8 @@ int main(void)
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_complete_results_pass_through, run_fixture_setup,
                                         run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_complete_results_in_stateless_revision,
+                                        run_fixture_setup, run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_invalid_complete_result_is_internal_error,
                                         run_fixture_setup, run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_results_checked_against_output_schema,

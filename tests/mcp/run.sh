@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Runs an official MCP TypeScript client against rpcd: client.mjs (SDK v1) by default, or the
-# script given with its arguments (client_v2.mjs pin|auto: the v2 client). Installs Node.js and
+# Runs an MCP client against rpcd: client.mjs (SDK v1) by default, or the script given with its
+# arguments (client_v2.mjs pin|auto: the v2 client; inspector.mjs legacy|modern: the MCP
+# Inspector CLI; ai_sdk.mjs discover|initialize: the AI SDK's client). Installs Node.js and
 # npm with apt when missing, and the clients at the versions package-lock.json pins when missing
 # or stale. When npm cannot install them (no registry), the test is skipped (exit 77), except in
 # CI (CI set), where it fails.
@@ -39,14 +40,16 @@ for tool in node npm; do
         exit 1
     fi
 done
-# The v2 client needs Node.js 20 (its package.json says so).
-if [ "$script" = client_v2.mjs ] &&
+# The v2 client needs Node.js 20 (its package.json says so; the Inspector and the AI SDK say 22,
+# but run on 20).
+if [ "$script" != client.mjs ] &&
     ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
-    cannot_run "the MCP client v2 needs Node.js 20 or later, this is $(node --version)"
+    cannot_run "$script needs Node.js 20 or later, this is $(node --version)"
 fi
 
 # The packages package-lock.json pins, each with the version it pins and the one installed.
-packages=(@modelcontextprotocol/sdk @modelcontextprotocol/client)
+packages=(@modelcontextprotocol/sdk @modelcontextprotocol/client @modelcontextprotocol/inspector
+    @ai-sdk/mcp)
 version_of() {
     node -e 'const fs = require("fs"); const [file, key] = process.argv.slice(1);
              try { const j = JSON.parse(fs.readFileSync(file, "utf8"));

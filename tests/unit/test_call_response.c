@@ -105,7 +105,7 @@ static void test_notification_gets_nothing(void **state)
 }
 
 /* MCP's tool shaper, as tools/call gives it to the call path. */
-static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL};
+static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL, NULL};
 
 static void start_tool(fixture *f, const char *name, const char *id)
 {
