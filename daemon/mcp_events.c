@@ -36,8 +36,8 @@ int mcp_events_resource_updated(const char *uri)
 {
     if (!uri)
         return -1;
-    size_t length = strlen(uri);
-    if (!js_utf8_valid(uri, length))
+    size_t length = strnlen(uri, MCP_EVENTS_MAX_URI + 1);
+    if (length > MCP_EVENTS_MAX_URI || !js_utf8_valid(uri, length))
         return -1;
     /* Held while the sink writes: a detach waits for it, so the context is never freed under
      * a write. Writes of notifications are short and never call back into here. */

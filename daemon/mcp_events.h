@@ -29,9 +29,12 @@ typedef struct mcp_event_sink {
  */
 void mcp_events_attach(const mcp_event_sink *sink);
 
+/* The longest URI resource_updated takes, in process and from an isolated plugin alike. */
+#define MCP_EVENTS_MAX_URI ((size_t)64 * 1024)
+
 /*
  * host->resource_updated: hands uri (NUL-terminated) to the sink. Returns 0 (also without a
- * sink), or -1 when uri is NULL or not UTF-8. Thread-safe.
+ * sink), or -1 when uri is NULL, longer than MCP_EVENTS_MAX_URI or not UTF-8. Thread-safe.
  */
 int mcp_events_resource_updated(const char *uri);
 

@@ -23,7 +23,8 @@ static void send_frame(int failed, size_t start)
 static void send_resource_updated(void *context, const char *uri, size_t length)
 {
     (void)context;
-    /* rpcd takes a longer one for a broken host: the plugin's URI is dropped, not its host. */
+    /* mcp_events_resource_updated refused a longer one already (the plugin got
+     * RPCD_ERR_INVALID_ARGUMENT); rpcd would take one for a broken host. */
     if (length > CHAN_MAX_URI) {
         log_message(LOG_WARNING,
                     "plugin host: resource_updated of a URI of %zu bytes (more than %zu) not "

@@ -132,12 +132,16 @@ static int touch(rpcd_call *call, const char *params, size_t length, void *user_
     if (!at || sscanf(at + 7, "%255[^\"]", uri) != 1)
         return RPCD_ERR_INVALID_PARAMS;
     int status = host->resource_updated(self, uri);
+    /* One byte longer than resource_updated takes, in process and isolated alike. */
+    static char overlong[64 * 1024 + 2];
+    memset(overlong, 'u', sizeof overlong - 1);
+    int refused = host->resource_updated(self, overlong);
     host->log(self, RPCD_LOG_ERROR, "touched %s (error)", uri);
     host->log(self, RPCD_LOG_WARNING, "touched %s (warning)", uri);
     host->log_text(self, RPCD_LOG_INFO, "touched (info)");
     host->log(self, RPCD_LOG_DEBUG, "touched %s (debug)", uri);
     char json[32];
-    snprintf(json, sizeof json, "%d", status);
+    snprintf(json, sizeof json, "[%d,%d]", status, refused);
     return say(call, json);
 }
 

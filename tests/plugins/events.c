@@ -50,7 +50,7 @@ static int updated_bad(rpcd_call *call, const char *params, size_t params_length
     return answer_status(call, host->resource_updated(self, "notes://\xff\xfe"));
 }
 
-/* ev.updated_long: a URI one byte longer than a host may send (the host drops it). */
+/* ev.updated_long: a URI one byte longer than resource_updated takes (refused). */
 static int updated_long(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     (void)params, (void)params_length, (void)user_data;

@@ -477,8 +477,8 @@ typedef struct rpcd_host_api {
      * subscribed to that URI (resources/subscribe, or subscriptions/listen with
      * resourceSubscriptions in the 2026-07-28 revision), and nothing otherwise. Any URI the
      * plugin serves may be named, a template's expansions included.
-     * Returns RPCD_OK (also when nobody is subscribed); RPCD_ERR_INVALID_ARGUMENT for NULL or a
-     * URI that is not UTF-8. Any thread, any time after init returns and until shutdown
+     * Returns RPCD_OK (also when nobody is subscribed); RPCD_ERR_INVALID_ARGUMENT for NULL, a
+     * URI longer than 64 KiB or one that is not UTF-8. Any thread, any time after init returns and until shutdown
      * returns (during init: RPCD_ERR_UNSUPPORTED). Test for it with
      * RPCD_HOST_HAS(host, resource_updated).
      */
