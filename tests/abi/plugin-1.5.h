@@ -478,8 +478,8 @@ typedef struct rpcd_host_api {
      * resourceSubscriptions in the 2026-07-28 revision), and nothing otherwise. Any URI the
      * plugin serves may be named, a template's expansions included.
      * Returns RPCD_OK (also when nobody is subscribed); RPCD_ERR_INVALID_ARGUMENT for NULL, a
-     * URI longer than 64 KiB or one that is not UTF-8. Any thread, any time after init returns and until shutdown
-     * returns (during init: RPCD_ERR_UNSUPPORTED). Test for it with
+     * URI longer than 64 KiB or one that is not UTF-8. Any thread, any time after init returns and
+     * until shutdown returns (during init: RPCD_ERR_UNSUPPORTED). Test for it with
      * RPCD_HOST_HAS(host, resource_updated).
      */
     int (*resource_updated)(rpcd_plugin *plugin, const char *uri);
