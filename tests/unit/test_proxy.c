@@ -5,6 +5,7 @@
  * and each way a start fails is one message with nothing left behind (no method, no process).
  */
 #include "isolation/proxy.h"
+#include "isolation/proxy_calls.h"
 #include "isolation/spawn.h"
 
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -353,6 +355,45 @@ static void test_a_later_host_starts_with_the_level(void **state)
     stop_events(&f, proxy);
 }
 
+/* The bytes waiting on fd, read without blocking (0 when none). */
+static size_t waiting_bytes(int fd)
+{
+    char bytes[4096];
+    ssize_t got = recv(fd, bytes, sizeof bytes, MSG_DONTWAIT);
+    return got > 0 ? (size_t)got : 0;
+}
+
+/*
+ * A call alone in flight goes out from the calling thread at once, no writer thread needed; a
+ * second one, with the first still in the host, waits in the queue for the writer to batch it.
+ */
+static void test_lone_call_sent_by_its_caller(void **state)
+{
+    (void)state;
+    iso_proxy proxy;
+    memset(&proxy, 0, sizeof proxy);
+    pxy_calls_init(&proxy);
+    int ends[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
+    proxy.fd = ends[0];
+    proxy.state = PXY_UP;
+    pxy_method method = {&proxy, 0, (char *)"m"};
+    const pxy_meta none = {0, NULL, 0};
+    uint64_t first, second;
+    char reason[64];
+    assert_int_equal(
+        pxy_queue_call(&proxy, &method, NULL, "[1]", 3, &none, &first, reason, sizeof reason), 0);
+    assert_true(waiting_bytes(ends[1]) > 0);
+    assert_int_equal(proxy.pending.length, 0);
+    assert_int_equal(
+        pxy_queue_call(&proxy, &method, NULL, "[2]", 3, &none, &second, reason, sizeof reason), 0);
+    assert_int_equal(waiting_bytes(ends[1]), 0);
+    assert_true(proxy.pending.length > 0);
+    close(ends[0]);
+    close(ends[1]);
+    pxy_calls_fini(&proxy);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -367,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_resource_updated_reaches_the_sink),
         cmocka_unit_test(test_log_lines_follow_the_level),
         cmocka_unit_test(test_a_later_host_starts_with_the_level),
+        cmocka_unit_test(test_lone_call_sent_by_its_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
