@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -97,6 +98,8 @@ static void expect_opens(const char *path, bool check, const char *text)
     buffer[n] = '\0';
     assert_string_equal(buffer, text);
     assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    /* Opened without blocking, handed over blocking: a reader of it never sees EAGAIN. */
+    assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
     close(fd);
 }
 
@@ -387,6 +390,76 @@ static void test_dlopen_loads_each_descriptor(void **state)
     unlink(text);
 }
 
+/*
+ * Opens path in the sticky, world-writable directory dir owned by the caller (not root): a
+ * sticky bit protects entries only when root owns the directory (its owner may still replace
+ * them), so it is refused. Returns 0 when refused as expected.
+ */
+static int sticky_refused(const char *path, const char *dir)
+{
+    int fd = -1;
+    char reason[1024] = "";
+    int status = fsafe_open(path, true, &fd, reason, sizeof reason);
+    if (status == 0) {
+        close(fd);
+        fprintf(stderr, "%s opened in a sticky directory not owned by root\n", path);
+        return 1;
+    }
+    if (!strstr(reason, dir) || !strstr(reason, "writable by others")) {
+        fprintf(stderr, "%s refused for another reason: %s\n", path, reason);
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * A sticky, world-writable directory is trusted only when root owns it (/tmp): one owned by a
+ * user rpcd trusts (its own) is refused. As root the check runs as user nobody in a child, in a
+ * directory of /tmp that nobody owns.
+ */
+static void test_sticky_directory_needs_root(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/rpcd-sticky-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    assert_int_equal(chmod(base, 0755), 0);
+    char *dir = format("%s/shared", base);
+    char *path = format("%s/f", dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    FILE *file = fopen(path, "w");
+    assert_non_null(file);
+    assert_int_equal(fclose(file), 0);
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(chmod(dir, 01777), 0);
+    int refused;
+    if (geteuid() != 0) {
+        refused = sticky_refused(path, dir);
+    } else {
+        const uid_t nobody = 65534;
+        assert_int_equal(chown(dir, nobody, nobody), 0);
+        assert_int_equal(chown(path, nobody, nobody), 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+            int outcome = 2;
+            if (setresgid(nobody, nobody, nobody) == 0 && setresuid(nobody, nobody, nobody) == 0)
+                outcome = sticky_refused(path, dir);
+            free(path); /* valgrind follows the child */
+            free(dir);
+            _exit(outcome);
+        }
+        int status;
+        assert_int_equal(waitpid(child, &status, 0), child);
+        refused = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+    }
+    unlink(path);
+    rmdir(dir);
+    rmdir(base);
+    free(path);
+    free(dir);
+    assert_int_equal(refused, 0);
+}
+
 int main(void)
 {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, make_temp, remove_temp)
@@ -400,6 +473,7 @@ int main(void)
         TEST(test_not_regular_files),
         TEST(test_too_deep),
         cmocka_unit_test(test_dlopen_loads_each_descriptor),
+        cmocka_unit_test(test_sticky_directory_needs_root),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);
