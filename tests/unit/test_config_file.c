@@ -14,6 +14,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,21 @@ static void test_missing_file_named(void **state)
     assert_non_null(strstr(s->error, "No such file or directory"));
 }
 
+/*
+ * A read that fails (EIO: /proc/self/mem read from address 0, a regular file to stat) is named
+ * with its reason, never taken for bytes.
+ */
+static void test_read_error_named(void **state)
+{
+    (void)state;
+    rpcd_config *config = NULL;
+    char error[512] = "";
+    assert_int_equal(cfg_load("/proc/self/mem", false, &config, error, sizeof error), -1);
+    assert_null(config);
+    assert_non_null(strstr(error, "/proc/self/mem: cannot read: "));
+    assert_non_null(strstr(error, strerror(EIO)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +222,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_file_one_byte_past_the_cap_while_read_is_refused,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file_named, setup, teardown),
+        cmocka_unit_test(test_read_error_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

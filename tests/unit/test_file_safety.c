@@ -460,6 +460,20 @@ static void test_sticky_directory_needs_root(void **state)
     assert_int_equal(refused, 0);
 }
 
+/* A component on the way that is a file, not a directory, is named as such. */
+static void test_file_on_the_way_named(void **state)
+{
+    temp *t = *state;
+    char *file = make_file(t, "plain", "x", 0644);
+    char *path = format("%s/beyond", file);
+    char *needle = format("cannot open %s: %s", file, strerror(ENOTDIR));
+    const char *const needles[] = {needle, NULL};
+    expect_refused(path, true, FSAFE_ERR_OPEN, needles);
+    free(needle);
+    free(path);
+    free(file);
+}
+
 int main(void)
 {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, make_temp, remove_temp)
@@ -472,6 +486,7 @@ int main(void)
         TEST(test_name_too_long),
         TEST(test_not_regular_files),
         TEST(test_too_deep),
+        TEST(test_file_on_the_way_named),
         cmocka_unit_test(test_dlopen_loads_each_descriptor),
         cmocka_unit_test(test_sticky_directory_needs_root),
     };
