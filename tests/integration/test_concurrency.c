@@ -1700,6 +1700,24 @@ static void test_grace_period_ends_while_the_only_call_blocks_the_reader(void **
 }
 
 /*
+ * shutdown_grace_ms = 0 with a quick handler holding the reading thread: the stop still ends
+ * rpcd (its timer is armed for the shortest time, never for none, which would disarm it).
+ */
+static void test_no_grace_period_while_the_only_call_blocks_the_reader(void **state)
+{
+    session *s = *state;
+    start_with_stuck(s, "workers = 2\nshutdown_grace_ms = 0\nlog_level = info");
+    wait_for_blocked(s, 0); /* serving */
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"quick\",\"method\":\"stuck.quick\"}\n");
+    pause_for_the_reader();
+    long long sent = now_ms();
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    expect_exit_soon(s, sent, 0);
+    expect_no_more_output(s);
+    end(s);
+}
+
+/*
  * A plugin whose init takes the grace period's signal is named, and the period moves to another
  * signal: a quick handler that holds the reading thread still cannot keep the stop from ending.
  */
@@ -1886,6 +1904,8 @@ int main(void)
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_no_worker_can_start, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_answers_calls_a_stuck_pool_never_ran,
+                                        session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_no_grace_period_while_the_only_call_blocks_the_reader,
                                         session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_grace_period_ends_while_a_quick_handler_blocks,
                                         session_setup, session_teardown),

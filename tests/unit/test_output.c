@@ -23,6 +23,9 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -297,6 +300,82 @@ static void test_write_fd_nonblocking(void **state)
     close(fds[0]);
     assert_int_equal(reader.received, (size_t)LINES * (LINE_BYTES + 1));
     assert_true(reader.newline_last);
+}
+
+/* A signal handler that does nothing: its only effect is to interrupt a system call. */
+static void interrupt_only(int signal_number)
+{
+    (void)signal_number;
+}
+
+typedef struct blocked_write {
+    int fd;
+    int status;
+    atomic_bool started;
+} blocked_write;
+
+static void *blocked_write_main(void *context)
+{
+    blocked_write *w = context;
+    static char text[] = "{\"id\":1}\n";
+    struct iovec part = {text, sizeof text - 1};
+    atomic_store(&w->started, true);
+    w->status = out_write_fd(&w->fd, &part, 1); /* the pipe is full: it blocks */
+    return NULL;
+}
+
+/*
+ * A signal taken while a write waits on a full pipe (rpcd's stop and reload signals have
+ * handlers, without SA_RESTART) interrupts it with EINTR before a byte went out: the write is
+ * made again, not taken for a failed output.
+ */
+static void test_write_fd_interrupted(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    /* Fill the pipe, then make its end blocking again. */
+    int flags = fcntl(fds[1], F_GETFL);
+    assert_int_equal(fcntl(fds[1], F_SETFL, flags | O_NONBLOCK), 0);
+    static char filler[4096];
+    size_t filled = 0;
+    for (ssize_t n; (n = write(fds[1], filler, sizeof filler)) > 0;)
+        filled += (size_t)n;
+    while (write(fds[1], filler, 1) == 1)
+        filled++;
+    assert_int_equal(fcntl(fds[1], F_SETFL, flags), 0);
+    struct sigaction action = {0}, before;
+    action.sa_handler = interrupt_only; /* no SA_RESTART */
+    sigemptyset(&action.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &action, &before), 0);
+    blocked_write w = {fds[1], -2, false};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, blocked_write_main, &w), 0);
+    while (!atomic_load(&w.started))
+        sched_yield();
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    for (int i = 0; i < 3; i++) { /* the writer is in writev by now; more than once, to be sure */
+        nanosleep(&pause, NULL);
+        pthread_kill(thread, SIGUSR1);
+    }
+    nanosleep(&pause, NULL);
+    /* Drain: the write completes, whole. */
+    static char drained[70000];
+    size_t read_total = 0;
+    while (read_total < filled + 9) {
+        struct pollfd readable = {fds[0], POLLIN, 0};
+        if (poll(&readable, 1, 2000) != 1)
+            break; /* the line never came: the write gave up */
+        ssize_t n = read(fds[0], drained, sizeof drained);
+        assert_true(n > 0);
+        read_total += (size_t)n;
+    }
+    pthread_join(thread, NULL);
+    assert_int_equal(w.status, 0);
+    assert_int_equal(read_total, filled + 9);
+    sigaction(SIGUSR1, &before, NULL);
+    close(fds[0]);
+    close(fds[1]);
 }
 
 /*
@@ -661,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_failed_flush),
         cmocka_unit_test(test_write_fd),
         cmocka_unit_test(test_write_fd_nonblocking),
+        cmocka_unit_test(test_write_fd_interrupted),
         cmocka_unit_test(test_line_for_a_ticket_given_up_is_dropped),
         cmocka_unit_test(test_seize_from_signal),
         cmocka_unit_test(test_seize_writes_parked_lines),
