@@ -109,6 +109,7 @@ static void test_validate_rejects(void **state)
         "\"\\x\"",
         "\"\\u12G4\"",
         "\"\\u123\"",
+        "\"\\u123x\"",
         "\"\\\"",
         "\"a\tb\"",
         "\"a\nb\"",

@@ -49,6 +49,21 @@ static void build_numbers(void)
     log_line_end(&line);
 }
 
+static void build_line_breaks(void)
+{
+    log_message(LOG_WARNING, "one\rtwo\nthree");
+}
+
+/* A carriage return, as a newline, would break the one-line promise: both become spaces. */
+static void test_line_breaks_become_spaces(void **state)
+{
+    (void)state;
+    log_set_level(LOG_INFO);
+    char text[1024];
+    logged(build_line_breaks, text, sizeof text);
+    assert_string_equal(text, "rpcd: warning: one two three\n");
+}
+
 static void test_strings_and_integers(void **state)
 {
     (void)state;
@@ -262,6 +277,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strings_and_integers),
+        cmocka_unit_test(test_line_breaks_become_spaces),
         cmocka_unit_test(test_level_decides),
         cmocka_unit_test(test_long_line_is_cut),
         cmocka_unit_test(test_text_is_one_escaped_line),
