@@ -61,6 +61,9 @@ static void test_timer_signals_the_watching_thread_alone(void **state)
     unsigned long long bit = 1ULL << (number - 1);
     assert_true(pending_in(path, "SigPnd:") & bit);
     assert_false(pending_in("/proc/self/status", "ShdPnd:") & bit);
+    /* The period is over: what is left of it is nothing, never a negative wait (an endless
+     * one for poll). */
+    assert_int_equal(grace_left_ms(), 0);
     /* Should the signal still be delivered once let through, it finds nothing watched. */
     grace_unwatch();
     assert_int_equal(pthread_sigmask(SIG_UNBLOCK, &grace_only, NULL), 0);
