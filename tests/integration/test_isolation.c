@@ -317,12 +317,15 @@ static void test_json_logs_isolated(void **state)
  * stderr says so with the method, a call of plugin b meanwhile is answered, and the next call
  * of a succeeds in a new host.
  */
-static void host_dies(const char *method, const char *exception, const char *logged)
+/* host_dies with params (JSON text) for the call that kills the host. */
+static void host_dies_given(const char *method, const char *params, const char *exception,
+                            const char *logged)
 {
     session s;
     start(&s, fixtures);
     expect_result(call(&s, "before", "a.echo", "[0]"), "[0]");
-    send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"boom\",\"method\":\"%s\"}", method);
+    send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"boom\",\"method\":\"%s\",\"params\":%s}", method,
+              params);
     expect_error(response_to(&s, "boom"), -32603, exception);
     assert_int_equal(harness_wait_for_stderr(s.process, logged, HARNESS_TIMEOUT_MS), HARNESS_OK);
     char running[128];
@@ -331,6 +334,11 @@ static void host_dies(const char *method, const char *exception, const char *log
     expect_result(call(&s, "other", "b.echo", "[1]"), "[1]");
     expect_result(call(&s, "after", "a.echo", "[2]"), "[2]");
     stop(&s);
+}
+
+static void host_dies(const char *method, const char *exception, const char *logged)
+{
+    host_dies_given(method, "[]", exception, logged);
 }
 
 static void test_segfault(void **state)
@@ -386,6 +394,9 @@ static void test_forged_call_id(void **state)
 {
     (void)state;
     host_dies("a.forge", "named a call it was never given", "named a call it was never given");
+    /* The slot of a call it was given, a generation it never was. */
+    host_dies_given("a.forge", "[0]", "named a call it was never given",
+                    "named a call it was never given");
 }
 
 /* abort() and exit() in the bundled crash fixture, isolated. */

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,13 +126,17 @@ static int garbage(rpcd_call *call, const char *params, size_t params_length, vo
     return RPCD_OK;
 }
 
-/* PREFIX.forge: a well-formed END for a call rpcd never sent. */
+/*
+ * PREFIX.forge: a well-formed END for a call rpcd never sent: beyond the calls it has ever
+ * numbered (params absent), or (params [0]) in the slot of the first call, a generation ahead.
+ */
 static int forge(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
-    (void)call, (void)params, (void)params_length, (void)user_data;
+    (void)call, (void)user_data;
     unsigned char frame[4 + 1 + 8 + 4] = {0};
     uint32_t length = 1 + 8 + 4;
-    uint64_t id = (uint64_t)7777 << 32 | 4242;
+    bool slot_in_use = params && params_length >= 3 && params[1] == '0';
+    uint64_t id = (uint64_t)7777 << 32 | (slot_in_use ? 0 : 4242);
     memcpy(frame, &length, 4);
     frame[4] = 11; /* END */
     memcpy(frame + 5, &id, 8);
