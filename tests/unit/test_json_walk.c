@@ -246,14 +246,33 @@ static void test_object_get_long_keys(void **state)
     assert_int_equal(object_get(text, key, &value), 0);
 }
 
+/* Keys of the same length that differ are told apart, escaped or not. */
+static void test_object_get_decoded_compares_keys(void **state)
+{
+    (void)state;
+    static const char text[] = "{\"abc\":1,\"\\u0078yz\":2,\"abd\":3}";
+    js_span object = {text, sizeof text - 1}, value;
+    assert_int_equal(js_object_get_decoded(object, "xyz", 3, &value), 1);
+    assert_int_equal(value.length, 1);
+    assert_memory_equal(value.start, "2", 1);
+    assert_int_equal(js_object_get_decoded(object, "abd", 3, &value), 1);
+    assert_memory_equal(value.start, "3", 1);
+    assert_int_equal(js_object_get_decoded(object, "abe", 3, &value), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_iter_object),           cmocka_unit_test(test_iter_array),
-        cmocka_unit_test(test_iter_empty_and_nested), cmocka_unit_test(test_kind_of),
-        cmocka_unit_test(test_drop_line_breaks),      cmocka_unit_test(test_object_get),
-        cmocka_unit_test(test_object_get_absent),     cmocka_unit_test(test_object_get_duplicates),
+        cmocka_unit_test(test_iter_object),
+        cmocka_unit_test(test_iter_array),
+        cmocka_unit_test(test_iter_empty_and_nested),
+        cmocka_unit_test(test_kind_of),
+        cmocka_unit_test(test_drop_line_breaks),
+        cmocka_unit_test(test_object_get),
+        cmocka_unit_test(test_object_get_absent),
+        cmocka_unit_test(test_object_get_duplicates),
         cmocka_unit_test(test_object_get_long_keys),
+        cmocka_unit_test(test_object_get_decoded_compares_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
