@@ -151,6 +151,11 @@ static void test_stop_ends_read_waiting_in_poll(void **state)
  * now reads as ended, so that a read entered just after the stop's check of the flag (where the
  * signal comes too early to interrupt it) does not wait either, and is no end of input.
  */
+static void count_before_read(void *context)
+{
+    (*(int *)context)++;
+}
+
 static void test_stop_before_read_cancels_for_good(void **state)
 {
     (void)state;
@@ -158,6 +163,9 @@ static void test_stop_before_read_cancels_for_good(void **state)
     assert_int_equal(pipe(in), 0);
     stdio_transport *transport = NULL;
     assert_int_equal(stdio_new(in[0], STDERR_FILENO, &transport), 0);
+    /* The hook before each read (a reload's) no longer runs once reading is stopped. */
+    int hooks = 0;
+    stdio_set_before_read(transport, count_before_read, &hooks);
     assert_int_equal(write(in[1], "waiting\n", 8), 8);
     stdio_stop_reading(transport);
     char bytes[16];
@@ -167,6 +175,7 @@ static void test_stop_before_read_cancels_for_good(void **state)
     assert_int_equal(stdio_read(transport, bytes, sizeof bytes), -1);
     assert_int_equal(errno, ECANCELED);
     assert_int_equal(read(in[0], bytes, sizeof bytes), 0);
+    assert_int_equal(hooks, 0);
     stdio_free(transport);
     close(in[0]);
     close(in[1]);
