@@ -23,13 +23,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum death { DIE_SIGILL, DIE_SIGSEGV, DIE_EXIT, DIE_EXIT_UNWATCHED, DIE_LONG_ID, DIE_NESTED };
+enum death {
+    DIE_SIGILL,
+    DIE_SIGSEGV,
+    DIE_EXIT,
+    DIE_EXIT_UNWATCHED,
+    DIE_LONG_ID,
+    DIE_NESTED,
+    DIE_LONG_UTF8_ID,
+    DIE_CHAINED,
+};
 
 static int out_fd;
 /* Kept reachable: a child that exits leaves it to the leak checker. */
 static output *child_out;
 
 static char long_id[301];
+/* A handler installed before rpcd's (a sanitizer's, a language runtime's): it ends with 77. */
+static void earlier_handler(int number)
+{
+    (void)number;
+    _exit(77);
+}
+/* "é" 150 times, quoted: the cut at 128 bytes falls inside a character. */
+static char long_utf8_id[1 + 300 + 1 + 1];
 
 /* The child: a finished response waiting in the output, a call running, then the death. */
 static void child(enum death how, int log_fd)
@@ -39,6 +56,8 @@ static void child(enum death how, int log_fd)
     static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
         signal(fatal[i], SIG_DFL);
+    if (how == DIE_CHAINED)
+        signal(SIGILL, earlier_handler);
     if (out_new(out_write_fd, &out_fd, &child_out) != 0)
         _exit(120);
     output *out = child_out;
@@ -53,6 +72,7 @@ static void child(enum death how, int log_fd)
     crash_call outer = {"outer", "first", "1", 1};
     crash_call inner = {"inner", "second", "2", 1};
     crash_call long_request = {"myplugin", "mymethod", long_id, sizeof long_id - 1};
+    crash_call long_utf8_request = {"myplugin", "mymethod", long_utf8_id, sizeof long_utf8_id - 1};
     switch (how) {
     case DIE_SIGILL:
         crash_call_enter(&request);
@@ -66,6 +86,14 @@ static void child(enum death how, int log_fd)
     case DIE_EXIT_UNWATCHED: crash_call_enter(&notification); exit(3);
     case DIE_LONG_ID:
         crash_call_enter(&long_request);
+        raise(SIGABRT);
+        break;
+    case DIE_CHAINED:
+        crash_call_enter(&request);
+        raise(SIGILL);
+        break;
+    case DIE_LONG_UTF8_ID:
+        crash_call_enter(&long_utf8_request);
         raise(SIGABRT);
         break;
     case DIE_NESTED:
@@ -185,6 +213,32 @@ static void test_long_request_id_cut(void **state)
     assert_int_equal(WTERMSIG(end.wait_status), SIGABRT);
 }
 
+/* A long id is cut at a character's start, never inside one: the log line stays UTF-8. */
+static void test_long_request_id_cut_at_a_character(void **state)
+{
+    (void)state;
+    long_utf8_id[0] = '"';
+    for (int i = 0; i < 150; i++)
+        memcpy(long_utf8_id + 1 + 2 * i, "\xC3\xA9", 2);
+    long_utf8_id[301] = '"';
+    ending end = run_child(DIE_LONG_UTF8_ID);
+    char expected[512];
+    /* 128 bytes would end in the first byte of an é: 127 are kept, the quote and 63 of them. */
+    snprintf(expected, sizeof expected, "request id %.127s...: writing out", long_utf8_id);
+    expect_logged(&end, expected);
+}
+
+/* The handler that was there before rpcd's gets the signal after the report. */
+static void test_previous_handler_chained(void **state)
+{
+    (void)state;
+    ending end = run_child(DIE_CHAINED);
+    expect_logged(&end, "signal 4 (SIGILL) in plugin myplugin, method mymethod");
+    assert_string_equal(end.out, finished);
+    assert_true(WIFEXITED(end.wait_status));
+    assert_int_equal(WEXITSTATUS(end.wait_status), 77);
+}
+
 static void test_call_left_names_the_one_around_it(void **state)
 {
     (void)state;
@@ -201,6 +255,8 @@ int main(void)
         cmocka_unit_test(test_exit_in_a_plugin_keeps_its_status),
         cmocka_unit_test(test_exit_with_nothing_watched_is_not_reported),
         cmocka_unit_test(test_long_request_id_cut),
+        cmocka_unit_test(test_long_request_id_cut_at_a_character),
+        cmocka_unit_test(test_previous_handler_chained),
         cmocka_unit_test(test_call_left_names_the_one_around_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
