@@ -308,7 +308,7 @@ static void test_subscriptions_and_logging(void **state)
     run_rpcd(f, config, input, &s);
     run_assert_json(result_of(&s, 1), "{}");
     run_assert_json(result_of(&s, 2), "{}");
-    run_assert_json(result_of(&s, 3), "[0,-7]");
+    run_assert_json(result_of(&s, 3), "[0,-7,-10]");
     assert_int_equal(
         count_notifications(&s, "notifications/resources/updated", "{\"uri\":\"mem://hello\"}"), 1);
     assert_int_equal(count_notifications(&s, "notifications/resources/updated", NULL), 1);
@@ -342,7 +342,7 @@ static void test_nothing_unasked(void **state)
         "hello\"}}\n";
     run_session s;
     run_rpcd(f, config, input, &s);
-    run_assert_json(result_of(&s, 3), "[0,-7]");
+    run_assert_json(result_of(&s, 3), "[0,-7,-10]");
     assert_int_equal(s.count, 3);
     run_session_free(&s);
     free(config);

@@ -136,12 +136,15 @@ static int touch(rpcd_call *call, const char *params, size_t length, void *user_
     static char overlong[64 * 1024 + 2];
     memset(overlong, 'u', sizeof overlong - 1);
     int refused = host->resource_updated(self, overlong);
+    /* Methods are registered during init only. */
+    rpcd_method late = rpcd_method_new("late", hello);
+    int registered = host->register_method(self, &late);
     host->log(self, RPCD_LOG_ERROR, "touched %s (error)", uri);
     host->log(self, RPCD_LOG_WARNING, "touched %s (warning)", uri);
     host->log_text(self, RPCD_LOG_INFO, "touched (info)");
     host->log(self, RPCD_LOG_DEBUG, "touched %s (debug)", uri);
     char json[32];
-    snprintf(json, sizeof json, "[%d,%d]", status, refused);
+    snprintf(json, sizeof json, "[%d,%d,%d]", status, refused, registered);
     return say(call, json);
 }
 
