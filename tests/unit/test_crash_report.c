@@ -228,10 +228,25 @@ static void test_long_request_id_cut_at_a_character(void **state)
     expect_logged(&end, expected);
 }
 
-/* The handler that was there before rpcd's gets the signal after the report. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_THREAD_SANITIZER 1
+#endif
+#endif
+
+/*
+ * The handler that was there before rpcd's gets the signal after the report. Not under
+ * ThreadSanitizer, which holds a signal raised inside a handler back until that handler
+ * returns: rpcd's then ends the process by the default action first.
+ */
 static void test_previous_handler_chained(void **state)
 {
     (void)state;
+#ifdef UNDER_THREAD_SANITIZER
+    skip();
+#endif
     ending end = run_child(DIE_CHAINED);
     expect_logged(&end, "signal 4 (SIGILL) in plugin myplugin, method mymethod");
     assert_string_equal(end.out, finished);
