@@ -19,9 +19,12 @@
 
 #define STATELESS_META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}"
 
+/* One worker: the calls of a session run in the order sent, so a note added is there for the
+ * read after it. */
 static char *notes_config(void)
 {
-    return run_format("[rpcd]\n[plugin notes]\npath = %s\n", run_env("RPCD_PLUGIN_NOTES"));
+    return run_format("[rpcd]\nworkers = 1\n[plugin notes]\npath = %s\n",
+                      run_env("RPCD_PLUGIN_NOTES"));
 }
 
 /* The index of the first message with this method at or after from, or s->count. */
@@ -77,7 +80,10 @@ static void test_mcp_surface(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"notes_add\",\"arguments\":{\"title\":\"a/b\",\"text\":\"x\"}}}\n";
     run_session s;
-    run_rpcd(f, config, input, &s);
+    /* An MCP session: its end of input cancels calls in flight, so input stays open
+     * until each request is answered. */
+    static const json_int_t answered[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    run_rpcd_until(f, config, input, answered, 11, &s);
     json_t *capabilities =
         json_object_get(json_object_get(run_response(&s, 1), "result"), "capabilities");
     assert_non_null(json_object_get(capabilities, "resources"));
@@ -144,7 +150,10 @@ static void test_add_logs_and_updates(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/read\",\"params\":{\"uri\":"
         "\"notes://note/todo\"}}\n";
     run_session s;
-    run_rpcd(f, config, input, &s);
+    /* An MCP session: its end of input cancels calls in flight, so input stays open
+     * until each request is answered. */
+    static const json_int_t answered[] = {1, 3, 4, 5, 6};
+    run_rpcd_until(f, config, input, answered, 5, &s);
     size_t log = find_method(&s, 0, "notifications/message");
     assert_true(log > find_response(&s, 3) && log < find_response(&s, 5));
     run_assert_json(json_object_get(s.messages[log], "params"),
@@ -184,7 +193,10 @@ static void test_stateless_read(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":"
         "\"notes://note/shopping\"," STATELESS_META "}}\n";
     run_session s;
-    run_rpcd(f, config, input, &s);
+    /* An MCP session: its end of input cancels calls in flight, so input stays open
+     * until each request is answered. */
+    static const json_int_t answered[] = {1};
+    run_rpcd_until(f, config, input, answered, 1, &s);
     json_t *result = json_object_get(run_response(&s, 1), "result");
     run_assert_json(json_object_get(result, "contents"),
                     "[{\"uri\":\"notes://note/shopping\",\"mimeType\":\"text/plain\",\"text\":"
@@ -223,7 +235,10 @@ static void test_stateless_log_level(void **state)
         "\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\","
         "\"io.modelcontextprotocol/logLevel\":\"debug\"}}}\n";
     run_session s;
-    run_rpcd(f, config, input, &s);
+    /* An MCP session: its end of input cancels calls in flight, so input stays open
+     * until each request is answered. */
+    static const json_int_t answered[] = {1, 2, 3, 4};
+    run_rpcd_until(f, config, input, answered, 4, &s);
     size_t log = find_method(&s, 0, "notifications/message");
     assert_true(log < find_response(&s, 1));
     run_assert_json(json_object_get(s.messages[log], "params"),
