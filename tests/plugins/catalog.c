@@ -8,6 +8,7 @@
 #include <rpcd/plugin.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const rpcd_host_api *host;
@@ -132,10 +133,16 @@ static int touch(rpcd_call *call, const char *params, size_t length, void *user_
     if (!at || sscanf(at + 7, "%255[^\"]", uri) != 1)
         return RPCD_ERR_INVALID_PARAMS;
     int status = host->resource_updated(self, uri);
-    /* One byte longer than resource_updated takes, in process and isolated alike. */
-    static char overlong[64 * 1024 + 2];
-    memset(overlong, 'u', sizeof overlong - 1);
+    /* One byte longer than resource_updated takes, in process and isolated alike; a buffer
+     * of the call's own, since two workers may run touch at once. */
+    enum { OVERLONG_SIZE = 64 * 1024 + 2 };
+    char *overlong = malloc(OVERLONG_SIZE);
+    if (!overlong)
+        return RPCD_ERR_NO_MEMORY;
+    memset(overlong, 'u', OVERLONG_SIZE - 1);
+    overlong[OVERLONG_SIZE - 1] = '\0';
     int refused = host->resource_updated(self, overlong);
+    free(overlong);
     /* Methods are registered during init only. */
     rpcd_method late = rpcd_method_new("late", hello);
     int registered = host->register_method(self, &late);
