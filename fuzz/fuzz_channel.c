@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static cfg_plugin config = {.name = (char *)"fuzz", .path = (char *)"/fuzz.so"};
     proxy->config = &config;
     proxy->name = (char *)"fuzz";
-    pxy_method methods[2] = {{proxy, 0, (char *)"fuzz.a", 0}, {proxy, 1, (char *)"fuzz.b", 0}};
+    pxy_method methods[2] = {{proxy, 0, (char *)"fuzz.a"}, {proxy, 1, (char *)"fuzz.b"}};
     proxy->methods = methods;
     proxy->method_count = 2;
     call_fill_host_api(&proxy->api);
