@@ -20,7 +20,9 @@
 #include "mcp_events.h"
 #include "registry.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -295,6 +297,24 @@ static void report(const char *name, const char *error)
 }
 
 /* Reads and applies frames until the channel ends. */
+/*
+ * Waits in poll() for bytes from rpcd rather than in read(): rpcd taking this host's last answer
+ * off the socket wakes whatever sleeps on it for room to write, and a read() asleep there would
+ * wake for nothing, two context switches a call when rpcd and the host share a CPU; poll()
+ * wakes for input only. Returns 0, or -1 when poll fails.
+ */
+static int wait_readable(int fd)
+{
+    for (;;) {
+        struct pollfd end = {fd, POLLIN, 0};
+        int ready = poll(&end, 1, -1);
+        if (ready > 0)
+            return 0;
+        if (ready < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
 static void serve(buffer *in)
 {
     enum { FLUSH_EVERY = 32 };
@@ -336,7 +356,7 @@ static void serve(buffer *in)
             return;
         }
         chan_consume(in, offset);
-        if (chan_read_some(CHAN_HOST_FD, in) <= 0)
+        if (wait_readable(CHAN_HOST_FD) != 0 || chan_read_some(CHAN_HOST_FD, in) <= 0)
             return;
     }
 }
