@@ -186,6 +186,11 @@ static void test_call_usage(void **state)
     const char *echo = env("RPCD_PLUGIN_ECHO");
     harness_run_result r;
     run_expect(&r, NULL, EXIT_USAGE, "call", "--plugin", echo, NULL);
+    expect_in(r.err, "give METHOD and at most one PARAMS");
+    harness_run_result_free(&r);
+    /* One call a run: a second method (or a stray word) is refused, not ignored. */
+    run_expect(&r, NULL, EXIT_USAGE, "call", "--plugin", echo, "echo", "{}", "echo", NULL);
+    expect_in(r.err, "give METHOD and at most one PARAMS");
     harness_run_result_free(&r);
     run_expect(&r, NULL, EXIT_USAGE, "call", "--plugin", echo, "echo", "{not json", NULL);
     expect_in(r.err, "PARAMS is not JSON");

@@ -159,6 +159,26 @@ static void test_wait_for_bytes_blocks_and_wakes(void **state)
     fixture_close(&f);
 }
 
+/* Held bytes exactly at max_in_flight_bytes already pause reading: the bound is what may be
+ * held. */
+static void test_wait_for_bytes_at_the_bound(void **state)
+{
+    (void)state;
+    static const char params[] = "[\"0123456789abcdef\"]";
+    fixture f;
+    fixture_with(&f, "keep", handle_keep, 0,
+                 (call_settings){.max_in_flight = 16, .max_in_flight_bytes = sizeof params - 1});
+    assert_int_equal(start_call(&f, "keep", "1", params, NULL), CALL_STARTED);
+    assert_int_equal(atomic_load(&f.calls->in_flight_bytes), sizeof params - 1);
+    waiter w = {.f = &f, .bytes = true};
+    assert_int_equal(pthread_create(&w.thread, NULL, wait_thread, &w), 0);
+    sleep_ms(50);
+    assert_false(atomic_load(&w.returned));
+    assert_int_equal(host.call_complete(kept[0], RPCD_OK), RPCD_OK);
+    wait_returned(&w);
+    fixture_close(&f);
+}
+
 /* A cancel the client asked for ends the call with -32800; a silent one with nothing. */
 static void test_cancel_styles(void **state)
 {
@@ -192,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_table_grows),
         cmocka_unit_test(test_wait_for_room_blocks_and_wakes),
         cmocka_unit_test(test_wait_for_bytes_blocks_and_wakes),
+        cmocka_unit_test(test_wait_for_bytes_at_the_bound),
         cmocka_unit_test(test_cancel_styles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
