@@ -109,6 +109,13 @@ static void test_progress(void **state)
     assert_bytes(&out, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
                        "{\"progressToken\":17,\"progress\":9007199254740992}}");
     buf_clear(&out);
+    /* Past 2^53 an integral double is no exact integer: it keeps an exponent, so that a client
+     * never reads 21 digits into a 64-bit integer. */
+    assert_int_equal(rl_append_progress(&out, "17", 2, 1e20, 1e300, NULL), 0);
+    assert_bytes(&out,
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+                 "{\"progressToken\":17,\"progress\":1e+20,\"total\":1.0000000000000001e+300}}");
+    buf_clear(&out);
     assert_int_equal(rl_append_progress(&out, "17", 2, -2, 0, NULL), 0);
     assert_bytes(&out, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
                        "{\"progressToken\":17,\"progress\":-2,\"total\":0}}");
