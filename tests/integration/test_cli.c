@@ -208,6 +208,22 @@ static void test_call_usage(void **state)
     harness_run_result_free(&r);
 }
 
+/* A plugin's warnings reach stderr; -q keeps its errors only. */
+static void test_call_quiet(void **state)
+{
+    (void)state;
+    const char *plugin = env("RPCD_FIXTURE_ISOLATED_A");
+    harness_run_result r;
+    run_expect(&r, NULL, 0, "call", "--plugin", plugin, "a.info", NULL);
+    expect_in(r.err, "isolated log 1");
+    harness_run_result_free(&r);
+    run_expect(&r, NULL, 0, "call", "-q", "--plugin", plugin, "a.info", NULL);
+    expect_in(r.out, "\"method\":\"a.info\"");
+    if (strstr(r.err, "isolated log"))
+        fail_msg("-q let a warning through:\n%s", r.err);
+    harness_run_result_free(&r);
+}
+
 static void test_call_progress_on_stderr(void **state)
 {
     (void)state;
@@ -430,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_call_start_up_errors),
         cmocka_unit_test(test_call_checks_the_plugin_file),
         cmocka_unit_test(test_call_usage),
+        cmocka_unit_test(test_call_quiet),
         cmocka_unit_test(test_call_progress_on_stderr),
         cmocka_unit_test(test_call_set_reaches_the_plugin),
         cmocka_unit_test(test_call_with_a_config_file),
