@@ -226,7 +226,8 @@ static void test_results_checked_against_output_schema(void **state)
  * call_meta hands back the request's _meta as the client sent it: the tools/call's, beside name
  * and arguments, and a plain call's params._meta; a member by name with its JSON quotes; length
  * 0 for a member or a _meta that is not there; a raw CR the client put
- * between tokens dropped; -7 with the length needed for a buffer too small.
+ * between tokens dropped; -7 with the length needed for a buffer too small; a member named
+ * twice refused, in process and isolated alike.
  */
 static void test_call_meta_reads_the_request(void **state)
 {
@@ -238,9 +239,16 @@ static void test_call_meta_reads_the_request(void **state)
         "\"progressToken\":7,\"example.org/x\":[1, {\"y\":null}]},\"arguments\":{}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"meta\",\"params\":{\"_meta\":"
         "{\"baggage\":\r\"k=v\"}}}\n"
-        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"meta\",\"params\":[1]}\n";
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"meta\",\"params\":[1]}\n"
+        /* A member named twice has no one value: call_meta refuses it (the handler then fails). */
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"meta\",\"params\":{\"_meta\":"
+        "{\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\","
+        "\"traceparent\":\"b\"}}}\n";
     run_session s;
     run_rpcd(f, config, input, &s);
+    run_assert_json(json_object_get(run_response(&s, 4), "error"),
+                    "{\"code\":-32603,\"message\":\"Internal error\",\"data\":{\"exception\":"
+                    "\"RPCD_ERR_INTERNAL\",\"plugin\":\"tool_result\",\"method\":\"meta\"}}");
     static const char meta[] =
         "{\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\","
         "\"progressToken\":7,\"example.org/x\":[1, {\"y\":null}]}";
