@@ -399,6 +399,23 @@ static void test_forged_call_id(void **state)
                     "named a call it was never given");
 }
 
+/* A message that is not UTF-8 in a frame of a live call: the frame is malformed, never output. */
+static void test_text_not_utf8_in_a_frame(void **state)
+{
+    (void)state;
+    session s;
+    start(&s, fixtures);
+    /* The host's first call, whose channel id the fixture knows. */
+    send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"boom\",\"method\":\"a.forge_text\"}");
+    expect_error(response_to(&s, "boom"), -32603, "plugin host sent a malformed message of kind 7");
+    assert_int_equal(harness_wait_for_stderr(s.process, "sent a malformed message of kind 7",
+                                             HARNESS_TIMEOUT_MS),
+                     HARNESS_OK);
+    expect_result(call(&s, "other", "b.echo", "[1]"), "[1]");
+    expect_result(call(&s, "after", "a.echo", "[2]"), "[2]");
+    stop(&s);
+}
+
 /* abort() and exit() in the bundled crash fixture, isolated. */
 static void crash_fixture(const char *method, const char *exception)
 {
@@ -651,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_tool_call_host_dies),
         cmocka_unit_test(test_segfault_with_a_child_holding_the_channel),
         cmocka_unit_test(test_garbage_in_the_channel),
+        cmocka_unit_test(test_text_not_utf8_in_a_frame),
         cmocka_unit_test(test_forged_call_id),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_exit),

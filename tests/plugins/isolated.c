@@ -145,6 +145,31 @@ static int forge(rpcd_call *call, const char *params, size_t params_length, void
     return RPCD_OK;
 }
 
+/*
+ * PREFIX.forge_text: a FAIL frame for the first call the host was ever given (entry 0, generation
+ * 1: call it first) whose message is not UTF-8, which the real call_fail would refuse.
+ */
+static int forge_text(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)call, (void)params, (void)params_length, (void)user_data;
+    static const char message[] = "\xff\xfe not UTF-8";
+    unsigned char frame[4 + 1 + 8 + 4 + 1 + 4 + sizeof message - 1 + 1] = {0};
+    uint32_t length = (uint32_t)(sizeof frame - 4), text_length = (uint32_t)(sizeof message - 1);
+    uint64_t id = (uint64_t)1 << 32;
+    int32_t status = RPCD_ERR_INTERNAL;
+    memcpy(frame, &length, 4);
+    frame[4] = 7; /* FAIL */
+    memcpy(frame + 5, &id, 8);
+    memcpy(frame + 13, &status, 4);
+    frame[17] = 1; /* a message */
+    memcpy(frame + 18, &text_length, 4);
+    memcpy(frame + 22, message, text_length);
+    /* the last byte stays 0: no data */
+    (void)!write(3, frame, sizeof frame);
+    pause();
+    return RPCD_OK;
+}
+
 /* PREFIX.loop: never returns, whatever happens (a cancellation included). */
 static int loop(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
@@ -220,6 +245,7 @@ static int isolated_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **s
         {ISOLATED_PREFIX ".stdout", print, 0},
         {ISOLATED_PREFIX ".garbage", garbage, 0},
         {ISOLATED_PREFIX ".forge", forge, 0},
+        {ISOLATED_PREFIX ".forge_text", forge_text, 0},
         {ISOLATED_PREFIX ".loop", loop, 0},
         {ISOLATED_PREFIX ".wait", wait_cancel, 0},
         {ISOLATED_PREFIX ".null", null, 0},
