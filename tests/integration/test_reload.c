@@ -317,6 +317,30 @@ static void test_dropin_appears_and_goes(void **state)
     end(s);
 }
 
+/*
+ * A reload that renames every tool and keeps the list's length (prefix p. becomes q.) is a change
+ * the client is told of: the lists are compared, not their sizes.
+ */
+static void test_list_of_the_same_length_changed(void **state)
+{
+    session *s = *state;
+    start(s, NULL);
+    initialize(s);
+    install(harness_env("RPCD_FIXTURE_BUILD_A"), s->plugin);
+    char text[4096];
+    snprintf(text, sizeof text, "[plugin named]\npath = %s\nprefix = p.\n", s->plugin);
+    write_dropin(s, "50-named.conf", text);
+    reload(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
+    expect_list_changed(s);
+    assert_string_equal(tool_names(s, 1), "echo,p_build_name,p_build_slow");
+    snprintf(text, sizeof text, "[plugin named]\npath = %s\nprefix = q.\n", s->plugin);
+    write_dropin(s, "50-named.conf", text);
+    reload(s, "plugins added [], removed [], replaced [named], unchanged [echo]");
+    expect_list_changed(s);
+    assert_string_equal(tool_names(s, 2), "echo,q_build_name,q_build_slow");
+    end(s);
+}
+
 /* The next line is the notification method, without an id. */
 static void expect_notification(session *s, const char *method)
 {
@@ -755,6 +779,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dropin_appears_and_goes, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_list_of_the_same_length_changed, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_prompts_and_resources_list_changed, session_setup,
                                         session_teardown),
