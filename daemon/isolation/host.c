@@ -296,12 +296,11 @@ static void report(const char *name, const char *error)
     pthread_mutex_unlock(&host.lock);
 }
 
-/* Reads and applies frames until the channel ends. */
 /*
  * Waits in poll() for bytes from rpcd rather than in read(): rpcd taking this host's last answer
  * off the socket wakes whatever sleeps on it for room to write, and a read() asleep there would
- * wake for nothing, two context switches a call when rpcd and the host share a CPU; poll()
- * wakes for input only. Returns 0, or -1 when poll fails.
+ * wake for nothing on every call (a context switch in and out when rpcd and the host share a
+ * CPU); poll() wakes for input only. Returns 0, or -1 when poll fails.
  */
 static int wait_readable(int fd)
 {
@@ -315,6 +314,7 @@ static int wait_readable(int fd)
     }
 }
 
+/* Reads and applies frames until the channel ends. */
 static void serve(buffer *in)
 {
     enum { FLUSH_EVERY = 32 };
