@@ -198,6 +198,18 @@ int call_fail_exception(rpcd_call *call, const char *exception, const char *mess
  */
 bool call_answered_at_deadline(rpcd_call *call);
 
+/*
+ * The reading thread says, before it starts the calls of a line, whether more input is
+ * buffered behind that line: a handler that could wait for its answer (an isolated plugin's
+ * quick method) then must not, since the requests behind would wait too.
+ */
+void call_set_input_waiting(call_table *table, bool waiting);
+/*
+ * Whether the thread running call's handler may wait for its answer: the call is no part of a
+ * batch and its reader has nothing more buffered. False for a stale handle.
+ */
+bool call_caller_may_wait(rpcd_call *call);
+
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);
 

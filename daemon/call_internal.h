@@ -110,8 +110,9 @@ struct call_table {
     atomic_size_t in_flight;
     atomic_size_t in_flight_bytes; /* params and _meta held by the calls in flight */
     atomic_bool interrupted;
-    uint32_t *id_buckets;   /* slot indices by id hash; NO_SLOT when empty */
-    size_t id_bucket_count; /* a power of two */
+    atomic_bool input_waiting; /* the reader has more input buffered (call_set_input_waiting) */
+    uint32_t *id_buckets;      /* slot indices by id hash; NO_SLOT when empty */
+    size_t id_bucket_count;    /* a power of two */
     size_t tracked_count;
     gen_serial *busy_serial; /* serialized methods with a call running (for a stop) */
 

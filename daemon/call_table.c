@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The call table: the ids of the calls in flight (a duplicate is refused, a cancel finds its
- * call), how many calls and params bytes are in flight (the reader's back-pressure waits), and
- * cancellation, one call or all.
+ * call), how many calls and params bytes are in flight (the reader's back-pressure waits),
+ * cancellation, one call or all, and whether the reader has more input buffered.
  */
 #include "call_internal.h"
 #include "lock.h"
@@ -318,4 +318,20 @@ void call_let_go_generation(void *context, generation *gen)
     lock_release(&table->lock);
     if (!calls_left)
         gen_release(gen);
+}
+
+void call_set_input_waiting(call_table *table, bool waiting)
+{
+    atomic_store_explicit(&table->input_waiting, waiting, memory_order_relaxed);
+}
+
+bool call_caller_may_wait(rpcd_call *call)
+{
+    call_slot *slot = slot_lock_live(call);
+    if (!slot)
+        return false;
+    bool may =
+        !slot->batch && !atomic_load_explicit(&slot->table->input_waiting, memory_order_relaxed);
+    lock_release(&slot->lock);
+    return may;
 }

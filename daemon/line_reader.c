@@ -162,3 +162,8 @@ int lr_next(line_reader *reader, const char **line, size_t *length)
         reader->end += (size_t)n;
     }
 }
+
+bool lr_has_more(const line_reader *reader)
+{
+    return reader->end > reader->start;
+}

@@ -46,4 +46,7 @@ void lr_set_idle_hook(line_reader *reader, lr_idle_fn idle, void *context);
  */
 int lr_next(line_reader *reader, const char **line, size_t *length);
 
+/* Whether bytes read after the line lr_next gave are buffered: the next line may be there. */
+bool lr_has_more(const line_reader *reader);
+
 #endif

@@ -224,6 +224,7 @@ static int serve_lines(server *srv, line_reader *reader)
         size_t length;
         int status = lr_next(reader, &line, &length);
         if (status == LR_LINE) {
+            call_set_input_waiting(srv->calls, lr_has_more(reader));
             /* Scanning a long line takes a while: calls held back must not wait for it. */
             if (length >= LONG_LINE_BYTES)
                 call_submit_group(srv->calls);

@@ -55,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static cfg_plugin config = {.name = (char *)"fuzz", .path = (char *)"/fuzz.so"};
     proxy->config = &config;
     proxy->name = (char *)"fuzz";
-    pxy_method methods[2] = {{proxy, 0, (char *)"fuzz.a"}, {proxy, 1, (char *)"fuzz.b"}};
+    pxy_method methods[2] = {{proxy, 0, (char *)"fuzz.a", false},
+                             {proxy, 1, (char *)"fuzz.b", false}};
     proxy->methods = methods;
     proxy->method_count = 2;
     call_fill_host_api(&proxy->api);
@@ -65,19 +66,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint64_t id;
         char reason[64];
         const pxy_meta meta = {i % 3 == 0, "{\"k\":1}", 7};
+        bool wait_here;
         if (pxy_queue_call(proxy, &methods[i % 2], (rpcd_call *)(0x7e570000 + i), "[]", 2, &meta,
-                           &id, reason, sizeof reason) != 0)
+                           false, &wait_here, &id, reason, sizeof reason) != 0)
             abort();
     }
     int fd = memfd_create("fuzz", MFD_CLOEXEC);
     if (fd < 0 || write(fd, data, size) != (ssize_t)size || lseek(fd, 0, SEEK_SET) != 0)
         abort();
+    proxy->lanes[CHAN_LANE_MAIN].fd = fd; /* closed with the dead host's channel */
     char why[128] = "";
-    if (pxy_read_frames(proxy, fd, why, sizeof why) != -1)
+    if (pxy_read_frames(proxy, why, sizeof why) != -1)
         abort(); /* the end of the bytes is the host's death: no stop was asked for */
-    close(fd);
     bool served;
-    proxy->fd = -1;
     pxy_host_died(proxy, 0, 0, why, &served);
     if (proxy->running != 0)
         abort(); /* every call of a dead host has failed */

@@ -211,10 +211,10 @@ int chan_read_log(chan_frame *frame, int *level, chan_str *text)
     return chan_finished(frame) && protocol_text(*text, CHAN_MAX_LOG_TEXT) ? 0 : -1;
 }
 
-int chan_write_all(int fd, const char *data, size_t length)
+static int write_all(int fd, const char *data, size_t length, bool socket)
 {
     while (length > 0) {
-        ssize_t written = send(fd, data, length, MSG_NOSIGNAL);
+        ssize_t written = socket ? send(fd, data, length, MSG_NOSIGNAL) : write(fd, data, length);
         if (written < 0) {
             if (errno == EINTR)
                 continue;
@@ -224,6 +224,16 @@ int chan_write_all(int fd, const char *data, size_t length)
         length -= (size_t)written;
     }
     return 0;
+}
+
+int chan_write_all(int fd, const char *data, size_t length)
+{
+    return write_all(fd, data, length, true);
+}
+
+int chan_write_pipe(int fd, const char *data, size_t length)
+{
+    return write_all(fd, data, length, false);
 }
 
 long chan_read_some(int fd, buffer *in)

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The channel between rpcd and an isolated plugin's host process: length-prefixed frames over a
- * socketpair, one message kind per host function, many frames per read and write. What the
- * host sends is untrusted: every read is bounded and checked, and a frame that does not parse
- * is an error the caller treats as a crash of the host.
+ * The channel between rpcd and an isolated plugin's host process: length-prefixed frames, one
+ * message kind per host function, many frames per read and write. rpcd sends over a socket (no
+ * SIGPIPE, a send that never blocks when asked); the host answers over two pipes, the main lane
+ * and the fast lane of a call rpcd's caller waits for itself (proxy_calls.h). One direction per
+ * descriptor: a pipe wakes its readers and its writers from two queues, while a socket read from
+ * both ends wakes a reader asleep on it whenever its peer takes bytes (a wasted switch each
+ * call). What the host sends is untrusted: every read is bounded and checked, and a frame that
+ * does not parse is an error the caller treats as a crash of the host.
  */
 #ifndef RPCD_CHANNEL_H
 #define RPCD_CHANNEL_H
@@ -27,7 +31,8 @@
  *   INIT      u32 log level, i32 MCP client's log level (-1: none), u64 workers,
  *             u64 max_depth, u8 insecure, str name, str path, u32 pair count, then str key and
  *             str value per pair, then the confinement (spawn.c's put_confinement)
- *   CALL      u64 id, u32 method index, opt params, u8 _meta state + 1, opt _meta
+ *   CALL      u64 id, u32 method index, opt params, u8 _meta state + 1, opt _meta,
+ *             u8 lane (CHAN_LANE_*: where every frame about the call goes)
  *   CANCEL    u64 id
  *   LEVEL     i32 MCP client's log level (-1: none), whenever it changes
  * Host to parent, answers to INIT:
@@ -78,8 +83,26 @@ typedef enum chan_kind {
 #define CHAN_MAX_URI ((size_t)64 * 1024)
 #define CHAN_MAX_LOG_TEXT ((size_t)2048)
 
-/* The fixed descriptors of a host process: the channel, and the plugin's file. */
-enum { CHAN_HOST_FD = 3, CHAN_PLUGIN_FD = 4 };
+/*
+ * The fixed descriptors of a host process: what rpcd sends (a socket), the plugin's file, and
+ * the two pipes the host answers on: the main lane, and the fast lane.
+ */
+enum { CHAN_HOST_FD = 3, CHAN_PLUGIN_FD = 4, CHAN_ANSWER_FD = 5, CHAN_FAST_ANSWER_FD = 6 };
+
+/*
+ * The lanes a host answers on. Every frame about a call goes on the call's lane, and so does
+ * what a plugin's handler tells the client (resource updates, log lines) from the thread that
+ * runs it while its call is in the host: in the order the plugin sent them. All else goes on
+ * the main lane.
+ */
+enum { CHAN_LANE_MAIN = 0, CHAN_LANE_FAST = 1, CHAN_LANES = 2 };
+
+/*
+ * The most a caller waits for its answer on the fast lane, the bound of a read of rpcd's end of
+ * it (SO_RCVTIMEO): a quick handler answers in microseconds, and one that does not must not
+ * hold the thread reading requests (in process, it would).
+ */
+enum { CHAN_FAST_WAIT_MS = 2 };
 
 /* ---- Writing frames ---------------------------------------------------------------------- */
 
@@ -154,8 +177,11 @@ int chan_read_log(chan_frame *frame, int *level, chan_str *text);
 
 /* ---- The socket -------------------------------------------------------------------------- */
 
-/* Writes all of data to fd (retrying on EINTR, no SIGPIPE). Returns 0, or -1 with errno. */
+/* Writes all of data to fd, a socket (retrying on EINTR, no SIGPIPE). Returns 0, or -1 with
+ * errno. */
 int chan_write_all(int fd, const char *data, size_t length);
+/* The same on a pipe (the host's answers; a host ignores SIGPIPE). */
+int chan_write_pipe(int fd, const char *data, size_t length);
 
 /*
  * Reads what fd has into in (at least 64 KiB of room). Returns the bytes read, 0 at the end,

@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -32,7 +31,16 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-struct host_state host = {.lock = PTHREAD_MUTEX_INITIALIZER, .free_head = NO_CALL};
+struct host_state host = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .free_head = NO_CALL,
+    .lanes =
+        {[CHAN_LANE_MAIN] = {.fd = CHAN_ANSWER_FD}, [CHAN_LANE_FAST] = {.fd = CHAN_FAST_ANSWER_FD}},
+};
+
+/* The call whose handler runs on this thread (and its generation then), or NULL. */
+static _Thread_local host_call *running_here;
+static _Thread_local uint32_t running_generation;
 
 host_call *host_call_at(uint32_t index)
 {
@@ -41,20 +49,49 @@ host_call *host_call_at(uint32_t index)
 
 /* ---- Sending (lock held) ---------------------------------------------------------------- */
 
+/* Sends one lane's pending frames, unless a thread is at it. Returns true when it wrote. */
+static bool flush_lane(host_lane *lane)
+{
+    if (lane->writing || lane->pending.length == 0)
+        return false;
+    buffer batch = lane->pending;
+    lane->pending = lane->sending;
+    lane->sending = batch;
+    lane->writing = true;
+    pthread_mutex_unlock(&host.lock);
+    /* rpcd gone, or the plugin closed the descriptor: answers lost would leave calls unanswered
+     * (rpcd keeps the lanes open until the host has exited, even while stopping). */
+    if (chan_write_pipe(lane->fd, batch.data, batch.length) != 0) {
+        log_message(LOG_ERROR, "plugin host: its answers cannot reach rpcd (%s); exiting",
+                    strerror(errno));
+        _exit(1);
+    }
+    pthread_mutex_lock(&host.lock);
+    buf_clear(&lane->sending);
+    lane->writing = false;
+    return true;
+}
+
 void host_flush_locked(void)
 {
-    while (!host.writing && !host.corked && host.pending.length > 0) {
-        buffer batch = host.pending;
-        host.pending = host.sending;
-        host.sending = batch;
-        host.writing = true;
-        pthread_mutex_unlock(&host.lock);
-        /* rpcd gone: the reader sees the end of the channel and the process ends. */
-        chan_write_all(CHAN_HOST_FD, batch.data, batch.length);
-        pthread_mutex_lock(&host.lock);
-        buf_clear(&host.sending);
-        host.writing = false;
+    bool wrote = true;
+    while (wrote && !host.corked) {
+        wrote = flush_lane(&host.lanes[CHAN_LANE_FAST]);
+        wrote |= flush_lane(&host.lanes[CHAN_LANE_MAIN]);
     }
+}
+
+buffer *host_out(const host_call *call)
+{
+    return &host.lanes[call->lane].pending;
+}
+
+buffer *host_event_out(void)
+{
+    host_call *call = running_here;
+    if (call && call->active && call->generation == running_generation)
+        return host_out(call);
+    return &host.lanes[CHAN_LANE_MAIN].pending;
 }
 
 /* ---- Calls (lock held) ------------------------------------------------------------------ */
@@ -81,11 +118,12 @@ rpcd_call *host_handle_of(const host_call *call)
 
 void host_end_locked(host_call *call, int status)
 {
+    buffer *out = host_out(call);
     size_t start;
-    int failed = chan_begin(&host.pending, CHAN_END, &start);
-    failed |= chan_put_u64(&host.pending, call->id);
-    failed |= chan_put_u32(&host.pending, (uint32_t)status);
-    chan_end(&host.pending, start, failed != 0);
+    int failed = chan_begin(out, CHAN_END, &start);
+    failed |= chan_put_u64(out, call->id);
+    failed |= chan_put_u32(out, (uint32_t)status);
+    chan_end(out, start, failed != 0);
     call->active = false;
     call->generation++;
     buf_clear(&call->params);
@@ -104,9 +142,15 @@ static void run_call(exec_job *job)
     const reg_method *method = call->method;
     const char *params = call->has_params ? call->params.data : NULL;
     size_t params_length = call->params.length;
+    host_call *outer = running_here; /* a quick call runs inside no other; kept all the same */
+    uint32_t outer_generation = running_generation;
+    running_here = call;
+    running_generation = call->generation;
     pthread_mutex_unlock(&host.lock);
     int status = method->handler(handle, params, params_length, method->user_data);
     pthread_mutex_lock(&host.lock);
+    running_here = outer;
+    running_generation = outer_generation;
     call->running = false;
     /* RPCD_DEFERRED came with ABI 1.1: from a plugin built before, 1 is an unknown status. */
     if (status == RPCD_DEFERRED && method->abi_minor >= 1 && !call->completed_early)
@@ -145,8 +189,9 @@ static int start_call(chan_frame *frame)
     chan_str params = chan_get_opt(frame);
     int meta_state = (int)chan_get_u8(frame) - 1;
     chan_str meta = chan_get_opt(frame);
+    uint8_t lane = chan_get_u8(frame);
     if (!chan_finished(frame) || index >= reg_count(host.methods) || meta_state < -1 ||
-        meta_state > 1 || (meta_state == 1) != (meta.bytes != NULL))
+        meta_state > 1 || (meta_state == 1) != (meta.bytes != NULL) || lane >= CHAN_LANES)
         return -1;
     pthread_mutex_lock(&host.lock);
     host_call *call = acquire();
@@ -159,6 +204,7 @@ static int start_call(chan_frame *frame)
     }
     call->meta_state = meta_state;
     call->id = id;
+    call->lane = lane;
     call->method = reg_at(host.methods, index);
     call->has_params = params.bytes != NULL;
     call->active = call->running = true;
@@ -268,50 +314,33 @@ static int read_init(buffer *in, cfg_plugin *config, bool *insecure, size_t *wor
 /* METHOD per method, then READY. Lock free: no call runs yet. */
 static void report(const char *name, const char *error)
 {
+    buffer *out = &host.lanes[CHAN_LANE_MAIN].pending;
     size_t start;
     int failed = 0;
     for (size_t i = 0; !error && i < reg_count(host.methods); i++) {
         const reg_method *method = reg_at(host.methods, i);
-        failed |= chan_begin(&host.pending, CHAN_METHOD, &start);
-        failed |= chan_put_u32(&host.pending, method->flags);
-        failed |= chan_put_str(&host.pending, method->name, method->name_length);
-        failed |= chan_put_opt(&host.pending, method->description, SIZE_MAX);
-        failed |= chan_put_opt(&host.pending, method->params_schema, SIZE_MAX);
-        failed |= chan_put_opt(&host.pending, method->title, SIZE_MAX);
-        failed |= chan_put_opt(&host.pending, method->annotations, SIZE_MAX);
-        failed |= chan_put_opt(&host.pending, method->output_schema, SIZE_MAX);
-        failed |= chan_put_opt(&host.pending, method->icons, SIZE_MAX);
-        failed |= chan_put_u32(&host.pending, method->mcp_role);
-        failed |= chan_put_opt(&host.pending, method->mcp_descriptor, SIZE_MAX);
-        failed |= chan_put_u32(&host.pending, method->abi_minor);
-        failed |= chan_end(&host.pending, start, failed != 0);
+        failed |= chan_begin(out, CHAN_METHOD, &start);
+        failed |= chan_put_u32(out, method->flags);
+        failed |= chan_put_str(out, method->name, method->name_length);
+        failed |= chan_put_opt(out, method->description, SIZE_MAX);
+        failed |= chan_put_opt(out, method->params_schema, SIZE_MAX);
+        failed |= chan_put_opt(out, method->title, SIZE_MAX);
+        failed |= chan_put_opt(out, method->annotations, SIZE_MAX);
+        failed |= chan_put_opt(out, method->output_schema, SIZE_MAX);
+        failed |= chan_put_opt(out, method->icons, SIZE_MAX);
+        failed |= chan_put_u32(out, method->mcp_role);
+        failed |= chan_put_opt(out, method->mcp_descriptor, SIZE_MAX);
+        failed |= chan_put_u32(out, method->abi_minor);
+        failed |= chan_end(out, start, failed != 0);
     }
-    failed |= chan_begin(&host.pending, CHAN_READY, &start);
-    failed |= chan_put_u32(&host.pending, error ? (uint32_t)-1 : 0);
+    failed |= chan_begin(out, CHAN_READY, &start);
+    failed |= chan_put_u32(out, error ? (uint32_t)-1 : 0);
     const char *text = error ? error : name;
-    failed |= chan_put_str(&host.pending, text, strlen(text));
-    chan_end(&host.pending, start, failed != 0);
+    failed |= chan_put_str(out, text, strlen(text));
+    chan_end(out, start, failed != 0);
     pthread_mutex_lock(&host.lock);
     host_flush_locked();
     pthread_mutex_unlock(&host.lock);
-}
-
-/*
- * Waits in poll() for bytes from rpcd rather than in read(): rpcd taking this host's last answer
- * off the socket wakes whatever sleeps on it for room to write, and a read() asleep there would
- * wake for nothing on every call (a context switch in and out when rpcd and the host share a
- * CPU); poll() wakes for input only. Returns 0, or -1 when poll fails.
- */
-static int wait_readable(int fd)
-{
-    for (;;) {
-        struct pollfd end = {fd, POLLIN, 0};
-        int ready = poll(&end, 1, -1);
-        if (ready > 0)
-            return 0;
-        if (ready < 0 && errno != EINTR)
-            return -1;
-    }
 }
 
 /* Reads and applies frames until the channel ends. */
@@ -356,7 +385,9 @@ static void serve(buffer *in)
             return;
         }
         chan_consume(in, offset);
-        if (wait_readable(CHAN_HOST_FD) != 0 || chan_read_some(CHAN_HOST_FD, in) <= 0)
+        /* A plain read(): nothing wakes it but rpcd's frames, since the host answers on other
+         * descriptors (channel.h). */
+        if (chan_read_some(CHAN_HOST_FD, in) <= 0)
             return;
     }
 }
@@ -383,9 +414,9 @@ int iso_host_main(void)
     signal(SIGINT, SIG_IGN);
     /* Nothing of rpcd's but the channel and the plugin's file; neither goes to a program the
      * plugin runs. */
-    close_range(CHAN_PLUGIN_FD + 1, ~0u, 0);
-    fcntl(CHAN_HOST_FD, F_SETFD, FD_CLOEXEC);
-    fcntl(CHAN_PLUGIN_FD, F_SETFD, FD_CLOEXEC);
+    close_range(CHAN_FAST_ANSWER_FD + 1, ~0u, 0);
+    for (int fd = CHAN_HOST_FD; fd <= CHAN_FAST_ANSWER_FD; fd++)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
 
     buffer in = BUFFER_INIT;
     cfg_plugin config = {0};
@@ -434,8 +465,10 @@ done:
         }
         free(host.chunks[i]);
     }
-    buf_free(&host.pending);
-    buf_free(&host.sending);
+    for (int i = 0; i < CHAN_LANES; i++) {
+        buf_free(&host.lanes[i].pending);
+        buf_free(&host.lanes[i].sending);
+    }
     buf_free(&in);
     free_config(&config);
     return status;

@@ -15,16 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Begins a frame of kind for call. Lock held. */
-static int begin(chan_kind kind, const host_call *call, size_t *start)
+/* Begins a frame of kind for call, on its lane (*out). Lock held. */
+static int begin(chan_kind kind, const host_call *call, buffer **out, size_t *start)
 {
-    int failed = chan_begin(&host.pending, kind, start);
-    return failed | chan_put_u64(&host.pending, call->id);
+    *out = host_out(call);
+    int failed = chan_begin(*out, kind, start);
+    return failed | chan_put_u64(*out, call->id);
 }
 
-static int finish(size_t start, int failed)
+static int finish(buffer *out, size_t start, int failed)
 {
-    int status = chan_end(&host.pending, start, failed != 0);
+    int status = chan_end(out, start, failed != 0);
     host_flush_locked();
     pthread_mutex_unlock(&host.lock);
     return status;
@@ -42,11 +43,12 @@ static int host_call_result(rpcd_call *handle, const char *json, size_t json_len
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
+    buffer *out;
     size_t start;
-    int failed = begin(CHAN_RESULT, call, &start);
+    int failed = begin(CHAN_RESULT, call, &out, &start);
     /* Sent even when it is not JSON: rpcd marks the result invalid, as in-process. */
-    failed |= chan_put_str(&host.pending, json ? json : "", json ? json_length : 0);
-    if (finish(start, failed) != 0)
+    failed |= chan_put_str(out, json ? json : "", json ? json_length : 0);
+    if (finish(out, start, failed) != 0)
         return RPCD_ERR_NO_MEMORY;
     return valid_json(json, json_length) ? RPCD_OK : RPCD_ERR_INVALID_ARGUMENT;
 }
@@ -55,19 +57,19 @@ static int host_call_result(rpcd_call *handle, const char *json, size_t json_len
  * Puts a message into the frame: rpcd refuses text that is not UTF-8 from a host (it would go
  * into the protocol), so the bytes of such a text that are not ASCII become '?'.
  */
-static int put_message(const char *message, bool optional)
+static int put_message(buffer *out, const char *message, bool optional)
 {
     if (!message)
-        return optional ? chan_put_opt(&host.pending, NULL, 0) : -1;
+        return optional ? chan_put_opt(out, NULL, 0) : -1;
     size_t length = strlen(message);
-    int failed = optional ? chan_put_u8(&host.pending, 1) : 0;
+    int failed = optional ? chan_put_u8(out, 1) : 0;
     if (js_utf8_valid(message, length))
-        return failed | chan_put_str(&host.pending, message, length);
-    size_t start = host.pending.length + sizeof(uint32_t);
-    failed |= chan_put_str(&host.pending, message, length);
+        return failed | chan_put_str(out, message, length);
+    size_t start = out->length + sizeof(uint32_t);
+    failed |= chan_put_str(out, message, length);
     for (size_t i = 0; failed == 0 && i < length; i++)
-        if ((unsigned char)host.pending.data[start + i] >= 0x80)
-            host.pending.data[start + i] = '?';
+        if ((unsigned char)out->data[start + i] >= 0x80)
+            out->data[start + i] = '?';
     return failed;
 }
 
@@ -80,12 +82,13 @@ static int host_call_fail(rpcd_call *handle, int status, const char *message, co
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
+    buffer *out;
     size_t start;
-    int failed = begin(CHAN_FAIL, call, &start);
-    failed |= chan_put_u32(&host.pending, (uint32_t)status);
-    failed |= put_message(message, true);
-    failed |= chan_put_opt(&host.pending, data, data_length);
-    return finish(start, failed) == 0 ? status : RPCD_ERR_NO_MEMORY;
+    int failed = begin(CHAN_FAIL, call, &out, &start);
+    failed |= chan_put_u32(out, (uint32_t)status);
+    failed |= put_message(out, message, true);
+    failed |= chan_put_opt(out, data, data_length);
+    return finish(out, start, failed) == 0 ? status : RPCD_ERR_NO_MEMORY;
 }
 
 static int host_call_fail_code(rpcd_call *handle, int64_t code, const char *message,
@@ -96,12 +99,13 @@ static int host_call_fail_code(rpcd_call *handle, int64_t code, const char *mess
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
+    buffer *out;
     size_t start;
-    int failed = begin(CHAN_FAIL_CODE, call, &start);
-    failed |= chan_put_i64(&host.pending, code);
-    failed |= put_message(message, false);
-    failed |= chan_put_opt(&host.pending, data, data_length);
-    return finish(start, failed) == 0 ? RPCD_ERR_APPLICATION : RPCD_ERR_NO_MEMORY;
+    int failed = begin(CHAN_FAIL_CODE, call, &out, &start);
+    failed |= chan_put_i64(out, code);
+    failed |= put_message(out, message, false);
+    failed |= chan_put_opt(out, data, data_length);
+    return finish(out, start, failed) == 0 ? RPCD_ERR_APPLICATION : RPCD_ERR_NO_MEMORY;
 }
 
 static int host_call_notify(rpcd_call *handle, const char *method, const char *params,
@@ -115,11 +119,12 @@ static int host_call_notify(rpcd_call *handle, const char *method, const char *p
     /* rpcd checks again, refuses, and logs the refusal naming the plugin. */
     bool refused = reserved_name_reason(method, strlen(method)) != NULL ||
                    (params && !valid_json(params, params_length));
+    buffer *out;
     size_t start;
-    int failed = begin(CHAN_NOTIFY, call, &start);
-    failed |= chan_put_str(&host.pending, method, strlen(method));
-    failed |= chan_put_opt(&host.pending, params, params_length);
-    if (finish(start, failed) != 0)
+    int failed = begin(CHAN_NOTIFY, call, &out, &start);
+    failed |= chan_put_str(out, method, strlen(method));
+    failed |= chan_put_opt(out, params, params_length);
+    if (finish(out, start, failed) != 0)
         return RPCD_ERR_NO_MEMORY;
     return refused ? RPCD_ERR_INVALID_ARGUMENT : RPCD_OK;
 }
@@ -131,12 +136,13 @@ static int host_call_progress(rpcd_call *handle, double done, double total, cons
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
+    buffer *out;
     size_t start;
-    int failed = begin(CHAN_PROGRESS, call, &start);
-    failed |= chan_put_f64(&host.pending, done);
-    failed |= chan_put_f64(&host.pending, total);
-    failed |= put_message(message, true);
-    return finish(start, failed) == 0 ? RPCD_OK : RPCD_ERR_NO_MEMORY;
+    int failed = begin(CHAN_PROGRESS, call, &out, &start);
+    failed |= chan_put_f64(out, done);
+    failed |= chan_put_f64(out, total);
+    failed |= put_message(out, message, true);
+    return finish(out, start, failed) == 0 ? RPCD_OK : RPCD_ERR_NO_MEMORY;
 }
 
 static int host_call_is_cancelled(rpcd_call *handle)
@@ -192,10 +198,11 @@ static int host_call_tool_result(rpcd_call *handle, const char *json, size_t jso
                                                reason, sizeof reason) == 0
                      ? RPCD_OK
                      : RPCD_ERR_INVALID_ARGUMENT;
+    buffer *out;
     size_t start;
-    int failed = begin(CHAN_TOOL_RESULT, call, &start);
-    failed |= chan_put_str(&host.pending, json ? json : "", json ? json_length : 0);
-    if (finish(start, failed) != 0)
+    int failed = begin(CHAN_TOOL_RESULT, call, &out, &start);
+    failed |= chan_put_str(out, json ? json : "", json ? json_length : 0);
+    if (finish(out, start, failed) != 0)
         return RPCD_ERR_NO_MEMORY;
     return status;
 }

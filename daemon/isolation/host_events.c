@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 /* Lock held: sends what is pending unless the reader is in a batch (it sends at its end). */
-static void send_frame(int failed, size_t start)
+static void send_frame(buffer *out, int failed, size_t start)
 {
-    chan_end(&host.pending, start, failed != 0); /* without memory the event is lost */
+    chan_end(out, start, failed != 0); /* without memory the event is lost */
     host_flush_locked();
     pthread_mutex_unlock(&host.lock);
 }
@@ -33,10 +33,11 @@ static void send_resource_updated(void *context, const char *uri, size_t length)
         return;
     }
     pthread_mutex_lock(&host.lock);
+    buffer *out = host_event_out();
     size_t start;
-    int failed = chan_begin(&host.pending, CHAN_RESOURCE_UPDATED, &start);
-    failed |= chan_put_str(&host.pending, uri, length);
-    send_frame(failed, start);
+    int failed = chan_begin(out, CHAN_RESOURCE_UPDATED, &start);
+    failed |= chan_put_str(out, uri, length);
+    send_frame(out, failed, start);
 }
 
 /*
@@ -51,16 +52,17 @@ static void send_log_line(void *context, const char *logger, int level, const ch
     if (length > CHAN_MAX_LOG_TEXT)
         length = CHAN_MAX_LOG_TEXT;
     pthread_mutex_lock(&host.lock);
+    buffer *out = host_event_out();
     size_t start;
-    int failed = chan_begin(&host.pending, CHAN_LOG, &start);
-    failed |= chan_put_u32(&host.pending, (uint32_t)(int32_t)level);
-    size_t at = host.pending.length + sizeof(uint32_t);
-    failed |= chan_put_str(&host.pending, text, length);
+    int failed = chan_begin(out, CHAN_LOG, &start);
+    failed |= chan_put_u32(out, (uint32_t)(int32_t)level);
+    size_t at = out->length + sizeof(uint32_t);
+    failed |= chan_put_str(out, text, length);
     if (failed == 0 && !js_utf8_valid(text, length))
         for (size_t i = 0; i < length; i++)
-            if ((unsigned char)host.pending.data[at + i] >= 0x80)
-                host.pending.data[at + i] = '?';
-    send_frame(failed, start);
+            if ((unsigned char)out->data[at + i] >= 0x80)
+                out->data[at + i] = '?';
+    send_frame(out, failed, start);
 }
 
 void host_events_attach(int client_level)

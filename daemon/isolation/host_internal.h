@@ -30,7 +30,8 @@ typedef struct host_call {
     int early_status;
     bool cancelled;
     uint32_t next_free;
-    uint64_t id; /* rpcd's */
+    uint64_t id;  /* rpcd's */
+    uint8_t lane; /* CHAN_LANE_*: where its frames go */
     const reg_method *method;
     buffer params;
     bool has_params;
@@ -41,16 +42,22 @@ typedef struct host_call {
 enum { CALLS_PER_CHUNK = 256, MOST_CHUNKS = 4096 };
 #define NO_CALL UINT32_MAX
 
+/* One lane of answers to rpcd (channel.h): a pipe, and the frames waiting for it. */
+typedef struct host_lane {
+    int fd;
+    buffer pending; /* frames to send */
+    buffer sending;
+    bool writing; /* a thread is writing: what is appended meanwhile, it sends too */
+} host_lane;
+
 /* The process's one state: one plugin, one channel. Guarded by lock where it changes. */
 struct host_state {
     pthread_mutex_t lock;
     host_call *chunks[MOST_CHUNKS]; /* never move: a handler keeps its call's address */
     uint32_t count;
     uint32_t free_head;
-    buffer pending; /* frames to send */
-    buffer sending;
-    bool writing; /* a thread is writing: what is appended meanwhile, it sends too */
-    bool corked;  /* the reader is applying a batch of frames and sends once at its end */
+    host_lane lanes[CHAN_LANES];
+    bool corked; /* the reader is applying a batch of frames and sends once at its end */
     size_t max_depth;
     executor *pool;
     registry *methods;
@@ -62,6 +69,13 @@ host_call *host_call_at(uint32_t index);
 /* Sends what is pending unless someone else is, or the reader will at the end of its batch. Lock
  * held. */
 void host_flush_locked(void);
+/* Where the frames about call go. Lock held. */
+buffer *host_out(const host_call *call);
+/*
+ * Where what the plugin tells the client from this thread goes: its call's lane while a handler
+ * runs here on a call still in the host, the main lane otherwise. Lock held.
+ */
+buffer *host_event_out(void);
 /* The live call of a plugin's handle, with host.lock taken; NULL (lock not held) when stale. */
 host_call *host_lock_live(rpcd_call *handle);
 /* The handle a plugin gets for call. */

@@ -98,8 +98,9 @@ static int proxy_call(rpcd_call *call, const char *params, size_t params_length,
         found = proxy->api.call_meta(call, NULL, text, length + 1, &length);
     pxy_meta meta = {found == RPCD_ERR_INVALID_PARAMS ? -1 : found == RPCD_OK && length > 0, text,
                      length};
-    int queued = text ? pxy_queue_call(proxy, method, call, params, params_length, &meta, &id,
-                                       reason, sizeof reason)
+    bool may_wait = method->quick && call_caller_may_wait(call), wait_here = false;
+    int queued = text ? pxy_queue_call(proxy, method, call, params, params_length, &meta, may_wait,
+                                       &wait_here, &id, reason, sizeof reason)
                       : -1;
     if (text != small)
         free(text);
@@ -107,6 +108,8 @@ static int proxy_call(rpcd_call *call, const char *params, size_t params_length,
         return call_fail_exception(call, "plugin host down", reason, NULL, 0);
     if (queued != 0)
         return RPCD_ERR_NO_MEMORY;
+    if (wait_here)
+        pxy_wait_fast(proxy, id);
     /* A cancellation that came before the call was queued found nothing to pass on. */
     if (proxy->api.call_is_cancelled(call))
         pxy_cancel(proxy, call);
@@ -178,6 +181,7 @@ static int take_methods(iso_proxy *proxy, const iso_host_info *info)
         method->proxy = proxy;
         method->index = (uint32_t)i;
         method->name = strdup(info->methods[i].name);
+        method->quick = (info->methods[i].flags & RPCD_METHOD_QUICK) != 0;
         if (!method->name)
             return -1;
     }
@@ -219,20 +223,20 @@ static int restart(iso_proxy *proxy, long long delay_ms)
         if (pxy_sleep_unless_stopping(proxy, delay_ms) != 0)
             return -1;
         char error[512];
-        int fd;
+        iso_channel channel;
         pid_t pid;
         iso_host_info info;
         if (iso_spawn(host_program, proxy->plugin_fd, proxy->config, &proxy->settings,
-                      RESTART_INIT_MS, &fd, &pid, &info, error, sizeof error) == 0) {
+                      RESTART_INIT_MS, &channel, &pid, &info, error, sizeof error) == 0) {
             bool same = same_methods(proxy, &info);
             iso_host_info_free(&info);
             if (same) {
-                pxy_host_up(proxy, fd, pid);
+                pxy_host_up(proxy, &channel, pid);
                 log_message(LOG_INFO, "plugin %s: host restarted (pid %d)", proxy->name, (int)pid);
                 return 0;
             }
             snprintf(error, sizeof error, "its restarted host registered other methods");
-            close(fd);
+            iso_channel_close(&channel);
             iso_reap(pid, 0);
         }
         delay_ms = sup_on_crash(&proxy->restarts, clock_now_ms(), false);
@@ -251,8 +255,7 @@ static void *reader_main(void *context)
     iso_proxy *proxy = context;
     for (;;) {
         char why[128] = "";
-        int fd = proxy->fd;
-        if (pxy_read_frames(proxy, fd, why, sizeof why) == 0)
+        if (pxy_read_frames(proxy, why, sizeof why) == 0)
             break; /* the end of the channel rpcd asked for */
         bool served;
         pid_t pid = proxy->pid;
@@ -299,7 +302,7 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
     join_live(proxy);
 
     char reason[512] = "";
-    int channel;
+    iso_channel channel;
     pid_t pid;
     iso_host_info info;
     if (iso_spawn(host_program, fd, config, settings, -1, &channel, &pid, &info, reason,
@@ -308,7 +311,9 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
         free_proxy(proxy);
         return -1;
     }
-    proxy->fd = channel;
+    proxy->fd = channel.requests;
+    proxy->lanes[CHAN_LANE_MAIN].fd = channel.answers;
+    proxy->lanes[CHAN_LANE_FAST].fd = channel.fast_answers;
     proxy->pid = pid;
     proxy->pidfd = pxy_open_pidfd(pid);
     if (take_methods(proxy, &info) != 0 ||
@@ -318,7 +323,7 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
             snprintf(reason, sizeof reason, "out of memory or threads");
         snprintf(error, error_size, "plugin %s: %s", config->path, reason);
         iso_host_info_free(&info);
-        close(channel);
+        iso_channel_close(&channel);
         if (proxy->pidfd >= 0)
             close(proxy->pidfd);
         iso_reap(pid, (int)settings->grace_ms);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -43,6 +44,11 @@ void pxy_calls_init(iso_proxy *proxy)
     proxy->fd = -1;
     proxy->pidfd = -1;
     proxy->state = PXY_UP;
+    for (int i = 0; i < CHAN_LANES; i++)
+        proxy->lanes[i].fd = -1;
+    /* Without it (no memory for one), the reader thread never takes the fast lane: pxy_queue_call
+     * then puts no call on it. */
+    proxy->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
 int pxy_open_pidfd(pid_t pid)
@@ -59,8 +65,12 @@ void pxy_calls_fini(iso_proxy *proxy)
     free(proxy->entries);
     buf_free(&proxy->pending);
     buf_free(&proxy->sending);
-    buf_free(&proxy->in);
-    buf_free(&proxy->scratch);
+    for (int i = 0; i < CHAN_LANES; i++) {
+        buf_free(&proxy->lanes[i].in);
+        buf_free(&proxy->lanes[i].scratch);
+    }
+    if (proxy->wake_fd >= 0)
+        close(proxy->wake_fd);
 }
 
 /* ---- The entry table (lock held) ------------------------------------------------------- */
@@ -192,9 +202,10 @@ static bool send_lone_call(iso_proxy *proxy)
 }
 
 int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, const char *params,
-                   size_t params_length, const pxy_meta *meta, uint64_t *id, char *reason,
-                   size_t reason_size)
+                   size_t params_length, const pxy_meta *meta, bool may_wait, bool *wait_here,
+                   uint64_t *id, char *reason, size_t reason_size)
 {
+    *wait_here = false;
     pthread_mutex_lock(&proxy->lock);
     if (proxy->state == PXY_DOWN || proxy->state == PXY_STOPPING) {
         snprintf(reason, reason_size, "%s",
@@ -210,6 +221,9 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
     pxy_entry *entry = &proxy->entries[index];
     entry->call = call;
     entry->method = method;
+    bool fast = may_wait && method->quick && proxy->running == 1 && proxy->state == PXY_UP &&
+                proxy->fast_state == PXY_FAST_IDLE && proxy->lanes[CHAN_LANE_FAST].fd >= 0 &&
+                proxy->wake_fd >= 0;
     size_t start;
     int failed = chan_begin(&proxy->pending, CHAN_CALL, &start);
     failed |= chan_put_u64(&proxy->pending, entry_id(proxy, index));
@@ -217,16 +231,54 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
     failed |= chan_put_opt(&proxy->pending, params, params_length);
     failed |= chan_put_u8(&proxy->pending, (uint8_t)(meta->state + 1));
     failed |= chan_put_opt(&proxy->pending, meta->state == 1 ? meta->text : NULL, meta->length);
+    failed |= chan_put_u8(&proxy->pending, fast ? CHAN_LANE_FAST : CHAN_LANE_MAIN);
     if (chan_end(&proxy->pending, start, failed != 0) != 0) {
         release_entry(proxy, index);
         pthread_mutex_unlock(&proxy->lock);
         return -1;
     }
     *id = entry_id(proxy, index);
+    if (fast) {
+        proxy->fast_state = PXY_FAST_CALLER;
+        proxy->fast_id = *id;
+        *wait_here = true;
+    }
     if (send_lone_call(proxy))
         wake_writer(proxy);
     pthread_mutex_unlock(&proxy->lock);
     return 0;
+}
+
+bool pxy_is_live(iso_proxy *proxy, uint64_t id)
+{
+    uint32_t index;
+    pthread_mutex_lock(&proxy->lock);
+    bool live = classify(proxy, id, &index) == PXY_ID_LIVE;
+    pthread_mutex_unlock(&proxy->lock);
+    return live;
+}
+
+void pxy_kill_broken(iso_proxy *proxy, const char *why)
+{
+    pthread_mutex_lock(&proxy->lock);
+    if (!proxy->kill_reason[0])
+        snprintf(proxy->kill_reason, sizeof proxy->kill_reason, "%s", why);
+    if (proxy->state == PXY_UP)
+        kill(proxy->pid, SIGKILL); /* not reaped before the reader sees it: the pid is its */
+    pthread_mutex_unlock(&proxy->lock);
+}
+
+void pxy_leave_fast(iso_proxy *proxy, bool idle)
+{
+    pthread_mutex_lock(&proxy->lock);
+    proxy->fast_state = idle ? PXY_FAST_IDLE : PXY_FAST_READER;
+    pthread_cond_broadcast(&proxy->changed); /* pxy_host_died may wait for the lane */
+    pthread_mutex_unlock(&proxy->lock);
+    if (!idle) {
+        uint64_t one = 1;
+        ssize_t written = write(proxy->wake_fd, &one, sizeof one);
+        (void)written; /* a full counter has woken the reader already */
+    }
 }
 
 void pxy_wait_ended(iso_proxy *proxy, uint64_t id)
@@ -273,6 +325,8 @@ void pxy_queue_level(iso_proxy *proxy, int level)
     }
     pthread_mutex_unlock(&proxy->lock);
 }
+
+static void close_channel(iso_proxy *proxy);
 
 /* ---- The writer thread: batches out, kills ---------------------------------------------- */
 
@@ -373,15 +427,27 @@ void pxy_stop_threads(iso_proxy *proxy)
     pthread_mutex_unlock(&proxy->lock);
     pthread_join(proxy->writer, NULL);
     pthread_join(proxy->reader, NULL);
-    if (proxy->fd >= 0)
-        close(proxy->fd);
-    proxy->fd = -1;
+    close_channel(proxy);
     if (proxy->pidfd >= 0)
         close(proxy->pidfd);
     proxy->pidfd = -1;
 }
 
 /* ---- A host's end ----------------------------------------------------------------------- */
+
+/* Closes the host's channel, and drops what its lanes held. The fast lane's caller is gone. */
+static void close_channel(iso_proxy *proxy)
+{
+    iso_channel channel = {proxy->fd, proxy->lanes[CHAN_LANE_MAIN].fd,
+                           proxy->lanes[CHAN_LANE_FAST].fd};
+    iso_channel_close(&channel);
+    proxy->fd = -1;
+    for (int i = 0; i < CHAN_LANES; i++) {
+        proxy->lanes[i].fd = -1;
+        buf_clear(&proxy->lanes[i].in); /* what a dead host sent means nothing to the next */
+    }
+    proxy->fast_state = PXY_FAST_IDLE;
+}
 
 /* Takes every call of the entry table out (they fail), releasing the entries. Lock held. */
 static rpcd_call **take_all_calls(iso_proxy *proxy, size_t *count, char *methods, size_t size)
@@ -438,16 +504,16 @@ void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, boo
     size_t count;
     rpcd_call **calls = take_all_calls(proxy, &count, methods, sizeof methods);
     buf_clear(&proxy->pending);
-    buf_clear(&proxy->in); /* the rest of what the dead host sent means nothing to the next */
     proxy->next_check = LLONG_MAX;
     *served = proxy->served;
     proxy->served = false;
     if (proxy->state == PXY_UP)
         proxy->state = PXY_RESTARTING;
-    while (proxy->writing)
+    /* Neither the writer nor a caller on the fast lane may be using the channel it closes; the
+     * caller sees the host's end too, and leaves within CHAN_FAST_WAIT_MS. */
+    while (proxy->writing || proxy->fast_state == PXY_FAST_CALLER)
         pthread_cond_wait(&proxy->changed, &proxy->lock);
-    close(proxy->fd);
-    proxy->fd = -1;
+    close_channel(proxy);
     if (proxy->pidfd >= 0)
         close(proxy->pidfd);
     proxy->pidfd = -1;
@@ -464,14 +530,16 @@ void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, boo
         fail_calls(proxy, calls, count, exception, detail, data);
 }
 
-void pxy_host_up(iso_proxy *proxy, int fd, pid_t pid)
+void pxy_host_up(iso_proxy *proxy, const iso_channel *channel, pid_t pid)
 {
     pthread_mutex_lock(&proxy->lock);
-    proxy->fd = fd;
+    proxy->fd = channel->requests;
+    proxy->lanes[CHAN_LANE_MAIN].fd = channel->answers;
+    proxy->lanes[CHAN_LANE_FAST].fd = channel->fast_answers;
     proxy->pid = pid;
     proxy->pidfd = pxy_open_pidfd(pid);
     if (proxy->stopping)
-        shutdown(fd, SHUT_WR);
+        shutdown(proxy->fd, SHUT_WR);
     else
         proxy->state = PXY_UP;
     pthread_cond_signal(&proxy->wake);

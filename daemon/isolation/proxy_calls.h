@@ -8,7 +8,9 @@
 #define RPCD_PROXY_CALLS_H
 
 #include "buffer.h"
+#include "isolation/channel.h"
 #include "isolation/proxy.h"
+#include "isolation/spawn.h"
 #include "isolation/supervisor.h"
 
 #include <rpcd/plugin.h>
@@ -23,7 +25,27 @@ typedef struct pxy_method {
     iso_proxy *proxy;
     uint32_t index; /* in the host's registration order: what a CALL frame names */
     char *name;     /* owned */
+    bool quick;     /* the plugin flagged it RPCD_METHOD_QUICK: its caller may wait for it */
 } pxy_method;
+
+/* A lane of answers from the host (channel.h), as its reader has it. */
+typedef struct pxy_lane {
+    int fd;         /* the pipe's read end, -1: none */
+    buffer in;      /* bytes from the host not applied yet */
+    buffer scratch; /* strings of a frame made C strings */
+} pxy_lane;
+
+/*
+ * Who reads the fast lane. A quick call alone in flight, whose caller has nothing else to read
+ * (call_caller_may_wait), goes on it, and its caller reads the answer itself (pxy_wait_fast):
+ * the reader thread's wake-up, two context switches a call, is spared. The reader thread keeps
+ * the main lane, and takes the fast lane only when the caller gives up waiting.
+ */
+typedef enum pxy_fast_state {
+    PXY_FAST_IDLE,   /* no call on it: nobody reads it */
+    PXY_FAST_CALLER, /* the caller of fast_id reads it */
+    PXY_FAST_READER, /* the reader thread reads it, until fast_id ends */
+} pxy_fast_state;
 
 /* A call forwarded to the host; its id is (generation << 32) | index in the entry table. */
 typedef struct pxy_entry {
@@ -61,7 +83,7 @@ struct iso_proxy {
     pthread_cond_t ended;   /* an entry was released, for pxy_wait_ended */
     unsigned ended_waiters;
     pxy_state state;
-    int fd;       /* the channel (written by the reader thread only, under the lock) */
+    int fd;       /* the socket frames go to the host on (set by the reader thread only) */
     pid_t pid;    /* the host (the same) */
     int pidfd;    /* the host's pidfd, readable once it has ended; -1 where there is none */
     bool writing; /* the writer is writing on fd */
@@ -77,9 +99,13 @@ struct iso_proxy {
     bool kill_pending;    /* the host kept a timed-out call past the grace period */
     char kill_reason[160];
     char down_reason[256];
+    pxy_fast_state fast_state;
+    uint64_t fast_id; /* the call on the fast lane, while not PXY_FAST_IDLE */
+    int wake_fd;      /* an eventfd: the reader thread is to take the fast lane */
 
-    buffer in;      /* the reader's: bytes from the host */
-    buffer scratch; /* the reader's: strings made C strings */
+    /* The answers (fds set by the reader thread, under the lock): the main lane is the reader
+     * thread's; the fast lane is whoever fast_state names. */
+    pxy_lane lanes[CHAN_LANES];
 
     iso_proxy *next_live; /* the proxies told the MCP client's log level (proxy.c) */
 };
@@ -90,19 +116,37 @@ int pxy_open_pidfd(pid_t pid);
 void pxy_calls_fini(iso_proxy *proxy);
 
 enum { PXY_DOWN_STATUS = -2 };
-/*
- * Queues call of method with its params for the host. Returns 0; PXY_DOWN_STATUS with why in
- * reason when the plugin is down or stopping; -1 (memory).
- */
 /* The request's _meta as the host's call_meta answers from it. */
 typedef struct pxy_meta {
     int state;        /* 1: text is _meta (JSON, one line); 0: none; -1: sent twice */
     const char *text; /* borrowed */
     size_t length;
 } pxy_meta;
+/*
+ * Queues call of method with its params for the host. With may_wait (the caller can wait for
+ * the answer: call_caller_may_wait), a quick method's call alone in flight goes on the fast
+ * lane, *wait_here true: the caller must then call pxy_wait_fast. Returns 0; PXY_DOWN_STATUS with
+ * why in reason when the plugin is down or stopping; -1 (memory).
+ */
 int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, const char *params,
-                   size_t params_length, const pxy_meta *meta, uint64_t *id, char *reason,
-                   size_t reason_size);
+                   size_t params_length, const pxy_meta *meta, bool may_wait, bool *wait_here,
+                   uint64_t *id, char *reason, size_t reason_size);
+/*
+ * Reads the fast lane for the call queued as id, applying what the host sends, until the call
+ * ends or CHAN_FAST_WAIT_MS have passed, the host has ended, or it broke the lane (killed, with
+ * the reason kept for its death's report); then leaves the lane to the reader thread. The
+ * caller's thread, after pxy_queue_call set *wait_here.
+ */
+void pxy_wait_fast(iso_proxy *proxy, uint64_t id);
+/* Leaves the fast lane: to nobody (idle true, its call ended) or to the reader thread. */
+void pxy_leave_fast(iso_proxy *proxy, bool idle);
+/* Whether the call queued as id is still in the host. */
+bool pxy_is_live(iso_proxy *proxy, uint64_t id);
+/*
+ * Kills a host that broke its fast lane (why: how, as pxy_read_frames says it), for the reader
+ * thread to see it die and report why.
+ */
+void pxy_kill_broken(iso_proxy *proxy, const char *why);
 /* Waits until the call queued as id has ended (answered, failed, timed out). */
 void pxy_wait_ended(iso_proxy *proxy, uint64_t id);
 enum { PXY_ID_LIVE, PXY_ID_OLD, PXY_ID_NEVER };
@@ -136,18 +180,19 @@ int pxy_start_threads(iso_proxy *proxy, void *(*reader_main)(void *));
 void pxy_stop_threads(iso_proxy *proxy);
 
 /*
- * The reader's loop on fd: reads and applies frames. Returns 0 at an end of the channel rpcd
- * asked for, -1 when the host died (why empty) or broke the channel (why says how).
+ * The reader's loop on the main lane, and on the fast lane when it is the reader's: reads and
+ * applies frames. Returns 0 at an end of the channel rpcd asked for, -1 when the host died (why
+ * empty) or broke the channel (why says how).
  */
-int pxy_read_frames(iso_proxy *proxy, int fd, char *why, size_t why_size);
+int pxy_read_frames(iso_proxy *proxy, char *why, size_t why_size);
 /*
  * After a host (pid, wait status) died: fails every call it had with -32603, data.exception
  * naming how it ended, logs one line, closes the channel. *served: whether it had answered a
  * call.
  */
 void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, bool *served);
-/* A new host runs on fd: the calls that waited go to it. */
-void pxy_host_up(iso_proxy *proxy, int fd, pid_t pid);
+/* A new host runs on channel (its descriptors taken): the calls that waited go to it. */
+void pxy_host_up(iso_proxy *proxy, const iso_channel *channel, pid_t pid);
 /* The plugin stays down: the calls that waited, and every call from now on, fail with reason. */
 void pxy_host_down(iso_proxy *proxy, const char *reason);
 /* Waits ms unless rpcd stops meanwhile. Returns 0, or -1 when it stops. */

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What an isolated plugin's host sends, applied by the proxy's reader thread: one function per
- * message kind, in one table, each reading its fields, checking that the frame holds exactly
- * them, and handing them to rpcd's own host function on the call the frame names (or, for the
- * MCP events, which name no call, to mcp_events).
+ * What an isolated plugin's host sends, applied by the proxy's reader thread (and, on the fast
+ * lane, by a caller waiting for its call): one function per message kind, in one table, each
+ * reading its fields, checking that the frame holds exactly them, and handing them to rpcd's own
+ * host function on the call the frame names (or, for the MCP events, which name no call, to
+ * mcp_events).
  */
 #include "isolation/proxy_calls.h"
 
 #include "call.h"
+#include "clock.h"
 #include "isolation/channel.h"
 #include "json_scan.h"
 #include "mcp_events.h"
@@ -16,27 +18,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-
-/*
- * Waits until fd has bytes or the host has ended: a child the plugin forked may hold the
- * channel open after the host died, and the end of the channel would then never come.
- * Returns 1 when fd is readable, 0 when only the host's end is there to see.
- */
-static int wait_for_host(const iso_proxy *proxy, int fd)
-{
-    if (proxy->pidfd < 0)
-        return 1;
-    for (;;) {
-        struct pollfd ends[2] = {{fd, POLLIN, 0}, {proxy->pidfd, POLLIN, 0}};
-        int ready = poll(ends, 2, -1);
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready < 0 || ends[0].revents)
-            return 1;
-        if (ends[1].revents)
-            return 0;
-    }
-}
+#include <signal.h>
 
 /* ---- The reader: frames from the host --------------------------------------------------- */
 
@@ -44,7 +26,7 @@ static int wait_for_host(const iso_proxy *proxy, int fd)
  * A string of the frame as a C string in the reader's scratch (offset returned through *at).
  * It goes into the protocol: text that is not UTF-8 (or holds a NUL) marks the frame bad.
  */
-static const char *scratch_string(iso_proxy *proxy, chan_str text, size_t *at, chan_frame *frame)
+static const char *scratch_string(pxy_lane *lane, chan_str text, size_t *at, chan_frame *frame)
 {
     if (!text.bytes)
         return NULL;
@@ -52,22 +34,23 @@ static const char *scratch_string(iso_proxy *proxy, chan_str text, size_t *at, c
         frame->bad = true;
         return NULL;
     }
-    *at = proxy->scratch.length;
-    if (buf_append(&proxy->scratch, text.bytes, text.length) != 0 ||
-        buf_append_char(&proxy->scratch, '\0') != 0) {
+    *at = lane->scratch.length;
+    if (buf_append(&lane->scratch, text.bytes, text.length) != 0 ||
+        buf_append_char(&lane->scratch, '\0') != 0) {
         frame->bad = true;
         return NULL;
     }
     return "";
 }
 
-#define STRING_AT(proxy, offset, was) ((was) ? (proxy)->scratch.data + (offset) : NULL)
+#define STRING_AT(lane, offset, was) ((was) ? (lane)->scratch.data + (offset) : NULL)
 
 /* Each applies one kind of frame to call (NULL: a call that has ended, read and ignored). */
-typedef int (*apply_fn)(iso_proxy *proxy, chan_frame *frame, rpcd_call *call);
+typedef int (*apply_fn)(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call);
 
-static int apply_result(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+static int apply_result(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
 {
+    (void)lane; /* no string of it is made a C string */
     chan_str json = chan_get_str(frame);
     if (!chan_finished(frame))
         return -1;
@@ -76,8 +59,9 @@ static int apply_result(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
     return 0;
 }
 
-static int apply_tool_result(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+static int apply_tool_result(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
 {
+    (void)lane; /* no string of it is made a C string */
     chan_str json = chan_get_str(frame);
     if (!chan_finished(frame))
         return -1;
@@ -86,63 +70,64 @@ static int apply_tool_result(iso_proxy *proxy, chan_frame *frame, rpcd_call *cal
     return 0;
 }
 
-static int apply_fail(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+static int apply_fail(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
 {
     int status = (int32_t)chan_get_u32(frame);
     size_t message_at = 0;
-    const char *message = scratch_string(proxy, chan_get_opt(frame), &message_at, frame);
+    const char *message = scratch_string(lane, chan_get_opt(frame), &message_at, frame);
     chan_str data = chan_get_opt(frame);
     if (!chan_finished(frame))
         return -1;
     if (call)
-        proxy->api.call_fail(call, status, STRING_AT(proxy, message_at, message), data.bytes,
+        proxy->api.call_fail(call, status, STRING_AT(lane, message_at, message), data.bytes,
                              data.length);
     return 0;
 }
 
-static int apply_fail_code(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+static int apply_fail_code(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
 {
     int64_t code = chan_get_i64(frame);
     size_t message_at = 0;
-    const char *message = scratch_string(proxy, chan_get_str(frame), &message_at, frame);
+    const char *message = scratch_string(lane, chan_get_str(frame), &message_at, frame);
     chan_str data = chan_get_opt(frame);
     if (!chan_finished(frame))
         return -1;
     if (call)
-        proxy->api.call_fail_code(call, code, STRING_AT(proxy, message_at, message), data.bytes,
+        proxy->api.call_fail_code(call, code, STRING_AT(lane, message_at, message), data.bytes,
                                   data.length);
     return 0;
 }
 
-static int apply_notify(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+static int apply_notify(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
 {
     size_t method_at = 0, params_at = 0;
-    const char *method = scratch_string(proxy, chan_get_str(frame), &method_at, frame);
+    const char *method = scratch_string(lane, chan_get_str(frame), &method_at, frame);
     chan_str params = chan_get_opt(frame);
     /* call_notify looks at the params' first byte as at a C string's. */
-    const char *text = scratch_string(proxy, params, &params_at, frame);
+    const char *text = scratch_string(lane, params, &params_at, frame);
     if (!chan_finished(frame) || !method)
         return -1;
     if (call)
-        proxy->api.call_notify(call, STRING_AT(proxy, method_at, method),
-                               STRING_AT(proxy, params_at, text), params.length);
+        proxy->api.call_notify(call, STRING_AT(lane, method_at, method),
+                               STRING_AT(lane, params_at, text), params.length);
     return 0;
 }
 
-static int apply_progress(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+static int apply_progress(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
 {
     double done = chan_get_f64(frame), total = chan_get_f64(frame);
     size_t message_at = 0;
-    const char *message = scratch_string(proxy, chan_get_opt(frame), &message_at, frame);
+    const char *message = scratch_string(lane, chan_get_opt(frame), &message_at, frame);
     if (!chan_finished(frame))
         return -1;
     if (call)
-        proxy->api.call_progress(call, done, total, STRING_AT(proxy, message_at, message));
+        proxy->api.call_progress(call, done, total, STRING_AT(lane, message_at, message));
     return 0;
 }
 
-static int apply_end(iso_proxy *proxy, chan_frame *frame, rpcd_call *call)
+static int apply_end(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
 {
+    (void)lane; /* no string of it is made a C string */
     int status = (int32_t)chan_get_u32(frame);
     if (!chan_finished(frame))
         return -1;
@@ -167,18 +152,20 @@ static const apply_fn apply_kind[CHAN_KIND_COUNT] = {
 
 /* ---- Frames about no call: MCP events, handed to rpcd's own sink ------------------------- */
 
-static int apply_resource_updated(iso_proxy *proxy, chan_frame *frame)
+static int apply_resource_updated(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame)
 {
+    (void)proxy;
     chan_str uri;
     size_t at = 0;
-    if (chan_read_resource_updated(frame, &uri) != 0 || !scratch_string(proxy, uri, &at, frame))
+    if (chan_read_resource_updated(frame, &uri) != 0 || !scratch_string(lane, uri, &at, frame))
         return -1;
-    mcp_events_resource_updated(proxy->scratch.data + at);
+    mcp_events_resource_updated(lane->scratch.data + at);
     return 0;
 }
 
-static int apply_log(iso_proxy *proxy, chan_frame *frame)
+static int apply_log(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame)
 {
+    (void)lane;
     int level;
     chan_str text;
     if (chan_read_log(frame, &level, &text) != 0)
@@ -187,19 +174,19 @@ static int apply_log(iso_proxy *proxy, chan_frame *frame)
     return 0;
 }
 
-typedef int (*apply_event_fn)(iso_proxy *proxy, chan_frame *frame);
+typedef int (*apply_event_fn)(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame);
 static const apply_event_fn apply_event_kind[CHAN_KIND_COUNT] = {
     [CHAN_RESOURCE_UPDATED] = apply_resource_updated,
     [CHAN_LOG] = apply_log,
 };
 
-/* Applies one frame. Returns 0, or -1 with why when the host broke the channel. */
-static int apply(iso_proxy *proxy, chan_frame *frame, char *why, size_t why_size)
+/* Applies one frame read from lane. Returns 0, or -1 with why when the host broke the channel. */
+static int apply(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, char *why, size_t why_size)
 {
     apply_event_fn event = apply_event_kind[frame->kind];
     if (event) {
-        buf_clear(&proxy->scratch);
-        if (event(proxy, frame) == 0)
+        buf_clear(&lane->scratch);
+        if (event(proxy, lane, frame) == 0)
             return 0;
         snprintf(why, why_size, "sent a malformed message of kind %d", (int)frame->kind);
         return -1;
@@ -217,8 +204,8 @@ static int apply(iso_proxy *proxy, chan_frame *frame, char *why, size_t why_size
         snprintf(why, why_size, "named a call it was never given");
         return -1;
     }
-    buf_clear(&proxy->scratch);
-    if (fn(proxy, frame, call) != 0) {
+    buf_clear(&lane->scratch);
+    if (fn(proxy, lane, frame, call) != 0) {
         snprintf(why, why_size, "sent a malformed message of kind %d", (int)frame->kind);
         return -1;
     }
@@ -227,10 +214,100 @@ static int apply(iso_proxy *proxy, chan_frame *frame, char *why, size_t why_size
     return 0;
 }
 
-int pxy_read_frames(iso_proxy *proxy, int fd, char *why, size_t why_size)
+/* Applies the whole frames lane holds. Returns 0, or -1 with why when the host broke it. */
+static int apply_frames(iso_proxy *proxy, pxy_lane *lane, char *why, size_t why_size)
+{
+    size_t offset = 0, used;
+    chan_frame frame;
+    int next;
+    while ((next = chan_next(lane->in.data + offset, lane->in.length - offset, &used, &frame)) ==
+           CHAN_FRAME) {
+        if (apply(proxy, lane, &frame, why, why_size) != 0)
+            return -1;
+        offset += used;
+    }
+    if (next == CHAN_MALFORMED) {
+        snprintf(why, why_size, "sent a malformed frame");
+        return -1;
+    }
+    chan_consume(&lane->in, offset);
+    return 0;
+}
+
+/* ---- The reader thread ------------------------------------------------------------------ */
+
+enum { READY_MAIN = 1, READY_FAST = 2, READY_ENDED = 4 };
+
+/*
+ * Waits until a lane the reader thread reads has bytes (or its end), or the host has ended: a
+ * child the plugin forked may hold the channel open after the host died, and the end of the
+ * channel would then never come. The fast lane is the reader's only once a caller left it
+ * (fast_ended: its end was seen already). Returns READY_* bits.
+ */
+static int wait_for_answers(iso_proxy *proxy, bool fast_ended)
 {
     for (;;) {
-        long got = wait_for_host(proxy, fd) ? chan_read_some(fd, &proxy->in) : 0;
+        pthread_mutex_lock(&proxy->lock);
+        bool fast = proxy->fast_state == PXY_FAST_READER && !fast_ended;
+        pthread_mutex_unlock(&proxy->lock);
+        struct pollfd wanted[4] = {{proxy->lanes[CHAN_LANE_MAIN].fd, POLLIN, 0},
+                                   {proxy->wake_fd, POLLIN, 0},
+                                   {proxy->pidfd, POLLIN, 0},
+                                   {fast ? proxy->lanes[CHAN_LANE_FAST].fd : -1, POLLIN, 0}};
+        if (poll(wanted, 4, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return READY_MAIN; /* the read then reports it */
+        }
+        if (wanted[1].revents) {
+            uint64_t count;
+            ssize_t drained = read(proxy->wake_fd, &count, sizeof count);
+            (void)drained; /* the state it tells of is read under the lock above */
+        }
+        int ready = (wanted[0].revents ? READY_MAIN : 0) | (wanted[3].revents ? READY_FAST : 0);
+        if (ready)
+            return ready;
+        if (wanted[2].revents)
+            return READY_ENDED;
+    }
+}
+
+/*
+ * Reads and applies what the fast lane has, for the reader thread; gives it up once its call has
+ * ended. Returns 1 at its end (the host's death, which the main lane or the pidfd then tells, or
+ * a host that closed the lane and ends at its next answer on it), 0, or -1 with why.
+ */
+static int read_fast(iso_proxy *proxy, char *why, size_t why_size)
+{
+    pxy_lane *lane = &proxy->lanes[CHAN_LANE_FAST];
+    long got = chan_read_some(lane->fd, &lane->in);
+    if (got <= 0)
+        return 1;
+    if (apply_frames(proxy, lane, why, why_size) != 0)
+        return -1;
+    pthread_mutex_lock(&proxy->lock);
+    uint64_t id = proxy->fast_id;
+    pthread_mutex_unlock(&proxy->lock);
+    if (!pxy_is_live(proxy, id))
+        pxy_leave_fast(proxy, true);
+    return 0;
+}
+
+int pxy_read_frames(iso_proxy *proxy, char *why, size_t why_size)
+{
+    pxy_lane *lane = &proxy->lanes[CHAN_LANE_MAIN];
+    bool fast_ended = false;
+    for (;;) {
+        int ready = wait_for_answers(proxy, fast_ended);
+        if (ready & READY_FAST) {
+            int fast = read_fast(proxy, why, why_size);
+            if (fast < 0)
+                return -1;
+            fast_ended |= fast == 1;
+        }
+        if (!(ready & (READY_MAIN | READY_ENDED)))
+            continue;
+        long got = ready & READY_MAIN ? chan_read_some(lane->fd, &lane->in) : 0;
         if (got <= 0) {
             pthread_mutex_lock(&proxy->lock);
             bool stopping = proxy->stopping;
@@ -243,19 +320,32 @@ int pxy_read_frames(iso_proxy *proxy, int fd, char *why, size_t why_size)
                 snprintf(why, why_size, "broke its channel (%s)", strerror(errno));
             return -1;
         }
-        size_t offset = 0, used;
-        chan_frame frame;
-        int next;
-        while ((next = chan_next(proxy->in.data + offset, proxy->in.length - offset, &used,
-                                 &frame)) == CHAN_FRAME) {
-            if (apply(proxy, &frame, why, why_size) != 0)
-                return -1;
-            offset += used;
-        }
-        if (next == CHAN_MALFORMED) {
-            snprintf(why, why_size, "sent a malformed frame");
+        if (apply_frames(proxy, lane, why, why_size) != 0)
             return -1;
-        }
-        chan_consume(&proxy->in, offset);
     }
+}
+
+/* ---- A caller on the fast lane ---------------------------------------------------------- */
+
+void pxy_wait_fast(iso_proxy *proxy, uint64_t id)
+{
+    pxy_lane *lane = &proxy->lanes[CHAN_LANE_FAST];
+    long long until = clock_now_us() + CHAN_FAST_WAIT_MS * 1000LL;
+    char why[128] = "";
+    bool ended = false;
+    for (;;) {
+        if (!pxy_is_live(proxy, id)) {
+            ended = true;
+            break;
+        }
+        /* The read returns within CHAN_FAST_WAIT_MS (the lane's SO_RCVTIMEO): at the time up,
+         * the host's end, or a child of it holding the lane open after it died. */
+        if (clock_now_us() >= until || chan_read_some(lane->fd, &lane->in) <= 0)
+            break;
+        if (apply_frames(proxy, lane, why, sizeof why) != 0) {
+            pxy_kill_broken(proxy, why);
+            break;
+        }
+    }
+    pxy_leave_fast(proxy, ended);
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -252,9 +253,74 @@ static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error,
 /* fd moved above the descriptors the host gets them on, so that no dup2 overwrites another. */
 static int move_high(int fd)
 {
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, CHAN_PLUGIN_FD + 1);
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, CHAN_FAST_ANSWER_FD + 1);
     close(fd);
     return high;
+}
+
+/* The host's ends of its channel, each moved high (see move_high), and the plugin's file. */
+typedef struct child_ends {
+    int requests, answers, fast_answers, plugin;
+} child_ends;
+
+static void close_if_open(int fd)
+{
+    if (fd >= 0)
+        close(fd);
+}
+
+static void close_child_ends(const child_ends *ends)
+{
+    close_if_open(ends->requests);
+    close_if_open(ends->answers);
+    close_if_open(ends->fast_answers);
+    close_if_open(ends->plugin);
+}
+
+/*
+ * The channel (channel.h): a socket rpcd sends on and two pipes it reads the answers from; of
+ * each pair, [0] is rpcd's end and [1] the host's. Returns 0 with rpcd's ends in *own and the
+ * host's in *child, or -1 with errno (nothing left open).
+ */
+static int make_channel(int plugin_fd, iso_channel *own, child_ends *child)
+{
+    int requests[2] = {-1, -1}, answers[2] = {-1, -1}, fast[2] = {-1, -1};
+    int status = -1;
+    /* A caller reading its answer off the fast lane waits at most CHAN_FAST_WAIT_MS, which the
+     * read itself keeps on a socket (a poll() before each read would cost a system call). */
+    struct timeval bound = {0, CHAN_FAST_WAIT_MS * 1000};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, requests) == 0 &&
+        pipe2(answers, O_CLOEXEC) == 0 &&
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fast) == 0 &&
+        setsockopt(fast[0], SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound) == 0) {
+        *child = (child_ends){move_high(requests[1]), move_high(answers[1]), move_high(fast[1]),
+                              fcntl(plugin_fd, F_DUPFD_CLOEXEC, CHAN_FAST_ANSWER_FD + 1)};
+        requests[1] = answers[1] = fast[1] = -1; /* closed by move_high */
+        status = child->requests >= 0 && child->answers >= 0 && child->fast_answers >= 0 &&
+                         child->plugin >= 0
+                     ? 0
+                     : -1;
+        if (status != 0)
+            close_child_ends(child);
+    }
+    if (status == 0) {
+        *own = (iso_channel){requests[0], answers[0], fast[0]};
+        return 0;
+    }
+    int saved = errno;
+    int all[] = {requests[0], requests[1], answers[0], answers[1], fast[0], fast[1]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        close_if_open(all[i]);
+    errno = saved;
+    return -1;
+}
+
+void iso_channel_close(iso_channel *channel)
+{
+    close_if_open(channel->requests);
+    close_if_open(channel->answers);
+    close_if_open(channel->fast_answers);
+    *channel = (iso_channel){-1, -1, -1};
 }
 
 /*
@@ -275,15 +341,17 @@ static const char *own_program(const char *program, char *path, size_t size)
     return path;
 }
 
-static int start_process(const char *program, int channel, int plugin_fd, pid_t *pid)
+static int start_process(const char *program, const child_ends *ends, pid_t *pid)
 {
     char path[4096];
     program = own_program(program, path, sizeof path);
     posix_spawn_file_actions_t actions;
     if (posix_spawn_file_actions_init(&actions) != 0)
         return -1;
-    int failed = posix_spawn_file_actions_adddup2(&actions, channel, CHAN_HOST_FD);
-    failed |= posix_spawn_file_actions_adddup2(&actions, plugin_fd, CHAN_PLUGIN_FD);
+    int failed = posix_spawn_file_actions_adddup2(&actions, ends->requests, CHAN_HOST_FD);
+    failed |= posix_spawn_file_actions_adddup2(&actions, ends->plugin, CHAN_PLUGIN_FD);
+    failed |= posix_spawn_file_actions_adddup2(&actions, ends->answers, CHAN_ANSWER_FD);
+    failed |= posix_spawn_file_actions_adddup2(&actions, ends->fast_answers, CHAN_FAST_ANSWER_FD);
     failed |= posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     /* What a plugin prints goes to the log, never into the protocol. */
     failed |= posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
@@ -309,39 +377,34 @@ static int start_process(const char *program, int channel, int plugin_fd, pid_t 
 }
 
 int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
-              const iso_settings *settings, int timeout_ms, int *fd, pid_t *pid,
+              const iso_settings *settings, int timeout_ms, iso_channel *channel, pid_t *pid,
               iso_host_info *info, char *error, size_t error_size)
 {
     memset(info, 0, sizeof *info);
-    int ends[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    iso_channel own;
+    child_ends child_end;
+    if (make_channel(plugin_fd, &own, &child_end) != 0) {
         snprintf(error, error_size, "cannot make its channel: %s", strerror(errno));
         return -1;
     }
-    int child_end = move_high(ends[1]);
-    int own_plugin_fd = fcntl(plugin_fd, F_DUPFD_CLOEXEC, CHAN_PLUGIN_FD + 1);
     pid_t child = -1;
-    if (child_end < 0 || own_plugin_fd < 0 ||
-        start_process(program, child_end, own_plugin_fd, &child) != 0) {
-        snprintf(error, error_size, "cannot start its host %s: %s", program, strerror(errno));
-        if (child_end >= 0)
-            close(child_end);
-        if (own_plugin_fd >= 0)
-            close(own_plugin_fd);
-        close(ends[0]);
+    int started = start_process(program, &child_end, &child);
+    int saved = errno;
+    close_child_ends(&child_end);
+    if (started != 0) {
+        snprintf(error, error_size, "cannot start its host %s: %s", program, strerror(saved));
+        iso_channel_close(&own);
         return -1;
     }
-    close(child_end);
-    close(own_plugin_fd);
     snprintf(error, error_size, "its host ended before the plugin's init returned");
-    if (send_init(ends[0], config, settings, error, error_size) != 0 ||
-        read_answer(ends[0], timeout_ms, info, error, error_size) != 0) {
-        close(ends[0]);
+    if (send_init(own.requests, config, settings, error, error_size) != 0 ||
+        read_answer(own.answers, timeout_ms, info, error, error_size) != 0) {
+        iso_channel_close(&own);
         iso_reap(child, 0);
         iso_host_info_free(info);
         return -1;
     }
-    *fd = ends[0];
+    *channel = own;
     *pid = child;
     return 0;
 }

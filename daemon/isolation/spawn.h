@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Starting a plugin host process: a socketpair, an exec of rpcd with --plugin-host (never a
+ * Starting a plugin host process: its channel, an exec of rpcd with --plugin-host (never a
  * fork without exec: rpcd has threads), the INIT message and the methods the host's plugin
  * registered; and the end of a host, reaped and described.
  */
@@ -36,14 +36,24 @@ typedef struct iso_host_info {
     size_t count;
 } iso_host_info;
 
+/* rpcd's ends of a host's channel (channel.h); -1 where closed. */
+typedef struct iso_channel {
+    int requests;     /* the socket rpcd sends on */
+    int answers;      /* the main lane's pipe */
+    int fast_answers; /* the fast lane's pipe */
+} iso_channel;
+
+/* Closes the ends still open, and marks them all closed. */
+void iso_channel_close(iso_channel *channel);
+
 /*
  * Starts program as the host of the plugin of config, whose file is open on plugin_fd
  * (borrowed), and waits at most timeout_ms (negative: no limit) for its plugin's init. Returns 0,
- * *fd (new: the channel), *pid and *info (fill, free with iso_host_info_free), or -1 with a
+ * *channel (new descriptors), *pid and *info (fill, free with iso_host_info_free), or -1 with a
  * one-line reason in error (the host, if any, killed and reaped).
  */
 int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
-              const iso_settings *settings, int timeout_ms, int *fd, pid_t *pid,
+              const iso_settings *settings, int timeout_ms, iso_channel *channel, pid_t *pid,
               iso_host_info *info, char *error, size_t error_size);
 
 void iso_host_info_free(iso_host_info *info);

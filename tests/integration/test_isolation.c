@@ -390,6 +390,42 @@ static void test_garbage_in_the_channel(void **state)
     host_dies("a.garbage", "plugin host sent a malformed frame", "sent a malformed frame");
 }
 
+/*
+ * A quick call alone in flight is answered on the fast lane, which rpcd's reading thread reads
+ * itself: garbage there is a broken host as on the main lane (the host killed, the call answered,
+ * the next served).
+ */
+static void test_garbage_in_the_fast_lane(void **state)
+{
+    (void)state;
+    host_dies("a.garbage_fast", "plugin host sent a malformed frame", "sent a malformed frame");
+}
+
+/*
+ * A handler flagged quick that takes its time holds rpcd's reading thread no longer than the
+ * fast lane's bound: a request sent meanwhile to another plugin is answered first, and the slow
+ * call's answer still comes, read by the reader thread.
+ */
+static void test_slow_quick_handler_holds_no_reading(void **state)
+{
+    (void)state;
+    session s;
+    start(&s, fixtures);
+    expect_result(call(&s, "before", "a.echo", "[0]"), "[0]");
+    for (int round = 0; round < 3; round++) {
+        send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"a.slow_quick\","
+                      "\"params\":[400]}");
+        /* Sent apart, so that the slow call was read alone and went on the fast lane. */
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+        long long sent = now_ms();
+        expect_result(call(&s, "other", "b.echo", "[1]"), "[1]");
+        assert_true(now_ms() - sent < 300);
+        expect_result(response_to(&s, "slow"), "\"late\"");
+    }
+    expect_result(call(&s, "after", "a.echo", "[2]"), "[2]");
+    stop(&s);
+}
+
 static void test_forged_call_id(void **state)
 {
     (void)state;
@@ -668,6 +704,8 @@ int main(void)
         cmocka_unit_test(test_tool_call_host_dies),
         cmocka_unit_test(test_segfault_with_a_child_holding_the_channel),
         cmocka_unit_test(test_garbage_in_the_channel),
+        cmocka_unit_test(test_garbage_in_the_fast_lane),
+        cmocka_unit_test(test_slow_quick_handler_holds_no_reading),
         cmocka_unit_test(test_text_not_utf8_in_a_frame),
         cmocka_unit_test(test_forged_call_id),
         cmocka_unit_test(test_abort),

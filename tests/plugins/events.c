@@ -94,7 +94,7 @@ static void write_frame(unsigned char kind, int with_level, const char *text, si
     }
     memcpy(at, &text_length, 4);
     memcpy(at + 4, text, length);
-    (void)!write(3, frame, size);
+    (void)!write(5, frame, size);
     free(frame);
 }
 

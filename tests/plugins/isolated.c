@@ -116,14 +116,39 @@ static int print(rpcd_call *call, const char *params, size_t params_length, void
     return host->call_result(call, "true", 4);
 }
 
-/* PREFIX.garbage: bytes that are no frame into the channel (fd 3). */
+/* PREFIX.garbage: bytes that are no frame into the channel (fd 5, the main lane of answers). */
 static int garbage(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     (void)call, (void)params, (void)params_length, (void)user_data;
     static const char bytes[] = "\xff\xff\xff\x7fnot a frame";
-    (void)!write(3, bytes, sizeof bytes);
+    (void)!write(5, bytes, sizeof bytes);
     pause();
     return RPCD_OK;
+}
+
+/*
+ * PREFIX.garbage_fast: quick, so that rpcd's caller reads its answer itself (the fast lane, fd 6):
+ * bytes that are no frame there.
+ */
+static int garbage_fast(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)call, (void)params, (void)params_length, (void)user_data;
+    static const char bytes[] = "\xff\xff\xff\x7fnot a frame";
+    (void)!write(6, bytes, sizeof bytes);
+    pause();
+    return RPCD_OK;
+}
+
+/*
+ * PREFIX.slow_quick: flagged quick, and answers after params[0] ms all the same: longer than
+ * rpcd's caller waits for it.
+ */
+static int slow_quick(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)user_data;
+    long ms = params && params_length > 1 ? strtol(params + 1, NULL, 10) : 0;
+    nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000L}, NULL);
+    return host->call_result(call, "\"late\"", 6);
 }
 
 /*
@@ -140,7 +165,7 @@ static int forge(rpcd_call *call, const char *params, size_t params_length, void
     memcpy(frame, &length, 4);
     frame[4] = 11; /* END */
     memcpy(frame + 5, &id, 8);
-    (void)!write(3, frame, sizeof frame);
+    (void)!write(5, frame, sizeof frame);
     pause();
     return RPCD_OK;
 }
@@ -165,7 +190,7 @@ static int forge_text(rpcd_call *call, const char *params, size_t params_length,
     memcpy(frame + 18, &text_length, 4);
     memcpy(frame + 22, message, text_length);
     /* the last byte stays 0: no data */
-    (void)!write(3, frame, sizeof frame);
+    (void)!write(5, frame, sizeof frame);
     pause();
     return RPCD_OK;
 }
@@ -244,6 +269,8 @@ static int isolated_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **s
         {ISOLATED_PREFIX ".info", info, 0},
         {ISOLATED_PREFIX ".stdout", print, 0},
         {ISOLATED_PREFIX ".garbage", garbage, 0},
+        {ISOLATED_PREFIX ".garbage_fast", garbage_fast, RPCD_METHOD_QUICK},
+        {ISOLATED_PREFIX ".slow_quick", slow_quick, RPCD_METHOD_QUICK},
         {ISOLATED_PREFIX ".forge", forge, 0},
         {ISOLATED_PREFIX ".forge_text", forge_text, 0},
         {ISOLATED_PREFIX ".loop", loop, 0},

@@ -84,7 +84,7 @@ static void test_methods_become_proxies(void **state)
     assert_true(echo->flags & RPCD_METHOD_QUICK);
     assert_non_null(echo->cancel_hook);
     assert_non_null(reg_find(methods, "a.null", 6));
-    assert_int_equal(reg_count(methods), 15); /* every method of isolated.c */
+    assert_int_equal(reg_count(methods), 17); /* every method of isolated.c */
     iso_proxy_stop(proxy);
     assert_no_children();
     reg_free(methods);
@@ -377,20 +377,81 @@ static void test_lone_call_sent_by_its_caller(void **state)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
     proxy.fd = ends[0];
     proxy.state = PXY_UP;
-    pxy_method method = {&proxy, 0, (char *)"m"};
+    pxy_method method = {&proxy, 0, (char *)"m", false};
     const pxy_meta none = {0, NULL, 0};
     uint64_t first, second;
+    bool wait_here = true;
     char reason[64];
-    assert_int_equal(
-        pxy_queue_call(&proxy, &method, NULL, "[1]", 3, &none, &first, reason, sizeof reason), 0);
+    assert_int_equal(pxy_queue_call(&proxy, &method, NULL, "[1]", 3, &none, true, &wait_here,
+                                    &first, reason, sizeof reason),
+                     0);
+    assert_false(wait_here); /* not a quick method: its answer comes to the reader thread */
     assert_true(waiting_bytes(ends[1]) > 0);
     assert_int_equal(proxy.pending.length, 0);
-    assert_int_equal(
-        pxy_queue_call(&proxy, &method, NULL, "[2]", 3, &none, &second, reason, sizeof reason), 0);
+    assert_int_equal(pxy_queue_call(&proxy, &method, NULL, "[2]", 3, &none, true, &wait_here,
+                                    &second, reason, sizeof reason),
+                     0);
     assert_int_equal(waiting_bytes(ends[1]), 0);
     assert_true(proxy.pending.length > 0);
     close(ends[0]);
     close(ends[1]);
+    pxy_calls_fini(&proxy);
+}
+
+/*
+ * A quick method's call alone in flight, whose caller may wait, goes on the fast lane: its caller
+ * reads the answer. Not when the caller may not wait, nor with another call in flight, nor
+ * while the lane has a call.
+ */
+static void test_fast_lane_only_for_a_lone_quick_call(void **state)
+{
+    (void)state;
+    iso_proxy proxy;
+    memset(&proxy, 0, sizeof proxy);
+    pxy_calls_init(&proxy);
+    int ends[2], lane[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lane), 0);
+    proxy.fd = ends[0];
+    proxy.lanes[CHAN_LANE_FAST].fd = lane[0];
+    proxy.state = PXY_UP;
+    pxy_method quick = {&proxy, 0, (char *)"q", true};
+    const pxy_meta none = {0, NULL, 0};
+    uint64_t first, second;
+    bool wait_here = true;
+    char reason[64];
+    assert_int_equal(pxy_queue_call(&proxy, &quick, NULL, "[1]", 3, &none, false, &wait_here,
+                                    &first, reason, sizeof reason),
+                     0);
+    assert_false(wait_here); /* its caller may not wait: more input behind it */
+    assert_int_equal(pxy_queue_call(&proxy, &quick, NULL, "[1]", 3, &none, true, &wait_here,
+                                    &second, reason, sizeof reason),
+                     0);
+    assert_false(wait_here); /* the first is in flight still */
+    pxy_end_entry(&proxy, first);
+    pxy_end_entry(&proxy, second);
+    assert_int_equal(pxy_queue_call(&proxy, &quick, NULL, "[2]", 3, &none, true, &wait_here, &first,
+                                    reason, sizeof reason),
+                     0);
+    assert_true(wait_here);
+    assert_int_equal(proxy.fast_state, PXY_FAST_CALLER);
+    assert_true(proxy.fast_id == first);
+    assert_int_equal(pxy_queue_call(&proxy, &quick, NULL, "[3]", 3, &none, true, &wait_here,
+                                    &second, reason, sizeof reason),
+                     0);
+    assert_false(wait_here); /* another call in flight */
+    pxy_end_entry(&proxy, second);
+    pxy_leave_fast(&proxy, false); /* left to the reader thread: the lane is not free yet */
+    assert_int_equal(proxy.fast_state, PXY_FAST_READER);
+    pxy_end_entry(&proxy, first); /* alone again, but for the lane */
+    assert_int_equal(pxy_queue_call(&proxy, &quick, NULL, "[4]", 3, &none, true, &wait_here,
+                                    &second, reason, sizeof reason),
+                     0);
+    assert_false(wait_here);
+    close(ends[0]);
+    close(ends[1]);
+    close(lane[0]);
+    close(lane[1]);
     pxy_calls_fini(&proxy);
 }
 
@@ -409,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_log_lines_follow_the_level),
         cmocka_unit_test(test_a_later_host_starts_with_the_level),
         cmocka_unit_test(test_lone_call_sent_by_its_caller),
+        cmocka_unit_test(test_fast_lane_only_for_a_lone_quick_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
