@@ -222,6 +222,15 @@ static struct {
     size_t line_count;
 } seen = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* A count of seen, read under its lock: the proxy's reader thread writes them. */
+static size_t seen_count(const size_t *count)
+{
+    pthread_mutex_lock(&seen.lock);
+    size_t value = *count;
+    pthread_mutex_unlock(&seen.lock);
+    return value;
+}
+
 static void seen_updated(void *context, const char *uri, size_t length)
 {
     (void)context;
@@ -303,17 +312,23 @@ static void test_resource_updated_reaches_the_sink(void **state)
     /* A well-formed frame the plugin wrote itself is an event like any other. */
     call_and_wait(&f, "ev.forge", 3, "[\"updated\"]", "\"result\":true");
     stop_events(&f, proxy);
-    assert_int_equal(seen.uri_count, 2);
+    assert_int_equal(seen_count(&seen.uri_count), 2);
     assert_string_equal(seen.uris[0], "notes://today");
     assert_string_equal(seen.uris[1], "notes://forged");
 }
 
 static void expect_line(size_t index, int level, const char *text)
 {
-    assert_true(index < seen.line_count);
-    assert_string_equal(seen.lines[index].logger, "events");
-    assert_int_equal(seen.lines[index].level, level);
-    assert_string_equal(seen.lines[index].text, text);
+    assert_true(index < seen_count(&seen.line_count));
+    pthread_mutex_lock(&seen.lock);
+    char logger[32], line[128];
+    memcpy(logger, seen.lines[index].logger, sizeof logger);
+    memcpy(line, seen.lines[index].text, sizeof line);
+    int got_level = seen.lines[index].level;
+    pthread_mutex_unlock(&seen.lock);
+    assert_string_equal(logger, "events");
+    assert_int_equal(got_level, level);
+    assert_string_equal(line, text);
 }
 
 /*
@@ -327,16 +342,16 @@ static void test_log_lines_follow_the_level(void **state)
     fixture f;
     iso_proxy *proxy = start_events(&f);
     call_and_wait(&f, "ev.log", 1, NULL, "true");
-    assert_int_equal(seen.line_count, 0);
+    assert_int_equal(seen_count(&seen.line_count), 0);
     mcp_events_set_client_log_level(RPCD_LOG_INFO);
     call_and_wait(&f, "ev.log", 2, NULL, "true");
-    assert_int_equal(seen.line_count, 2);
+    assert_int_equal(seen_count(&seen.line_count), 2);
     expect_line(0, RPCD_LOG_WARNING, "events log 1");
     /* Not UTF-8: each byte outside ASCII made '?' in the host, as rpcd's sink does in process. */
     expect_line(1, RPCD_LOG_INFO, "events caf?? ? end");
     mcp_events_set_client_log_level(-1);
     call_and_wait(&f, "ev.log", 3, NULL, "true");
-    assert_int_equal(seen.line_count, 2);
+    assert_int_equal(seen_count(&seen.line_count), 2);
     stop_events(&f, proxy);
 }
 
@@ -347,10 +362,10 @@ static void test_a_later_host_starts_with_the_level(void **state)
     mcp_events_set_client_log_level(RPCD_LOG_WARNING);
     fixture f;
     iso_proxy *proxy = start_events(&f);
-    assert_int_equal(seen.line_count, 1);
+    assert_int_equal(seen_count(&seen.line_count), 1);
     expect_line(0, RPCD_LOG_WARNING, "events init");
     call_and_wait(&f, "ev.log", 1, NULL, "true");
-    assert_int_equal(seen.line_count, 2);
+    assert_int_equal(seen_count(&seen.line_count), 2);
     expect_line(1, RPCD_LOG_WARNING, "events log 1");
     stop_events(&f, proxy);
 }
