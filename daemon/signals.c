@@ -94,6 +94,23 @@ int sig_wake_install(void)
     return 0;
 }
 
+/* Set on the threads whose blocking calls the wake-up signal interrupts. */
+static _Thread_local bool wake_reaches_here;
+
+void sig_wake_unblock_here(void)
+{
+    sigset_t wake;
+    sigemptyset(&wake);
+    sigaddset(&wake, sig_wake_number());
+    pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+    wake_reaches_here = true;
+}
+
+bool sig_wake_reaches_here(void)
+{
+    return wake_reaches_here;
+}
+
 int sig_grace_number(void)
 {
     return atomic_load(&grace_use.number);

@@ -8,6 +8,7 @@
 #define RPCD_SIGNALS_H
 
 #include <signal.h>
+#include <stdbool.h>
 
 /*
  * The real-time signal that interrupts the reader's read() (see transport_stdio.c), or 0 before
@@ -20,6 +21,14 @@ int sig_wake_number(void);
  * installs its handler, once; later calls do nothing. Returns 0, or -1 when no signal is free.
  */
 int sig_wake_install(void);
+
+/*
+ * Unblocks the wake-up signal on this thread and marks it as one the signal interrupts (a
+ * blocking read there then returns EINTR): the reading thread's. After sig_wake_install.
+ */
+void sig_wake_unblock_here(void);
+/* Whether sig_wake_unblock_here ran on this thread. */
+bool sig_wake_reaches_here(void);
 
 /*
  * The real-time signal of the grace period's timer (see grace.c), or 0 before sig_grace_install.

@@ -118,10 +118,7 @@ static void know_reader(stdio_transport *transport)
 {
     transport->reader = pthread_self();
     transport->reader_known = true;
-    sigset_t wake;
-    sigemptyset(&wake);
-    sigaddset(&wake, sig_wake_number());
-    pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+    sig_wake_unblock_here();
 }
 
 /*

@@ -236,20 +236,25 @@ int chan_write_pipe(int fd, const char *data, size_t length)
     return write_all(fd, data, length, false);
 }
 
-long chan_read_some(int fd, buffer *in)
+long chan_read_once(int fd, buffer *in)
 {
     enum { ROOM = 64 * 1024 };
     if (buf_reserve(in, ROOM) != 0) {
         errno = ENOMEM;
         return -1;
     }
+    ssize_t got = read(fd, in->data + in->length, in->capacity - in->length);
+    if (got > 0)
+        in->length += (size_t)got;
+    return (long)got;
+}
+
+long chan_read_some(int fd, buffer *in)
+{
     for (;;) {
-        ssize_t got = read(fd, in->data + in->length, in->capacity - in->length);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got > 0)
-            in->length += (size_t)got;
-        return (long)got;
+        long got = chan_read_once(fd, in);
+        if (got >= 0 || errno != EINTR)
+            return got;
     }
 }
 

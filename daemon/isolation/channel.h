@@ -4,10 +4,10 @@
  * message kind per host function, many frames per read and write. rpcd sends over a socket (no
  * SIGPIPE, a send that never blocks when asked); the host answers over two pipes, the main lane
  * and the fast lane of a call rpcd's caller waits for itself (proxy_calls.h). One direction per
- * descriptor: a pipe wakes its readers and its writers from two queues, while a socket read from
- * both ends wakes a reader asleep on it whenever its peer takes bytes (a wasted switch each
- * call). What the host sends is untrusted: every read is bounded and checked, and a frame that
- * does not parse is an error the caller treats as a crash of the host.
+ * descriptor: a socket read from both ends wakes a reader asleep on it whenever its peer takes
+ * bytes (a wasted switch each call), and a pipe costs less per message than a socket (no buffer
+ * allocated and charged for each). What the host sends is untrusted: every read is bounded and
+ * checked, and a frame that does not parse is an error the caller treats as a crash of the host.
  */
 #ifndef RPCD_CHANNEL_H
 #define RPCD_CHANNEL_H
@@ -98,9 +98,9 @@ enum { CHAN_HOST_FD = 3, CHAN_PLUGIN_FD = 4, CHAN_ANSWER_FD = 5, CHAN_FAST_ANSWE
 enum { CHAN_LANE_MAIN = 0, CHAN_LANE_FAST = 1, CHAN_LANES = 2 };
 
 /*
- * The most a caller waits for its answer on the fast lane, the bound of a read of rpcd's end of
- * it (SO_RCVTIMEO): a quick handler answers in microseconds, and one that does not must not
- * hold the thread reading requests (in process, it would).
+ * The most a caller waits for its answer on the fast lane, give or take as much again: a quick
+ * handler answers in microseconds, and one that does not must not hold the thread reading
+ * requests (in process, it would).
  */
 enum { CHAN_FAST_WAIT_MS = 2 };
 
@@ -188,6 +188,8 @@ int chan_write_pipe(int fd, const char *data, size_t length);
  * or -1 with errno (EINTR retried).
  */
 long chan_read_some(int fd, buffer *in);
+/* The same, but a signal ends it: -1 with EINTR. */
+long chan_read_once(int fd, buffer *in);
 
 /* Drops the first used bytes of in (after the frames they held were handled). */
 void chan_consume(buffer *in, size_t used);

@@ -223,7 +223,11 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
     entry->method = method;
     bool fast = may_wait && method->quick && proxy->running == 1 && proxy->state == PXY_UP &&
                 proxy->fast_state == PXY_FAST_IDLE && proxy->lanes[CHAN_LANE_FAST].fd >= 0 &&
-                proxy->wake_fd >= 0;
+                proxy->wake_fd >= 0 && sig_wake_reaches_here();
+    if (fast && !proxy->watching) {
+        proxy->watch_wanted = true; /* this call's answer wakes the reader thread */
+        fast = false;
+    }
     size_t start;
     int failed = chan_begin(&proxy->pending, CHAN_CALL, &start);
     failed |= chan_put_u64(&proxy->pending, entry_id(proxy, index));
@@ -241,12 +245,21 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
     if (fast) {
         proxy->fast_state = PXY_FAST_CALLER;
         proxy->fast_id = *id;
+        proxy->fast_caller = pthread_self();
+        proxy->fast_last_us = clock_now_us();
+        proxy->fast_until_us = proxy->fast_last_us + CHAN_FAST_WAIT_MS * 1000LL;
         *wait_here = true;
     }
     if (send_lone_call(proxy))
         wake_writer(proxy);
     pthread_mutex_unlock(&proxy->lock);
     return 0;
+}
+
+void pxy_interrupt_caller(iso_proxy *proxy)
+{
+    /* It is in pxy_wait_fast, which it leaves under the lock held here: it is alive. */
+    pthread_kill(proxy->fast_caller, sig_wake_number());
 }
 
 bool pxy_is_live(iso_proxy *proxy, uint64_t id)
@@ -509,10 +522,16 @@ void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, boo
     proxy->served = false;
     if (proxy->state == PXY_UP)
         proxy->state = PXY_RESTARTING;
-    /* Neither the writer nor a caller on the fast lane may be using the channel it closes; the
-     * caller sees the host's end too, and leaves within CHAN_FAST_WAIT_MS. */
-    while (proxy->writing || proxy->fast_state == PXY_FAST_CALLER)
-        pthread_cond_wait(&proxy->changed, &proxy->lock);
+    /* Neither the writer nor a caller on the fast lane may be using the channel it closes. The
+     * caller sees the host's end, unless a child of the plugin holds the lane open: it is
+     * interrupted then, as at its time up. */
+    while (proxy->writing || proxy->fast_state == PXY_FAST_CALLER) {
+        if (proxy->fast_state == PXY_FAST_CALLER)
+            pxy_interrupt_caller(proxy);
+        long long until = clock_now_ms() + CHAN_FAST_WAIT_MS;
+        struct timespec at = {(time_t)(until / 1000), (long)(until % 1000) * 1000000L};
+        pthread_cond_timedwait(&proxy->changed, &proxy->lock, &at);
+    }
     close_channel(proxy);
     if (proxy->pidfd >= 0)
         close(proxy->pidfd);

@@ -37,9 +37,16 @@ typedef struct pxy_lane {
 
 /*
  * Who reads the fast lane. A quick call alone in flight, whose caller has nothing else to read
- * (call_caller_may_wait), goes on it, and its caller reads the answer itself (pxy_wait_fast):
- * the reader thread's wake-up, two context switches a call, is spared. The reader thread keeps
- * the main lane, and takes the fast lane only when the caller gives up waiting.
+ * (call_caller_may_wait) and is a thread the wake-up signal interrupts (signals.h), goes on it,
+ * and its caller reads the answer itself (pxy_wait_fast): the reader thread's wake-up, two
+ * context switches a call, is spared. The reader thread keeps the main lane, and takes the fast
+ * lane when the caller gives up waiting.
+ *
+ * The caller's read blocks: a poll() before it, or a socket's receive timeout, costs more than
+ * the hop it spares. The bound is the reader thread's: while calls go on the fast lane it
+ * "watches", waking every CHAN_FAST_WAIT_MS, and interrupts (the wake-up signal) a caller that
+ * has waited past it; it stops after a tick without a fast call. A call that finds it not
+ * watching goes on the main lane, whose answer wakes the reader anyway, and starts the watching.
  */
 typedef enum pxy_fast_state {
     PXY_FAST_IDLE,   /* no call on it: nobody reads it */
@@ -100,8 +107,13 @@ struct iso_proxy {
     char kill_reason[160];
     char down_reason[256];
     pxy_fast_state fast_state;
-    uint64_t fast_id; /* the call on the fast lane, while not PXY_FAST_IDLE */
-    int wake_fd;      /* an eventfd: the reader thread is to take the fast lane */
+    uint64_t fast_id;        /* the call on the fast lane, while not PXY_FAST_IDLE */
+    pthread_t fast_caller;   /* the thread reading it, while PXY_FAST_CALLER */
+    long long fast_until_us; /* when that thread is to give up waiting */
+    long long fast_last_us;  /* the last call put on it (or the start of the watching) */
+    bool watching;           /* the reader thread wakes every CHAN_FAST_WAIT_MS (see above) */
+    bool watch_wanted;       /* a call would have gone on the fast lane, had it watched */
+    int wake_fd;             /* an eventfd: the reader thread is to take the fast lane */
 
     /* The answers (fds set by the reader thread, under the lock): the main lane is the reader
      * thread's; the fast lane is whoever fast_state names. */
@@ -142,6 +154,9 @@ void pxy_wait_fast(iso_proxy *proxy, uint64_t id);
 void pxy_leave_fast(iso_proxy *proxy, bool idle);
 /* Whether the call queued as id is still in the host. */
 bool pxy_is_live(iso_proxy *proxy, uint64_t id);
+/* Interrupts the caller reading the fast lane (its read returns EINTR). Lock held, and
+ * PXY_FAST_CALLER. */
+void pxy_interrupt_caller(iso_proxy *proxy);
 /*
  * Kills a host that broke its fast lane (why: how, as pxy_read_frames says it), for the reader
  * thread to see it die and report why.

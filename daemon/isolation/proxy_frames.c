@@ -239,6 +239,31 @@ static int apply_frames(iso_proxy *proxy, pxy_lane *lane, char *why, size_t why_
 enum { READY_MAIN = 1, READY_FAST = 2, READY_ENDED = 4 };
 
 /*
+ * The watching of the fast lane (proxy_calls.h), at each wake-up of the reader thread: starts it
+ * when a call asked, interrupts a caller past its time, stops it after a tick without a fast
+ * call. Returns the reader's next poll() timeout.
+ */
+static int watch_fast_lane(iso_proxy *proxy)
+{
+    enum { IDLE_US = 2 * CHAN_FAST_WAIT_MS * 1000 };
+    long long now = clock_now_us();
+    pthread_mutex_lock(&proxy->lock);
+    if (proxy->watch_wanted) {
+        proxy->watching = true;
+        proxy->watch_wanted = false;
+        proxy->fast_last_us = now;
+    }
+    if (proxy->fast_state == PXY_FAST_CALLER && now >= proxy->fast_until_us)
+        pxy_interrupt_caller(proxy); /* again at each tick: the first may come before its read */
+    if (proxy->watching && proxy->fast_state != PXY_FAST_CALLER &&
+        now - proxy->fast_last_us > IDLE_US)
+        proxy->watching = false;
+    int timeout = proxy->watching ? CHAN_FAST_WAIT_MS : -1;
+    pthread_mutex_unlock(&proxy->lock);
+    return timeout;
+}
+
+/*
  * Waits until a lane the reader thread reads has bytes (or its end), or the host has ended: a
  * child the plugin forked may hold the channel open after the host died, and the end of the
  * channel would then never come. The fast lane is the reader's only once a caller left it
@@ -247,6 +272,7 @@ enum { READY_MAIN = 1, READY_FAST = 2, READY_ENDED = 4 };
 static int wait_for_answers(iso_proxy *proxy, bool fast_ended)
 {
     for (;;) {
+        int timeout = watch_fast_lane(proxy);
         pthread_mutex_lock(&proxy->lock);
         bool fast = proxy->fast_state == PXY_FAST_READER && !fast_ended;
         pthread_mutex_unlock(&proxy->lock);
@@ -254,7 +280,10 @@ static int wait_for_answers(iso_proxy *proxy, bool fast_ended)
                                    {proxy->wake_fd, POLLIN, 0},
                                    {proxy->pidfd, POLLIN, 0},
                                    {fast ? proxy->lanes[CHAN_LANE_FAST].fd : -1, POLLIN, 0}};
-        if (poll(wanted, 4, -1) < 0) {
+        int polled = poll(wanted, 4, timeout);
+        if (polled == 0)
+            continue;
+        if (polled < 0) {
             if (errno == EINTR)
                 continue;
             return READY_MAIN; /* the read then reports it */
@@ -338,9 +367,14 @@ void pxy_wait_fast(iso_proxy *proxy, uint64_t id)
             ended = true;
             break;
         }
-        /* The read returns within CHAN_FAST_WAIT_MS (the lane's SO_RCVTIMEO): at the time up,
-         * the host's end, or a child of it holding the lane open after it died. */
-        if (clock_now_us() >= until || chan_read_some(lane->fd, &lane->in) <= 0)
+        if (clock_now_us() >= until)
+            break;
+        /* The reader thread interrupts it past its time (EINTR), or a death with a child of
+         * the plugin holding the lane open. */
+        long got = chan_read_once(lane->fd, &lane->in);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
             break;
         if (apply_frames(proxy, lane, why, sizeof why) != 0) {
             pxy_kill_broken(proxy, why);

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -286,13 +285,8 @@ static int make_channel(int plugin_fd, iso_channel *own, child_ends *child)
 {
     int requests[2] = {-1, -1}, answers[2] = {-1, -1}, fast[2] = {-1, -1};
     int status = -1;
-    /* A caller reading its answer off the fast lane waits at most CHAN_FAST_WAIT_MS, which the
-     * read itself keeps on a socket (a poll() before each read would cost a system call). */
-    struct timeval bound = {0, CHAN_FAST_WAIT_MS * 1000};
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, requests) == 0 &&
-        pipe2(answers, O_CLOEXEC) == 0 &&
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fast) == 0 &&
-        setsockopt(fast[0], SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound) == 0) {
+        pipe2(answers, O_CLOEXEC) == 0 && pipe2(fast, O_CLOEXEC) == 0) {
         *child = (child_ends){move_high(requests[1]), move_high(answers[1]), move_high(fast[1]),
                               fcntl(plugin_fd, F_DUPFD_CLOEXEC, CHAN_FAST_ANSWER_FD + 1)};
         requests[1] = answers[1] = fast[1] = -1; /* closed by move_high */

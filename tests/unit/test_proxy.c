@@ -28,6 +28,7 @@
 
 #include "call_fixture.h"
 #include "mcp_events.h"
+#include "signals.h"
 
 #include <time.h>
 
@@ -416,7 +417,8 @@ static void test_lone_call_sent_by_its_caller(void **state)
 /*
  * A quick method's call alone in flight, whose caller may wait, goes on the fast lane: its caller
  * reads the answer. Not when the caller may not wait, nor with another call in flight, nor
- * while the lane has a call.
+ * while the lane has a call, nor on a thread the wake-up signal does not interrupt, nor before
+ * the reader thread watches the lane (the call asks it to).
  */
 static void test_fast_lane_only_for_a_lone_quick_call(void **state)
 {
@@ -435,6 +437,20 @@ static void test_fast_lane_only_for_a_lone_quick_call(void **state)
     uint64_t first, second;
     bool wait_here = true;
     char reason[64];
+    assert_int_equal(sig_wake_install(), 0);
+    assert_int_equal(pxy_queue_call(&proxy, &quick, NULL, "[0]", 3, &none, true, &wait_here, &first,
+                                    reason, sizeof reason),
+                     0);
+    assert_false(wait_here); /* the wake-up signal does not reach this thread yet */
+    pxy_end_entry(&proxy, first);
+    sig_wake_unblock_here();
+    assert_int_equal(pxy_queue_call(&proxy, &quick, NULL, "[0]", 3, &none, true, &wait_here, &first,
+                                    reason, sizeof reason),
+                     0);
+    assert_false(wait_here); /* the reader thread does not watch the lane yet */
+    assert_true(proxy.watch_wanted);
+    pxy_end_entry(&proxy, first);
+    proxy.watching = true;
     assert_int_equal(pxy_queue_call(&proxy, &quick, NULL, "[1]", 3, &none, false, &wait_here,
                                     &first, reason, sizeof reason),
                      0);
