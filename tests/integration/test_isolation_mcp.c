@@ -184,6 +184,37 @@ static void test_malformed_events_are_a_broken_host(void **state)
  * A plugin built against the released 1.4 header keeps, isolated as in process, prompts/list as
  * the method it registered under that name (rpcd answers it itself only from 1.5).
  */
+/*
+ * A line a quick handler logs before its result reaches the client before the response, though
+ * the response is read on the fast lane by rpcd's reading thread: what the handler tells the
+ * client from its thread goes on its call's lane.
+ */
+static void test_quick_handler_lines_before_its_response(void **state)
+{
+    (void)state;
+    session s;
+    start(&s, config);
+    expect_result(call(&s, "level", "logging/setLevel", "{\"level\":\"warning\"}"), "{}");
+    for (int i = 0; i < 40; i++) {
+        char line[128];
+        snprintf(line, sizeof line,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ev.log_quick\",\"params\":[]}\n", i);
+        assert_int_equal(harness_write_text(s.process, line, HARNESS_TIMEOUT_MS), HARNESS_OK);
+        char *first = NULL, *second = NULL;
+        assert_int_equal(harness_read_line(s.process, HARNESS_TIMEOUT_MS, &first, NULL, NULL),
+                         HARNESS_OK);
+        assert_int_equal(harness_read_line(s.process, HARNESS_TIMEOUT_MS, &second, NULL, NULL),
+                         HARNESS_OK);
+        if (!strstr(first, "notifications/message") || !strstr(second, "\"result\""))
+            fprintf(stderr, "round %d: %s then %s\n", i, first, second);
+        assert_non_null(strstr(first, "events quick 1"));
+        assert_non_null(strstr(second, "\"result\":true"));
+        free(first);
+        free(second);
+    }
+    free(stop(&s));
+}
+
 static void test_abi_1_4_keeps_its_names(void **state)
 {
     (void)state;
@@ -200,6 +231,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_keep_the_host),
         cmocka_unit_test(test_malformed_events_are_a_broken_host),
+        cmocka_unit_test(test_quick_handler_lines_before_its_response),
         cmocka_unit_test(test_abi_1_4_keeps_its_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,6 +75,17 @@ static int log_lines(rpcd_call *call, const char *params, size_t params_length, 
     return host->call_result(call, "true", 4);
 }
 
+/*
+ * ev.log_quick: quick, so that rpcd's reading thread reads its answer on the fast lane: a
+ * warning line, then the result. The line must reach the client first, as in process.
+ */
+static int log_quick(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    host->log(self, RPCD_LOG_WARNING, "events quick %d", 1);
+    return host->call_result(call, "true", 4);
+}
+
 /* A frame about no call: kind, then an i32 (when with_level) and a string of length bytes. */
 static void write_frame(unsigned char kind, int with_level, const char *text, size_t length)
 {
@@ -166,21 +177,24 @@ static int events_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **sta
         rpcd_handler_fn handler;
         uint32_t role;
         const char *descriptor;
+        uint32_t flags;
     } methods[] = {
-        {"ev.updated", updated, RPCD_MCP_TOOL, NULL},
-        {"ev.updated_bad", updated_bad, RPCD_MCP_TOOL, NULL},
-        {"ev.updated_long", updated_long, RPCD_MCP_TOOL, NULL},
-        {"ev.log", log_lines, RPCD_MCP_TOOL, NULL},
-        {"ev.forge", forge, RPCD_MCP_TOOL, NULL},
+        {"ev.updated", updated, RPCD_MCP_TOOL, NULL, 0},
+        {"ev.updated_bad", updated_bad, RPCD_MCP_TOOL, NULL, 0},
+        {"ev.updated_long", updated_long, RPCD_MCP_TOOL, NULL, 0},
+        {"ev.log", log_lines, RPCD_MCP_TOOL, NULL, 0},
+        {"ev.log_quick", log_quick, RPCD_MCP_TOOL, NULL, RPCD_METHOD_QUICK},
+        {"ev.forge", forge, RPCD_MCP_TOOL, NULL, 0},
         {"ev.today", today, RPCD_MCP_RESOURCE,
-         "{\"uri\":\"notes://today\",\"name\":\"today\",\"mimeType\":\"text/plain\"}"},
+         "{\"uri\":\"notes://today\",\"name\":\"today\",\"mimeType\":\"text/plain\"}", 0},
         {"ev.greet", greet, RPCD_MCP_PROMPT,
-         "{\"name\":\"greet\",\"arguments\":[{\"name\":\"who\",\"required\":true}]}"},
+         "{\"name\":\"greet\",\"arguments\":[{\"name\":\"who\",\"required\":true}]}", 0},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);
         method.mcp_role = methods[i].role;
         method.mcp_descriptor = methods[i].descriptor;
+        method.flags = methods[i].flags;
         int status = host->register_method(plugin, &method);
         if (status != RPCD_OK)
             return status;
