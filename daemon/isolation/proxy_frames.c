@@ -264,17 +264,30 @@ static int watch_fast_lane(iso_proxy *proxy)
 }
 
 /*
+ * Whether the reader thread reads the fast lane: once a caller left it, and whenever no call can
+ * take it (not watching, which only this thread starts), so that what a host writes there
+ * unasked (bytes that are no frame, late frames of a call the main lane ended) is read and
+ * judged, never left to hang the lane. Not at its end (fast_ended: seen already). Lock held.
+ */
+static bool reader_reads_fast_lane(const iso_proxy *proxy, bool fast_ended)
+{
+    if (fast_ended)
+        return false;
+    return proxy->fast_state == PXY_FAST_READER ||
+           (proxy->fast_state == PXY_FAST_IDLE && !proxy->watching);
+}
+
+/*
  * Waits until a lane the reader thread reads has bytes (or its end), or the host has ended: a
  * child the plugin forked may hold the channel open after the host died, and the end of the
- * channel would then never come. The fast lane is the reader's only once a caller left it
- * (fast_ended: its end was seen already). Returns READY_* bits.
+ * channel would then never come. Returns READY_* bits.
  */
 static int wait_for_answers(iso_proxy *proxy, bool fast_ended)
 {
     for (;;) {
         int timeout = watch_fast_lane(proxy);
         pthread_mutex_lock(&proxy->lock);
-        bool fast = proxy->fast_state == PXY_FAST_READER && !fast_ended;
+        bool fast = reader_reads_fast_lane(proxy, fast_ended);
         pthread_mutex_unlock(&proxy->lock);
         struct pollfd wanted[4] = {{proxy->lanes[CHAN_LANE_MAIN].fd, POLLIN, 0},
                                    {proxy->wake_fd, POLLIN, 0},
@@ -315,9 +328,10 @@ static int read_fast(iso_proxy *proxy, char *why, size_t why_size)
     if (apply_frames(proxy, lane, why, why_size) != 0)
         return -1;
     pthread_mutex_lock(&proxy->lock);
+    bool given = proxy->fast_state == PXY_FAST_READER;
     uint64_t id = proxy->fast_id;
     pthread_mutex_unlock(&proxy->lock);
-    if (!pxy_is_live(proxy, id))
+    if (given && !pxy_is_live(proxy, id))
         pxy_leave_fast(proxy, true);
     return 0;
 }

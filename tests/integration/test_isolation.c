@@ -391,14 +391,25 @@ static void test_garbage_in_the_channel(void **state)
 }
 
 /*
- * A quick call alone in flight is answered on the fast lane, which rpcd's reading thread reads
- * itself: garbage there is a broken host as on the main lane (the host killed, the call answered,
- * the next served).
+ * A quick call alone in flight while rpcd watches the fast lane is answered there, and rpcd's
+ * reading thread reads it itself (otherwise the reader thread reads it): garbage there is a
+ * broken host as on the main lane (the host killed, the call answered, the next served).
  */
 static void test_garbage_in_the_fast_lane(void **state)
 {
     (void)state;
     host_dies("a.garbage_fast", "plugin host sent a malformed frame", "sent a malformed frame");
+}
+
+/*
+ * Bytes a host writes on the fast lane unasked, for a call on the main lane: rpcd reads that lane
+ * whenever no caller may take it, so the garbage is seen, not left to hang the call.
+ */
+static void test_garbage_in_the_fast_lane_unasked(void **state)
+{
+    (void)state;
+    host_dies_given("a.garbage", "[6]", "plugin host sent a malformed frame",
+                    "sent a malformed frame");
 }
 
 /*
@@ -705,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_segfault_with_a_child_holding_the_channel),
         cmocka_unit_test(test_garbage_in_the_channel),
         cmocka_unit_test(test_garbage_in_the_fast_lane),
+        cmocka_unit_test(test_garbage_in_the_fast_lane_unasked),
         cmocka_unit_test(test_slow_quick_handler_holds_no_reading),
         cmocka_unit_test(test_text_not_utf8_in_a_frame),
         cmocka_unit_test(test_forged_call_id),
