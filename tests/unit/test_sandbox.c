@@ -212,6 +212,11 @@ static int run_confined(const sandbox_settings *settings, probe_fn probe, const 
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
+        /* cmocka's handlers would turn a crash of the probe into a second test runner here. */
+        signal(SIGSEGV, SIG_DFL);
+        signal(SIGBUS, SIG_DFL);
+        signal(SIGILL, SIG_DFL);
+        signal(SIGFPE, SIG_DFL);
         char error[512];
         if (sandbox_apply(settings, error, sizeof error) != 0) {
             fprintf(stderr, "sandbox_apply: %s\n", error);
@@ -346,6 +351,29 @@ static int probe_other_abi(const void *argument)
 #endif
 }
 
+/*
+ * Whether this kernel serves the 32-bit ABI at all: some are built or booted without it, and
+ * kill a process that asks (SIGSEGV), with or without a filter. Asked of a child, unconfined.
+ */
+static bool kernel_has_other_abi(void)
+{
+#if defined(__x86_64__)
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        signal(SIGSEGV, SIG_DFL);
+        _exit(probe_other_abi(NULL));
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return true;
+    print_message("this kernel serves no 32-bit system call: the other ABI goes unprobed\n");
+#endif
+    return false;
+}
+
 /* Signal 0 to the test process, outside the confined child. */
 static int probe_signal_parent(const void *argument)
 {
@@ -364,9 +392,8 @@ static void test_seccomp_default(void **state)
     assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), EPERM);
     assert_int_equal(confined_errno(&settings, probe_bpf, NULL), EPERM);
     assert_int_equal(confined_errno(&settings, probe_unshare, NULL), EPERM);
-#if defined(__x86_64__)
-    assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), EPERM);
-#endif
+    if (kernel_has_other_abi())
+        assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), EPERM);
     /* Landlock's scope (ABI 6) keeps its signals inside. */
     if (sandbox_landlock_abi() >= 6)
         assert_int_equal(confined_errno(&settings, probe_signal_parent, NULL), EPERM);
@@ -385,7 +412,8 @@ static void test_seccomp_off(void **state)
     assert_int_equal(confined_errno(&settings, probe_mount, NULL), ENOENT);
     assert_int_equal(confined_errno(&settings, probe_keyctl, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_bpf, NULL), EINVAL);
-    assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), 0);
+    if (kernel_has_other_abi())
+        assert_int_equal(confined_errno(&settings, probe_other_abi, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_signal_parent, NULL), 0);
     assert_int_equal(confined_errno(&settings, probe_exec, NULL), 0); /* sh's exit 0 */
     /* no_new_privs is set whatever the profile. */
