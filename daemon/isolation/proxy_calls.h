@@ -49,7 +49,7 @@ typedef struct pxy_lane {
  * watching goes on the main lane, whose answer wakes the reader anyway, and starts the watching.
  */
 typedef enum pxy_fast_state {
-    PXY_FAST_IDLE,   /* no call on it: nobody reads it */
+    PXY_FAST_IDLE,   /* no call on it: the reader thread reads it while not watching */
     PXY_FAST_CALLER, /* the caller of fast_id reads it */
     PXY_FAST_READER, /* the reader thread reads it, until fast_id ends */
 } pxy_fast_state;
