@@ -255,11 +255,40 @@ static int append_line(buffer *buf, const struct iovec *parts, int part_count)
 }
 
 /* Flushes when nothing else will soon: the reader waits, or enough has piled up. */
+/* This thread's batch (out_batch_begin), and the output its first held line went to. */
+static _Thread_local bool batching;
+static _Thread_local output *batched;
+
 static int maybe_flush_locked(output *out)
 {
-    if (out->reader_idle || out->pending.length >= FLUSH_THRESHOLD)
+    if (out->pending.length >= FLUSH_THRESHOLD)
         return flush_locked(out);
-    return 0;
+    if (!out->reader_idle)
+        return 0;
+    if (batching && (!batched || batched == out)) {
+        batched = out;
+        return 0;
+    }
+    return flush_locked(out);
+}
+
+void out_batch_begin(void)
+{
+    batching = true;
+    batched = NULL;
+}
+
+int out_batch_end(void)
+{
+    output *out = batched;
+    batching = false;
+    batched = NULL;
+    if (!out)
+        return 0;
+    take_state(out);
+    int status = out->reader_idle ? flush_locked(out) : 0;
+    release_state(out);
+    return status;
 }
 
 /*

@@ -67,6 +67,17 @@ int out_flush(output *out);
  */
 void out_set_reader_idle(output *out, bool idle);
 
+/*
+ * A batch on the calling thread, for a thread that ends many calls at once (an isolated plugin's
+ * reader thread applying one read of answers): between out_batch_begin and out_batch_end, the
+ * lines this thread writes while the reader is idle wait, and out_batch_end writes them in one
+ * go (when the reader is still idle; otherwise they go when it next waits, as any line). Lines
+ * of other threads, and a batch's lines past the size threshold, go as usual. Batches do not
+ * nest; the thread must not wait on anything but the output between the two calls.
+ */
+void out_batch_begin(void);
+/* Ends this thread's batch. Returns 0, or -1 when the output has failed. */
+int out_batch_end(void);
 /* True once a write has failed (for instance EPIPE); later lines are dropped. Thread-safe. */
 bool out_failed(const output *out);
 /* The errno of the first write that failed (EPIPE: the client closed its end), 0 if none. */

@@ -13,6 +13,7 @@
 #include "isolation/channel.h"
 #include "json_scan.h"
 #include "mcp_events.h"
+#include "output.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -336,35 +337,48 @@ static int read_fast(iso_proxy *proxy, char *why, size_t why_size)
     return 0;
 }
 
-int pxy_read_frames(iso_proxy *proxy, char *why, size_t why_size)
+/*
+ * Reads and applies what the lanes that are ready hold. Returns 1 to go on, 0 at the end of the
+ * channel rpcd asked for, -1 with why.
+ */
+static int read_ready(iso_proxy *proxy, int ready, bool *fast_ended, char *why, size_t why_size)
 {
     pxy_lane *lane = &proxy->lanes[CHAN_LANE_MAIN];
+    if (ready & READY_FAST) {
+        int fast = read_fast(proxy, why, why_size);
+        if (fast < 0)
+            return -1;
+        *fast_ended |= fast == 1;
+    }
+    if (!(ready & (READY_MAIN | READY_ENDED)))
+        return 1;
+    long got = ready & READY_MAIN ? chan_read_some(lane->fd, &lane->in) : 0;
+    if (got <= 0) {
+        pthread_mutex_lock(&proxy->lock);
+        bool stopping = proxy->stopping;
+        pthread_mutex_unlock(&proxy->lock);
+        if (stopping)
+            return 0;
+        /* A host that died with bytes of rpcd's unread resets the connection: that is its
+         * death, described by how it ended. */
+        if (got < 0 && errno != ECONNRESET)
+            snprintf(why, why_size, "broke its channel (%s)", strerror(errno));
+        return -1;
+    }
+    return apply_frames(proxy, lane, why, why_size) != 0 ? -1 : 1;
+}
+
+int pxy_read_frames(iso_proxy *proxy, char *why, size_t why_size)
+{
     bool fast_ended = false;
     for (;;) {
         int ready = wait_for_answers(proxy, fast_ended);
-        if (ready & READY_FAST) {
-            int fast = read_fast(proxy, why, why_size);
-            if (fast < 0)
-                return -1;
-            fast_ended |= fast == 1;
-        }
-        if (!(ready & (READY_MAIN | READY_ENDED)))
-            continue;
-        long got = ready & READY_MAIN ? chan_read_some(lane->fd, &lane->in) : 0;
-        if (got <= 0) {
-            pthread_mutex_lock(&proxy->lock);
-            bool stopping = proxy->stopping;
-            pthread_mutex_unlock(&proxy->lock);
-            if (stopping)
-                return 0;
-            /* A host that died with bytes of rpcd's unread resets the connection: that is its
-             * death, described by how it ended. */
-            if (got < 0 && errno != ECONNRESET)
-                snprintf(why, why_size, "broke its channel (%s)", strerror(errno));
-            return -1;
-        }
-        if (apply_frames(proxy, lane, why, why_size) != 0)
-            return -1;
+        /* The responses of one read leave in one write, not one each. */
+        out_batch_begin();
+        int going = read_ready(proxy, ready, &fast_ended, why, why_size);
+        out_batch_end();
+        if (going <= 0)
+            return going;
     }
 }
 

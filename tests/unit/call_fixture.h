@@ -26,12 +26,14 @@ typedef struct captured {
     char text[64 * 1024];
     size_t length;
     size_t lines;
+    size_t writes; /* calls of the write function */
 } captured;
 
 static inline int capture(void *sink, const struct iovec *parts, int part_count)
 {
     captured *c = sink;
     pthread_mutex_lock(&c->lock);
+    c->writes++;
     for (int i = 0; i < part_count; i++) {
         const char *bytes = parts[i].iov_base;
         for (size_t j = 0; j < parts[i].iov_len && c->length + 1 < sizeof c->text; j++) {

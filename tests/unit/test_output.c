@@ -129,6 +129,70 @@ static void test_reader_idle(void **state)
     buf_free(&s.written);
 }
 
+typedef struct other_thread_line {
+    output *out;
+    int status;
+} other_thread_line;
+
+static void *write_other_line(void *context)
+{
+    other_thread_line *other = context;
+    struct iovec line[] = {PART("other")};
+    other->status = out_write_line(other->out, line, 1);
+    return NULL;
+}
+
+/*
+ * A thread's batch holds its own lines for an idle reader until it ends, then writes them in one
+ * go; a line of another thread meanwhile goes as usual (with what is pending); past its end,
+ * lines go at once again.
+ */
+static void test_batch(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    output *out = open_output(&s);
+    out_set_reader_idle(out, true);
+    struct iovec a[] = {PART("a")}, b[] = {PART("b")}, c[] = {PART("c")}, d[] = {PART("d")};
+    out_batch_begin();
+    assert_int_equal(out_write_line(out, a, 1), 0);
+    assert_int_equal(out_write_line(out, b, 1), 0);
+    assert_int_equal(s.writes, 0);
+    assert_int_equal(out_batch_end(), 0);
+    assert_int_equal(s.writes, 1);
+    ASSERT_WRITTEN(&s, "a\nb\n");
+    assert_int_equal(out_batch_end(), 0); /* nothing held: no write */
+    assert_int_equal(s.writes, 1);
+
+    out_batch_begin();
+    assert_int_equal(out_write_line(out, c, 1), 0);
+    other_thread_line other = {out, -1};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, write_other_line, &other), 0);
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    assert_int_equal(other.status, 0);
+    assert_int_equal(s.writes, 2); /* the other thread's line took the held one along */
+    ASSERT_WRITTEN(&s, "a\nb\nc\nother\n");
+    assert_int_equal(out_batch_end(), 0);
+    assert_int_equal(s.writes, 2);
+
+    /* A batch ended while the reader works leaves its lines for the reader's next wait. */
+    out_batch_begin();
+    assert_int_equal(out_write_line(out, d, 1), 0);
+    out_set_reader_idle(out, false);
+    assert_int_equal(out_batch_end(), 0);
+    assert_int_equal(s.writes, 2);
+    out_set_reader_idle(out, true);
+    assert_int_equal(s.writes, 3);
+    ASSERT_WRITTEN(&s, "a\nb\nc\nother\nd\n");
+
+    assert_int_equal(out_write_line(out, a, 1), 0); /* no batch: at once */
+    assert_int_equal(s.writes, 4);
+    out_free(out);
+    assert_false(s.partial_line);
+    buf_free(&s.written);
+}
+
 static void test_free_flushes(void **state)
 {
     (void)state;
@@ -734,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_seize_refused_in_the_middle_of_a_change),
         cmocka_unit_test(test_line_from_parts),
         cmocka_unit_test(test_reader_idle),
+        cmocka_unit_test(test_batch),
         cmocka_unit_test(test_free_flushes),
         cmocka_unit_test(test_flush_threshold),
         cmocka_unit_test(test_failed_write),

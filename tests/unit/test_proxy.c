@@ -415,6 +415,79 @@ static void test_lone_call_sent_by_its_caller(void **state)
 }
 
 /*
+ * The answers the reader thread gets in one read reach the client in one write, not one each,
+ * while rpcd's reader waits for input (as it does behind a pipelined client).
+ */
+static void test_answers_of_one_read_in_one_write(void **state)
+{
+    (void)state;
+    enum { CALLS = 20 };
+    fixture f;
+    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 1, .max_in_flight = 64});
+    for (int i = 0; i < CALLS; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", i);
+        assert_int_equal(start_call(&f, "keep", id, "[1]", NULL), 0);
+    }
+    for (int waited = 0; atomic_load(&kept_count) < CALLS; waited++) {
+        assert_true(waited < 5000);
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+    iso_proxy proxy;
+    memset(&proxy, 0, sizeof proxy);
+    pxy_calls_init(&proxy);
+    call_fill_host_api(&proxy.api);
+    int ends[2], lane[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
+    assert_int_equal(pipe2(lane, O_CLOEXEC), 0);
+    proxy.fd = ends[0];
+    proxy.lanes[CHAN_LANE_MAIN].fd = lane[0];
+    proxy.lanes[CHAN_LANE_FAST].fd = -1;
+    proxy.wake_fd = proxy.pidfd = -1;
+    proxy.state = PXY_UP;
+    pxy_method method = {&proxy, 0, (char *)"keep", false};
+    const pxy_meta none = {0, NULL, 0};
+    buffer frames = BUFFER_INIT;
+    for (int i = 0; i < CALLS; i++) {
+        uint64_t id;
+        bool wait_here;
+        char reason[64];
+        assert_int_equal(pxy_queue_call(&proxy, &method, kept[i], "[1]", 3, &none, false,
+                                        &wait_here, &id, reason, sizeof reason),
+                         0);
+        size_t start;
+        int failed = chan_begin(&frames, CHAN_RESULT, &start);
+        failed |= chan_put_u64(&frames, id);
+        failed |= chan_put_str(&frames, "1", 1);
+        assert_int_equal(chan_end(&frames, start, failed != 0), 0);
+        failed = chan_begin(&frames, CHAN_END, &start);
+        failed |= chan_put_u64(&frames, id);
+        failed |= chan_put_u32(&frames, 0);
+        assert_int_equal(chan_end(&frames, start, failed != 0), 0);
+    }
+    assert_int_equal(write(lane[1], frames.data, frames.length), (ssize_t)frames.length);
+    close(lane[1]);
+    out_set_reader_idle(f.out, true);
+    pthread_mutex_lock(&f.written.lock);
+    size_t before = f.written.writes;
+    pthread_mutex_unlock(&f.written.lock);
+    proxy.stopping = true; /* the end of the lane is then the end rpcd asked for */
+    char why[128] = "";
+    assert_int_equal(pxy_read_frames(&proxy, why, sizeof why), 0);
+    pthread_mutex_lock(&f.written.lock);
+    size_t writes = f.written.writes - before, lines = f.written.lines;
+    pthread_mutex_unlock(&f.written.lock);
+    assert_int_equal(lines, CALLS);
+    assert_int_equal(writes, 1);
+    buf_free(&frames);
+    close(lane[0]);
+    close(ends[0]);
+    close(ends[1]);
+    pxy_calls_fini(&proxy);
+    fixture_close(&f);
+}
+
+/*
  * A quick method's call alone in flight, whose caller may wait, goes on the fast lane: its caller
  * reads the answer. Not when the caller may not wait, nor with another call in flight, nor
  * while the lane has a call, nor on a thread the wake-up signal does not interrupt, nor before
@@ -501,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_log_lines_follow_the_level),
         cmocka_unit_test(test_a_later_host_starts_with_the_level),
         cmocka_unit_test(test_lone_call_sent_by_its_caller),
+        cmocka_unit_test(test_answers_of_one_read_in_one_write),
         cmocka_unit_test(test_fast_lane_only_for_a_lone_quick_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
