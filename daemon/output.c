@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct output {
     void *sink;
     buffer pending;
     bool reader_idle;
+    size_t batches_holding; /* threads whose batch (out_batch_begin) holds a line of it */
     atomic_bool failed;
     /* A write to the sink is under way (a signal may have interrupted it on its own thread). */
     atomic_bool write_busy;
@@ -229,6 +231,17 @@ void out_free(output *out)
 {
     if (!out)
         return;
+    /* A thread whose batch holds a line of this output still flushes it at the batch's end,
+     * after the call that wrote it has ended and whoever frees the output may have seen that.
+     * The batch ends without waiting for anything, so this waits a moment at most. */
+    for (;;) {
+        take_state(out);
+        bool held = out->batches_holding > 0;
+        release_state(out);
+        if (!held)
+            break;
+        sched_yield();
+    }
     out_flush(out);
     for (size_t i = 0; i < out->parked_capacity; i++)
         buf_free(&out->parked[i].line);
@@ -266,6 +279,8 @@ static int maybe_flush_locked(output *out)
     if (!out->reader_idle)
         return 0;
     if (batching && (!batched || batched == out)) {
+        if (!batched)
+            out->batches_holding++;
         batched = out;
         return 0;
     }
@@ -287,6 +302,7 @@ int out_batch_end(void)
         return 0;
     take_state(out);
     int status = out->reader_idle ? flush_locked(out) : 0;
+    out->batches_holding--; /* the last this thread touches of it: out_free may go on */
     release_state(out);
     return status;
 }

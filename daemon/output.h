@@ -27,7 +27,10 @@ typedef struct output output;
 
 /* Creates an output over sink (borrowed). Returns 0 and *out (new), or -1. */
 int out_new(out_write_fn write, void *sink, output **out);
-/* Flushes what is pending and frees the output. */
+/*
+ * Flushes what is pending and frees the output, once no thread's batch (out_batch_begin) holds a
+ * line of it: never call it inside a batch that wrote to it.
+ */
 void out_free(output *out);
 
 /*

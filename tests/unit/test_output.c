@@ -193,6 +193,65 @@ static void test_batch(void **state)
     buf_free(&s.written);
 }
 
+/* A thread in a batch that holds a line of the output, until told to end it. */
+typedef struct batch_holder {
+    output *out;
+    atomic_bool holding;
+    atomic_bool end;
+} batch_holder;
+
+static void *hold_a_line(void *context)
+{
+    batch_holder *holder = context;
+    out_batch_begin();
+    struct iovec line[] = {PART("held")};
+    out_write_line(holder->out, line, 1);
+    atomic_store(&holder->holding, true);
+    while (!atomic_load(&holder->end))
+        sched_yield();
+    out_batch_end();
+    return NULL;
+}
+
+typedef struct freer {
+    output *out;
+    atomic_bool freed;
+} freer;
+
+static void *free_output(void *context)
+{
+    freer *f = context;
+    out_free(f->out);
+    atomic_store(&f->freed, true);
+    return NULL;
+}
+
+/*
+ * The call that wrote a held line may have ended, and its output be freed, before the batch
+ * ends: out_free waits for the batch's end, which still touches the output.
+ */
+static void test_free_waits_for_a_batch(void **state)
+{
+    (void)state;
+    sink s = {BUFFER_INIT, 0, 0, false, false};
+    batch_holder holder = {open_output(&s), false, false};
+    out_set_reader_idle(holder.out, true);
+    pthread_t holding, freeing;
+    assert_int_equal(pthread_create(&holding, NULL, hold_a_line, &holder), 0);
+    while (!atomic_load(&holder.holding))
+        sched_yield();
+    freer f = {holder.out, false};
+    assert_int_equal(pthread_create(&freeing, NULL, free_output, &f), 0);
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    assert_false(atomic_load(&f.freed));
+    atomic_store(&holder.end, true);
+    assert_int_equal(pthread_join(holding, NULL), 0);
+    assert_int_equal(pthread_join(freeing, NULL), 0);
+    assert_true(atomic_load(&f.freed));
+    ASSERT_WRITTEN(&s, "held\n");
+    buf_free(&s.written);
+}
+
 static void test_free_flushes(void **state)
 {
     (void)state;
@@ -799,6 +858,7 @@ int main(void)
         cmocka_unit_test(test_line_from_parts),
         cmocka_unit_test(test_reader_idle),
         cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_free_waits_for_a_batch),
         cmocka_unit_test(test_free_flushes),
         cmocka_unit_test(test_flush_threshold),
         cmocka_unit_test(test_failed_write),
