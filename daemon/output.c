@@ -267,11 +267,14 @@ static int append_line(buffer *buf, const struct iovec *parts, int part_count)
     return 0;
 }
 
-/* Flushes when nothing else will soon: the reader waits, or enough has piled up. */
 /* This thread's batch (out_batch_begin), and the output its first held line went to. */
 static _Thread_local bool batching;
 static _Thread_local output *batched;
 
+/*
+ * Flushes when nothing else will soon: the reader waits (unless this thread's batch holds the
+ * line), or enough has piled up.
+ */
 static int maybe_flush_locked(output *out)
 {
     if (out->pending.length >= FLUSH_THRESHOLD)
