@@ -447,6 +447,8 @@ static void test_slow_call_survives_reload(void **state)
     session *s = *state;
     start(s, "RPCD_FIXTURE_BUILD_A");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"build.slow\",\"params\":[1500]}\n");
+    /* The reload must find the call running: a request read after it goes to the new build. */
+    expect_stderr(s, "build a: build.slow began");
     install(harness_env("RPCD_FIXTURE_BUILD_B"), s->plugin);
     reload(s, "plugins added [], removed [], replaced [named], unchanged [echo]");
     int code;
@@ -677,6 +679,8 @@ static void last_call_ends_on_plugin_thread(session *s, const char *isolation)
     reload(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"build.slow\","
                  "\"params\":[1000,\"thread\"]}\n");
+    /* The reload must find the call running: read after it, the method would be gone. */
+    expect_stderr(s, "build a: build.slow began");
     remove_dropin(s, "50-named.conf");
     reload(s, "plugins added [], removed [named], replaced [], unchanged [echo]");
     json_t *error;

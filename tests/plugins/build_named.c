@@ -2,8 +2,9 @@
 /*
  * Fixture for reloading: one source built twice (-DBUILD_NAME="a" and "b"), whose results name
  * the build that answered, so that a test sees which loaded instance ran each call. Its init and
- * shutdown log their build and the instance's number; build.slow sleeps before answering, on a
- * thread of the plugin's own when asked to, and shutdown says if it runs on that thread.
+ * shutdown log their build and the instance's number; build.slow logs that it began, then sleeps
+ * before answering, on a thread of the plugin's own when asked to, and shutdown says if it runs on
+ * that thread.
  */
 #include <rpcd/plugin.h>
 
@@ -20,6 +21,7 @@
 #endif
 
 static const rpcd_host_api *host;
+static rpcd_plugin *self;
 
 /* The instance: a copy of the code loaded anew has its own statics. */
 static atomic_int calls;
@@ -73,9 +75,11 @@ static void *answer_later(void *context)
 }
 
 /* build.slow, params [MS] or [MS, "thread"]: sleeps MS milliseconds, then answers as build.name;
- * with "thread", on a thread of the plugin's that completes the deferred call. */
+ * with "thread", on a thread of the plugin's that completes the deferred call. Its first log line
+ * tells a test that the call is running, so a reload it then asks for cannot come first. */
 static int slow(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
+    host->log(self, RPCD_LOG_INFO, "build %s: build.slow began", BUILD_NAME);
     bool on_thread;
     long ms = milliseconds(params, params_length, &on_thread);
     if (on_thread) {
@@ -104,6 +108,7 @@ static int build_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **stat
                       size_t error_size)
 {
     host = api;
+    self = plugin;
     *state = plugin;
     const char *fail = host->config_get(plugin, "fail_init");
     if (fail && strcmp(fail, "true") == 0) {
