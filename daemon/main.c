@@ -269,6 +269,8 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     if (stdio_new(input_fd, output_fd, &transport) == 0) {
         serve_options.stop_reading = stdio_stop_reading;
         serve_options.stop_reading_context = transport;
+        serve_options.output_closed = stdio_output_closed;
+        serve_options.output_closed_context = transport;
     }
     if (!transport ||
         srv_new(runtime->methods, &serve_options, stdio_write, transport, &srv) != 0) {

@@ -489,6 +489,13 @@ int out_error(const output *out)
     return atomic_load(&((output *)out)->write_errno);
 }
 
+void out_set_failed(output *out, int error)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&out->write_errno, &none, error);
+    atomic_store(&out->failed, true);
+}
+
 int out_seize_dying(output *out, int wait_ms)
 {
     if (atomic_load(&out->failed))

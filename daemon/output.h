@@ -85,6 +85,12 @@ int out_batch_end(void);
 bool out_failed(const output *out);
 /* The errno of the first write that failed (EPIPE: the client closed its end), 0 if none. */
 int out_error(const output *out);
+/*
+ * Marks the output failed as a write failing with error would, for a sink known to be gone
+ * before anything more is written to it: later lines are dropped, and out_error gives error
+ * unless a write failed first. Thread-safe.
+ */
+void out_set_failed(output *out, int error);
 
 /*
  * For a process about to die (a fatal signal, exit() from a plugin, the end of a stop's grace

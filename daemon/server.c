@@ -161,11 +161,28 @@ void srv_stop(server *srv)
 }
 
 /*
+ * Whether answers can still reach the client: once the output failed, or its reader is seen
+ * gone (then the output fails as a write to it would have), there is nobody to wait for.
+ */
+static bool output_lost(server *srv)
+{
+    if (out_failed(srv->out))
+        return true;
+    bool (*closed)(void *context) = srv->options.output_closed;
+    if (!closed || !closed(srv->options.output_closed_context))
+        return false;
+    log_message(LOG_INFO,
+                "end of input: the client closed its end of the output, nobody to answer");
+    out_set_failed(srv->out, EPIPE);
+    return true;
+}
+
+/*
  * Waits until no call is in flight, timeout_ms at most (negative: no limit). A stop cannot wake
  * this wait (srv_stop may run in a signal handler), so it waits STOP_CHECK_MS at a time and
  * takes stop signals in between (see stop_signals.h); with until_stopped it also returns once
- * the server is stopped or its output failed, and counts a call answered at its deadline as
- * ended. Returns 0 when no call is left, -1 otherwise.
+ * the server is stopped or its output is lost (see output_lost), and counts a call answered at
+ * its deadline as ended. Returns 0 when no call is left, -1 otherwise.
  */
 static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
 {
@@ -196,7 +213,7 @@ static int wait_for_calls(server *srv, int timeout_ms, bool until_stopped)
             named = true;
         }
         stop_signals_deliver_pending();
-        if ((until_stopped && (atomic_load(&srv->stopping) || out_failed(srv->out))) ||
+        if ((until_stopped && (atomic_load(&srv->stopping) || output_lost(srv))) ||
             (timeout_ms >= 0 && clock_now_ms() >= deadline)) {
             status = -1;
             break;

@@ -46,6 +46,14 @@ typedef struct srv_options {
      */
     void (*stop_reading)(void *context);
     void *stop_reading_context;
+    /*
+     * Whether nobody reads the output any more (the client closed its end of it), asked while
+     * the calls in flight at the end of input are waited for: a call that never ends and never
+     * writes would otherwise keep rpcd waiting for a client that has gone. True fails the output
+     * as a write would (EPIPE). Must not block. NULL: only a failed write tells.
+     */
+    bool (*output_closed)(void *context);
+    void *output_closed_context;
 } srv_options;
 
 enum srv_result {

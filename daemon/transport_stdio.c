@@ -196,3 +196,11 @@ int stdio_write(void *sink, const struct iovec *parts, int part_count)
     stdio_transport *transport = sink;
     return out_write_fd(&transport->output, parts, part_count);
 }
+
+bool stdio_output_closed(void *source)
+{
+    stdio_transport *transport = source;
+    /* POLLERR and POLLHUP come whatever is asked for; POLLOUT alone would only say "room". */
+    struct pollfd reader = {transport->output, POLLOUT, 0};
+    return poll(&reader, 1, 0) == 1 && (reader.revents & (POLLERR | POLLHUP)) != 0;
+}

@@ -8,6 +8,7 @@
 #ifndef RPCD_TRANSPORT_STDIO_H
 #define RPCD_TRANSPORT_STDIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -67,5 +68,12 @@ void stdio_stop_reading(void *transport);
 
 /* An out_write_fn over the output (transport: a stdio_transport): see out_write_fd. */
 int stdio_write(void *transport, const struct iovec *parts, int part_count);
+
+/*
+ * Whether the output's reader has gone: true when the descriptor reports an error or a hang-up
+ * (a pipe whose read end is closed, a socket shut down by its peer, a tty hung up), without
+ * writing or waiting. A full pipe, a file or /dev/null is not gone. Any thread.
+ */
+bool stdio_output_closed(void *transport);
 
 #endif

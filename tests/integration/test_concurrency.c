@@ -1617,6 +1617,41 @@ static void test_end_of_input_names_a_stuck_pool(void **state)
 }
 
 /*
+ * The client goes (closes rpcd's stdin, then its stdout) while a call that never returns and
+ * never writes holds a worker, in the process or isolated: no write fails to tell rpcd, so it
+ * must see the closed output itself, give the call its grace period, name it, and exit 74
+ * instead of waiting for good.
+ */
+static void client_gone_while_a_call_never_ends(session *s, const char *settings)
+{
+    start_with_stuck(s, settings);
+    send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"hold\",\"method\":\"stuck.block\"}\n");
+    wait_for_blocked(s, 1);
+    harness_close_stdin(s->rpcd);
+    assert_int_equal(harness_wait_for_stderr(s->rpcd, "end of input: waiting", LINE_TIMEOUT_MS),
+                     HARNESS_OK);
+    harness_close_stdout(s->rpcd);
+    long long closed = now_ms();
+    expect_exit_soon(s, closed, 74);
+    const char *err = harness_stderr(s->rpcd);
+    assert_non_null(strstr(err, "the client closed its end of the output, nobody to answer"));
+    assert_non_null(strstr(err, "left unanswered: plugin stuck, method stuck.block, id \"hold\""));
+    end(s);
+}
+
+static void test_client_gone_while_a_call_never_ends(void **state)
+{
+    client_gone_while_a_call_never_ends(*state,
+                                        "workers = 2\nshutdown_grace_ms = 300\nlog_level = debug");
+}
+
+static void test_client_gone_while_an_isolated_call_never_ends(void **state)
+{
+    client_gone_while_a_call_never_ends(
+        *state, "workers = 2\nshutdown_grace_ms = 300\nlog_level = debug\nisolation = process");
+}
+
+/*
  * While serving: both workers held and calls waiting behind them for longer than the grace
  * period, no call ending: the next call that must wait makes rpcd name the calls that hold the
  * pool.
@@ -1911,6 +1946,10 @@ int main(void)
                                         session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_end_of_input_names_a_stuck_pool, session_setup,
                                         session_teardown),
+        cmocka_unit_test_setup_teardown(test_client_gone_while_a_call_never_ends, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_client_gone_while_an_isolated_call_never_ends,
+                                        session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_a_held_pool_is_named_while_serving, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_answers_calls_behind_a_stuck_call_in_order,

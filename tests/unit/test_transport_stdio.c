@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The stdio transport over pipes: lines read and written, a stop that ends a read waiting for
- * input (in read() or, on a non-blocking input, in poll()) and every read after it, and the
- * take-over of fds 0 and 1 in a child process of its own.
+ * input (in read() or, on a non-blocking input, in poll()) and every read after it, an output
+ * whose reader has gone, and the take-over of fds 0 and 1 in a child process of its own.
  */
 #include "line_reader.h"
 #include "transport_stdio.h"
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -302,6 +303,54 @@ static void run_in_child(int (*check)(void), const char *expected_output)
     close(from_child[0]);
 }
 
+/*
+ * An output is closed once nobody can read it: a pipe whose read end is closed, a socket whose
+ * peer has gone. A pipe with its reader, even full, and /dev/null are not.
+ */
+static void test_output_closed_when_its_reader_goes(void **state)
+{
+    (void)state;
+    int in[2], out[2];
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe2(out, O_NONBLOCK), 0);
+    stdio_transport *transport = NULL;
+    assert_int_equal(stdio_new(in[0], out[1], &transport), 0);
+    assert_false(stdio_output_closed(transport));
+    static const char fill[4096];
+    while (write(out[1], fill, sizeof fill) > 0)
+        ;
+    assert_int_equal(errno, EAGAIN);
+    assert_false(stdio_output_closed(transport)); /* full, but read */
+    close(out[0]);
+    assert_true(stdio_output_closed(transport));
+    stdio_free(transport);
+    close(in[0]);
+    close(in[1]);
+    close(out[1]);
+
+    int peers[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, peers), 0);
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(stdio_new(in[0], peers[0], &transport), 0);
+    assert_false(stdio_output_closed(transport));
+    close(peers[1]);
+    assert_true(stdio_output_closed(transport));
+    stdio_free(transport);
+    close(in[0]);
+    close(in[1]);
+    close(peers[0]);
+
+    int null_output = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    assert_true(null_output >= 0);
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(stdio_new(in[0], null_output, &transport), 0);
+    assert_false(stdio_output_closed(transport));
+    stdio_free(transport);
+    close(in[0]);
+    close(in[1]);
+    close(null_output);
+}
+
 /* The take-over moves the protocol to private descriptors the transport then reads and writes. */
 static void test_take_over_moves_protocol(void **state)
 {
@@ -323,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_stop_ends_read_waiting_in_poll),
         cmocka_unit_test(test_stop_before_read_cancels_for_good),
         cmocka_unit_test(test_nonblocking_input_waits_for_lines),
+        cmocka_unit_test(test_output_closed_when_its_reader_goes),
         cmocka_unit_test(test_take_over_moves_protocol),
         cmocka_unit_test(test_take_over_refuses_closed_stdin),
     };
