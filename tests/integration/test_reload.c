@@ -196,22 +196,37 @@ static void expect_stderr(session *s, const char *text)
     assert_int_equal(status, HARNESS_OK);
 }
 
+/*
+ * SIGHUP, then waits for text on stderr. Under ThreadSanitizer a signal's handler runs only once
+ * the thread it reached enters an intercepted call, so the reading thread, blocked in read(), can
+ * keep SIGHUP's handler waiting until input comes: seen in 1 run in 4 of this suite beside
+ * another, the reload following at once when a line came. There a notification, which is never
+ * answered and reaches no plugin, wakes that thread after a second.
+ */
+static void hang_up(session *s, const char *text)
+{
+    assert_int_equal(harness_signal(s->rpcd, SIGHUP), 0);
+    const char *sanitize = getenv("RPCD_SANITIZE");
+    if (sanitize && strcmp(sanitize, "thread") == 0 &&
+        harness_wait_for_stderr(s->rpcd, text, 1000) != HARNESS_OK)
+        send_text(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/nudge\"}\n");
+    expect_stderr(s, text);
+}
+
 /* SIGHUP, and waits for the log line of the next generation, which must say what. */
 static void reload(session *s, const char *what)
 {
-    assert_int_equal(harness_signal(s->rpcd, SIGHUP), 0);
     char text[256];
     snprintf(text, sizeof text, "reloaded: generation %u: %s", ++s->generation, what);
-    expect_stderr(s, text);
+    hang_up(s, text);
 }
 
 /* SIGHUP with a mistake in the configuration: the line naming it. */
 static void reload_fails(session *s, const char *reason)
 {
-    assert_int_equal(harness_signal(s->rpcd, SIGHUP), 0);
     char text[512];
     snprintf(text, sizeof text, "reload failed, still serving generation %u: ", s->generation);
-    expect_stderr(s, text);
+    hang_up(s, text);
     expect_stderr(s, reason);
 }
 
