@@ -71,8 +71,10 @@ int stdio_write(void *transport, const struct iovec *parts, int part_count);
 
 /*
  * Whether the output's reader has gone: true when the descriptor reports an error or a hang-up
- * (a pipe whose read end is closed, a socket shut down by its peer, a tty hung up), without
- * writing or waiting. A full pipe, a file or /dev/null is not gone. Any thread.
+ * (a pipe whose read end is closed, a Unix socket closed by its peer, a tty hung up), without
+ * writing or waiting. A full pipe, a file, /dev/null, or a socket whose peer only shut down its
+ * sending is not gone; nor, until a write fails, is a TCP peer that closed (it looks the same).
+ * Any thread.
  */
 bool stdio_output_closed(void *transport);
 

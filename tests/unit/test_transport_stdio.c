@@ -305,7 +305,8 @@ static void run_in_child(int (*check)(void), const char *expected_output)
 
 /*
  * An output is closed once nobody can read it: a pipe whose read end is closed, a socket whose
- * peer has gone. A pipe with its reader, even full, and /dev/null are not.
+ * peer has gone. A pipe with its reader, even full, a socket whose peer only ended its own
+ * sending (the end of input of a client on one connection, still reading), and /dev/null are not.
  */
 static void test_output_closed_when_its_reader_goes(void **state)
 {
@@ -332,6 +333,8 @@ static void test_output_closed_when_its_reader_goes(void **state)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, peers), 0);
     assert_int_equal(pipe(in), 0);
     assert_int_equal(stdio_new(in[0], peers[0], &transport), 0);
+    assert_false(stdio_output_closed(transport));
+    assert_int_equal(shutdown(peers[1], SHUT_WR), 0);
     assert_false(stdio_output_closed(transport));
     close(peers[1]);
     assert_true(stdio_output_closed(transport));
