@@ -303,6 +303,25 @@ static void run_in_child(int (*check)(void), const char *expected_output)
     close(from_child[0]);
 }
 
+/* A transport writing to output, for stdio_output_closed; its input, unused, is a pipe. */
+typedef struct over_output {
+    stdio_transport *transport;
+    int input[2];
+} over_output;
+
+static void open_over(over_output *over, int output)
+{
+    assert_int_equal(pipe(over->input), 0);
+    assert_int_equal(stdio_new(over->input[0], output, &over->transport), 0);
+}
+
+static void close_over(over_output *over)
+{
+    stdio_free(over->transport);
+    close(over->input[0]);
+    close(over->input[1]);
+}
+
 /*
  * An output is closed once nobody can read it: a pipe whose read end is closed, a socket whose
  * peer has gone. A pipe with its reader, even full, a socket whose peer only ended its own
@@ -311,46 +330,37 @@ static void run_in_child(int (*check)(void), const char *expected_output)
 static void test_output_closed_when_its_reader_goes(void **state)
 {
     (void)state;
-    int in[2], out[2];
-    assert_int_equal(pipe(in), 0);
+    over_output over;
+    int out[2];
     assert_int_equal(pipe2(out, O_NONBLOCK), 0);
-    stdio_transport *transport = NULL;
-    assert_int_equal(stdio_new(in[0], out[1], &transport), 0);
-    assert_false(stdio_output_closed(transport));
+    open_over(&over, out[1]);
+    assert_false(stdio_output_closed(over.transport));
     static const char fill[4096];
     while (write(out[1], fill, sizeof fill) > 0)
         ;
     assert_int_equal(errno, EAGAIN);
-    assert_false(stdio_output_closed(transport)); /* full, but read */
+    assert_false(stdio_output_closed(over.transport)); /* full, but read */
     close(out[0]);
-    assert_true(stdio_output_closed(transport));
-    stdio_free(transport);
-    close(in[0]);
-    close(in[1]);
+    assert_true(stdio_output_closed(over.transport));
+    close_over(&over);
     close(out[1]);
 
     int peers[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, peers), 0);
-    assert_int_equal(pipe(in), 0);
-    assert_int_equal(stdio_new(in[0], peers[0], &transport), 0);
-    assert_false(stdio_output_closed(transport));
+    open_over(&over, peers[0]);
+    assert_false(stdio_output_closed(over.transport));
     assert_int_equal(shutdown(peers[1], SHUT_WR), 0);
-    assert_false(stdio_output_closed(transport));
+    assert_false(stdio_output_closed(over.transport));
     close(peers[1]);
-    assert_true(stdio_output_closed(transport));
-    stdio_free(transport);
-    close(in[0]);
-    close(in[1]);
+    assert_true(stdio_output_closed(over.transport));
+    close_over(&over);
     close(peers[0]);
 
     int null_output = open("/dev/null", O_WRONLY | O_CLOEXEC);
     assert_true(null_output >= 0);
-    assert_int_equal(pipe(in), 0);
-    assert_int_equal(stdio_new(in[0], null_output, &transport), 0);
-    assert_false(stdio_output_closed(transport));
-    stdio_free(transport);
-    close(in[0]);
-    close(in[1]);
+    open_over(&over, null_output);
+    assert_false(stdio_output_closed(over.transport));
+    close_over(&over);
     close(null_output);
 }
 
