@@ -5,6 +5,8 @@
  * the channel, and after the host's death no call of its is left: never a crash, a leak, or a
  * touch of a call it was not given. What it hands the MCP client (resource updates, log lines:
  * frames about no call) is checked at the sink: UTF-8, bounded, named after the plugin.
+ * Each input is sent twice: on the main lane, then on the fast lane of a call whose caller
+ * reads it and hands what is left to the reader thread.
  */
 #include "call.h"
 #include "isolation/channel.h"
@@ -12,6 +14,7 @@
 #include "json_scan.h"
 #include "log.h"
 #include "mcp_events.h"
+#include "signals.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -40,6 +43,70 @@ static void check_line(void *context, const char *logger, int level, const char 
         abort();
 }
 
+/* A memfd holding data, read as a lane; aborts when there is none. */
+static int lane_of(const uint8_t *data, size_t size)
+{
+    int fd = memfd_create("fuzz", MFD_CLOEXEC);
+    if (fd < 0 || write(fd, data, size) != (ssize_t)size || lseek(fd, 0, SEEK_SET) != 0)
+        abort();
+    return fd;
+}
+
+/*
+ * Forwards CALLS calls, then applies data as the host's answers on one lane (fast: the fast
+ * lane, the first call's, with the main lane empty) until the host's end.
+ */
+static void run(const uint8_t *data, size_t size, bool fast)
+{
+    iso_proxy *proxy = calloc(1, sizeof *proxy);
+    static cfg_plugin config = {.name = (char *)"fuzz", .path = (char *)"/fuzz.so"};
+    proxy->config = &config;
+    proxy->name = (char *)"fuzz";
+    pxy_method methods[2] = {{proxy, 0, (char *)"fuzz.a", true},
+                             {proxy, 1, (char *)"fuzz.b", false}};
+    proxy->methods = methods;
+    proxy->method_count = 2;
+    call_fill_host_api(&proxy->api);
+    pxy_calls_init(proxy);
+    /* Set before the calls, as the host's start does (pxy_host_up): the first call then goes on
+     * the fast lane while the reader thread watches it. */
+    proxy->lanes[CHAN_LANE_MAIN].fd = lane_of(fast ? NULL : data, fast ? 0 : size);
+    if (fast)
+        proxy->lanes[CHAN_LANE_FAST].fd = lane_of(data, size);
+    proxy->watching = fast;
+    uint64_t fast_id = 0;
+    /* Handles no call has: every host function given one answers RPCD_ERR_STALE. */
+    for (uintptr_t i = 0; i < CALLS; i++) {
+        uint64_t id;
+        char reason[64];
+        const pxy_meta meta = {i % 3 == 0, "{\"k\":1}", 7};
+        bool wait_here;
+        if (pxy_queue_call(proxy, &methods[i % 2], (rpcd_call *)(0x7e570000 + i), "[]", 2, &meta,
+                           fast && i == 0, &wait_here, &id, reason, sizeof reason) != 0 ||
+            wait_here != (fast && i == 0))
+            abort();
+        if (wait_here)
+            fast_id = id;
+    }
+    if (fast) {
+        /* No host to kill here: a broken fast lane only leaves its reason for the report. */
+        proxy->state = PXY_RESTARTING;
+        pxy_wait_fast(proxy, fast_id);
+        if (proxy->fast_state == PXY_FAST_CALLER)
+            abort(); /* the caller left the lane, to nobody or to the reader thread */
+        proxy->watching = false; /* the reader now reads the lane whenever no caller can */
+    }
+    char why[128] = "";
+    if (pxy_read_frames(proxy, why, sizeof why) != -1)
+        abort(); /* the end of the bytes is the host's death: no stop was asked for */
+    bool served;
+    pxy_host_died(proxy, 0, 0, why, &served);
+    if (proxy->running != 0 || proxy->fast_state != PXY_FAST_IDLE)
+        abort(); /* every call of a dead host has failed, and its lanes are nobody's */
+    pxy_calls_fini(proxy);
+    free(proxy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -49,40 +116,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static const mcp_event_sink sink = {NULL, check_updated, check_line};
         mcp_events_attach(&sink);
         mcp_events_set_client_log_level(RPCD_LOG_DEBUG);
+        /* A call goes on the fast lane only from a thread the wake-up signal interrupts. */
+        if (sig_wake_install() != 0)
+            abort();
+        sig_wake_unblock_here();
         quiet = true;
     }
-    iso_proxy *proxy = calloc(1, sizeof *proxy);
-    static cfg_plugin config = {.name = (char *)"fuzz", .path = (char *)"/fuzz.so"};
-    proxy->config = &config;
-    proxy->name = (char *)"fuzz";
-    pxy_method methods[2] = {{proxy, 0, (char *)"fuzz.a", false},
-                             {proxy, 1, (char *)"fuzz.b", false}};
-    proxy->methods = methods;
-    proxy->method_count = 2;
-    call_fill_host_api(&proxy->api);
-    pxy_calls_init(proxy);
-    /* Handles no call has: every host function given one answers RPCD_ERR_STALE. */
-    for (uintptr_t i = 0; i < CALLS; i++) {
-        uint64_t id;
-        char reason[64];
-        const pxy_meta meta = {i % 3 == 0, "{\"k\":1}", 7};
-        bool wait_here;
-        if (pxy_queue_call(proxy, &methods[i % 2], (rpcd_call *)(0x7e570000 + i), "[]", 2, &meta,
-                           false, &wait_here, &id, reason, sizeof reason) != 0)
-            abort();
-    }
-    int fd = memfd_create("fuzz", MFD_CLOEXEC);
-    if (fd < 0 || write(fd, data, size) != (ssize_t)size || lseek(fd, 0, SEEK_SET) != 0)
-        abort();
-    proxy->lanes[CHAN_LANE_MAIN].fd = fd; /* closed with the dead host's channel */
-    char why[128] = "";
-    if (pxy_read_frames(proxy, why, sizeof why) != -1)
-        abort(); /* the end of the bytes is the host's death: no stop was asked for */
-    bool served;
-    pxy_host_died(proxy, 0, 0, why, &served);
-    if (proxy->running != 0)
-        abort(); /* every call of a dead host has failed */
-    pxy_calls_fini(proxy);
-    free(proxy);
+    run(data, size, false);
+    run(data, size, true);
     return 0;
 }
