@@ -92,9 +92,11 @@ static void run(const uint8_t *data, size_t size, bool fast)
         /* No host to kill here: a broken fast lane only leaves its reason for the report. */
         proxy->state = PXY_RESTARTING;
         pxy_wait_fast(proxy, fast_id);
+        /* The caller left the lane, to nobody or to the reader thread, which from now on reads
+         * it whenever no caller can. */
         if (proxy->fast_state == PXY_FAST_CALLER)
-            abort(); /* the caller left the lane, to nobody or to the reader thread */
-        proxy->watching = false; /* the reader now reads the lane whenever no caller can */
+            abort();
+        proxy->watching = false;
     }
     char why[128] = "";
     if (pxy_read_frames(proxy, why, sizeof why) != -1)
