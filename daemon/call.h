@@ -193,6 +193,14 @@ int call_fail_exception(rpcd_call *call, const char *exception, const char *mess
                         const char *data, size_t data_length);
 
 /*
+ * call_complete for an isolated plugin's END: the status its handler returned, whatever it is.
+ * 1 comes only from a plugin built before 1.1, to which it was no RPCD_DEFERRED but a status
+ * rpcd does not know: answered as in process (-32603, error.data.exception "unknown status",
+ * error.data.status 1), where call_complete refuses 1. Returns as call_complete.
+ */
+int call_complete_with_status(rpcd_call *call, int status);
+
+/*
  * Whether call was answered at its deadline (its handler, or an isolated plugin's host, has yet
  * to let go of it). False for a call that has ended. Thread-safe.
  */

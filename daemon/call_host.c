@@ -356,10 +356,9 @@ static const char *host_call_method(rpcd_call *call)
     return name;
 }
 
-static int host_call_complete(rpcd_call *call, int status)
+/* call_complete without its check of the status: any status ends the call, 1 included. */
+static int complete(rpcd_call *call, int status)
 {
-    if (status == RPCD_DEFERRED)
-        return RPCD_ERR_UNSUPPORTED;
     call_slot *slot = slot_lock_live(call);
     if (!slot)
         return RPCD_ERR_STALE;
@@ -377,6 +376,18 @@ static int host_call_complete(rpcd_call *call, int status)
     /* Checked and ended under one hold of the lock: no second completion can slip between. */
     call_finish_locked(slot, status);
     return RPCD_OK;
+}
+
+static int host_call_complete(rpcd_call *call, int status)
+{
+    if (status == RPCD_DEFERRED)
+        return RPCD_ERR_UNSUPPORTED;
+    return complete(call, status);
+}
+
+int call_complete_with_status(rpcd_call *call, int status)
+{
+    return complete(call, status);
 }
 
 void call_fill_host_api(rpcd_host_api *api)

@@ -134,12 +134,12 @@ static int apply_end(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_c
         return -1;
     if (!call)
         return 0;
-    /* Only a plugin built before 1.1 ends a call with 1, which was then an unknown status. */
-    if (status == RPCD_DEFERRED) {
-        call_fail_exception(call, "unknown status", "the handler returned 1", "{\"status\":1}", 12);
-        status = RPCD_ERR_INTERNAL;
-    }
-    proxy->api.call_complete(call, status);
+    /* Only a plugin built before 1.1 ends a call with 1, which was then an unknown status, and
+     * is answered as one in process; call_complete would refuse it as RPCD_DEFERRED. */
+    if (status == RPCD_DEFERRED)
+        call_complete_with_status(call, status);
+    else
+        proxy->api.call_complete(call, status);
     return 0;
 }
 
@@ -181,16 +181,20 @@ static const apply_event_fn apply_event_kind[CHAN_KIND_COUNT] = {
     [CHAN_LOG] = apply_log,
 };
 
+/* Says why frame broke the channel. Returns -1. */
+static int malformed(const chan_frame *frame, char *why, size_t why_size)
+{
+    snprintf(why, why_size, "sent a malformed message of kind %d", (int)frame->kind);
+    return -1;
+}
+
 /* Applies one frame read from lane. Returns 0, or -1 with why when the host broke the channel. */
 static int apply(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, char *why, size_t why_size)
 {
     apply_event_fn event = apply_event_kind[frame->kind];
     if (event) {
         buf_clear(&lane->scratch);
-        if (event(proxy, lane, frame) == 0)
-            return 0;
-        snprintf(why, why_size, "sent a malformed message of kind %d", (int)frame->kind);
-        return -1;
+        return event(proxy, lane, frame) == 0 ? 0 : malformed(frame, why, why_size);
     }
     apply_fn fn = apply_kind[frame->kind];
     if (!fn) {
@@ -199,17 +203,16 @@ static int apply(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, char *why,
         return -1;
     }
     uint64_t id = chan_get_u64(frame);
+    if (frame->bad) /* too short for an id: it names no call at all */
+        return malformed(frame, why, why_size);
     rpcd_call *call;
-    int known = pxy_take_for_frame(proxy, id, &call);
-    if (known == PXY_ID_NEVER || frame->bad) {
+    if (pxy_take_for_frame(proxy, id, &call) == PXY_ID_NEVER) {
         snprintf(why, why_size, "named a call it was never given");
         return -1;
     }
     buf_clear(&lane->scratch);
-    if (fn(proxy, lane, frame, call) != 0) {
-        snprintf(why, why_size, "sent a malformed message of kind %d", (int)frame->kind);
-        return -1;
-    }
+    if (fn(proxy, lane, frame, call) != 0)
+        return malformed(frame, why, why_size);
     if (frame->kind == CHAN_END)
         pxy_end_entry(proxy, id);
     return 0;

@@ -446,20 +446,57 @@ static void test_forged_call_id(void **state)
                     "named a call it was never given");
 }
 
-/* A message that is not UTF-8 in a frame of a live call: the frame is malformed, never output. */
-static void test_text_not_utf8_in_a_frame(void **state)
+/* A frame cut short before the id of the call it is about names no call: it is malformed. */
+static void test_frame_too_short_for_an_id(void **state)
 {
     (void)state;
+    host_dies_given("a.forge", "[1]", "plugin host sent a malformed message of kind 11",
+                    "sent a malformed message of kind 11");
+}
+
+/*
+ * A message a host forged into a frame of a live call, as no real call_fail would take it (not
+ * UTF-8, with params absent; with a NUL inside, params [1]): the frame is malformed, never
+ * output, not even cut at the NUL.
+ */
+static void forged_text_in_a_frame(const char *params)
+{
     session s;
     start(&s, fixtures);
     /* The host's first call, whose channel id the fixture knows. */
-    send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"boom\",\"method\":\"a.forge_text\"}");
+    send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"boom\",\"method\":\"a.forge_text\",\"params\":%s}",
+              params);
     expect_error(response_to(&s, "boom"), -32603, "plugin host sent a malformed message of kind 7");
     assert_int_equal(harness_wait_for_stderr(s.process, "sent a malformed message of kind 7",
                                              HARNESS_TIMEOUT_MS),
                      HARNESS_OK);
     expect_result(call(&s, "other", "b.echo", "[1]"), "[1]");
     expect_result(call(&s, "after", "a.echo", "[2]"), "[2]");
+    stop(&s);
+}
+
+static void test_text_not_utf8_in_a_frame(void **state)
+{
+    (void)state;
+    forged_text_in_a_frame("[]");
+}
+
+static void test_text_with_a_nul_in_a_frame(void **state)
+{
+    (void)state;
+    forged_text_in_a_frame("[1]");
+}
+
+/*
+ * A program an isolated plugin runs inherits none of the host's channel (closed on exec): it
+ * cannot read rpcd's requests, nor answer in the plugin's name.
+ */
+static void test_channel_not_inherited_by_programs(void **state)
+{
+    (void)state;
+    session s;
+    start(&s, fixtures);
+    expect_result(call(&s, "fds", "a.inherited", "[]"), "\"\"");
     stop(&s);
 }
 
@@ -719,6 +756,9 @@ int main(void)
         cmocka_unit_test(test_garbage_in_the_fast_lane_unasked),
         cmocka_unit_test(test_slow_quick_handler_holds_no_reading),
         cmocka_unit_test(test_text_not_utf8_in_a_frame),
+        cmocka_unit_test(test_text_with_a_nul_in_a_frame),
+        cmocka_unit_test(test_frame_too_short_for_an_id),
+        cmocka_unit_test(test_channel_not_inherited_by_programs),
         cmocka_unit_test(test_forged_call_id),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_exit),

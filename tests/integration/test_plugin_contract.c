@@ -271,14 +271,15 @@ static void test_abi_1_4_keeps_its_names(void **state)
     free(config);
 }
 
-static void test_old_minors_keep_their_meanings(void **state)
+/* The old minors' meanings, with every plugin in rpcd's process or (isolation) each in a host. */
+static void old_minors_keep_their_meanings(run_fixture *f, const char *isolation)
 {
-    run_fixture *f = *state;
-    char *config = run_format("[rpcd]\nworkers = 2\n[plugin abi10]\npath = %s\n"
-                              "[plugin abi11]\npath = %s\n[plugin abi12]\npath = %s\n"
-                              "[plugin abi13]\npath = %s\n",
-                              run_env("RPCD_FIXTURE_ABI_1_0"), run_env("RPCD_FIXTURE_ABI_1_1"),
-                              run_env("RPCD_FIXTURE_ABI_1_2"), run_env("RPCD_FIXTURE_ABI_1_3"));
+    char *config =
+        run_format("[rpcd]\nworkers = 2\nisolation = %s\n[plugin abi10]\npath = %s\n"
+                   "[plugin abi11]\npath = %s\n[plugin abi12]\npath = %s\n"
+                   "[plugin abi13]\npath = %s\n",
+                   isolation, run_env("RPCD_FIXTURE_ABI_1_0"), run_env("RPCD_FIXTURE_ABI_1_1"),
+                   run_env("RPCD_FIXTURE_ABI_1_2"), run_env("RPCD_FIXTURE_ABI_1_3"));
     static const char input[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"abi10.one\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"abi11.one\"}\n"
                                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"abi12.one\"}\n"
@@ -303,6 +304,20 @@ static void test_old_minors_keep_their_meanings(void **state)
     run_assert_json(json_object_get(run_response(&s, 8), "result"), "true");
     run_session_free(&s);
     free(config);
+}
+
+static void test_old_minors_keep_their_meanings(void **state)
+{
+    old_minors_keep_their_meanings(*state, "none");
+}
+
+/*
+ * The same isolated: a host runs the same .so, and a 1.0 handler's status 1 reaches rpcd as a
+ * status to judge by the plugin's minor, not as 1.1's RPCD_DEFERRED.
+ */
+static void test_old_minors_keep_their_meanings_isolated(void **state)
+{
+    old_minors_keep_their_meanings(*state, "process");
 }
 
 /* ---- log_text (1.3) ------------------------------------------------------------------- */
@@ -391,6 +406,8 @@ int main(void)
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings, run_fixture_setup,
                                         run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings_isolated,
+                                        run_fixture_setup, run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_complete_has_one_winner, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_log_text_is_one_line_per_call, run_fixture_setup,

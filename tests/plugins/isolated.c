@@ -157,7 +157,8 @@ static int slow_quick(rpcd_call *call, const char *params, size_t params_length,
 
 /*
  * PREFIX.forge: a well-formed END for a call rpcd never sent: beyond the calls it has ever
- * numbered (params absent), or (params [0]) in the slot of the first call, a generation ahead.
+ * numbered (params absent), or (params [0]) in the slot of the first call, a generation ahead;
+ * or (params [1]) an END too short to name a call (4 bytes where an id takes 8).
  */
 static int forge(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
@@ -165,25 +166,32 @@ static int forge(rpcd_call *call, const char *params, size_t params_length, void
     unsigned char frame[4 + 1 + 8 + 4] = {0};
     uint32_t length = 1 + 8 + 4;
     bool slot_in_use = params && params_length >= 3 && params[1] == '0';
+    bool truncated = params && params_length >= 3 && params[1] == '1';
     uint64_t id = (uint64_t)7777 << 32 | (slot_in_use ? 0 : 4242);
+    if (truncated)
+        length = 1 + 4;
     memcpy(frame, &length, 4);
     frame[4] = 11; /* END */
     memcpy(frame + 5, &id, 8);
-    (void)!write(5, frame, sizeof frame);
+    (void)!write(5, frame, 4 + length);
     pause();
     return RPCD_OK;
 }
 
 /*
  * PREFIX.forge_text: a FAIL frame for the first call the host was ever given (entry 0, generation
- * 1: call it first) whose message is not UTF-8, which the real call_fail would refuse.
+ * 1: call it first) whose message is not UTF-8, which the real call_fail would refuse; or (params
+ * [1]) UTF-8 with a NUL inside, which no C string the real call_fail takes can hold.
  */
 static int forge_text(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
-    (void)call, (void)params, (void)params_length, (void)user_data;
-    static const char message[] = "\xff\xfe not UTF-8";
-    unsigned char frame[4 + 1 + 8 + 4 + 1 + 4 + sizeof message - 1 + 1] = {0};
-    uint32_t length = (uint32_t)(sizeof frame - 4), text_length = (uint32_t)(sizeof message - 1);
+    (void)call, (void)user_data;
+    bool with_nul = params && params_length >= 3 && params[1] == '1';
+    static const char not_utf8[] = "\xff\xfe not UTF-8", nul[] = "a \0 inside";
+    const char *message = with_nul ? nul : not_utf8;
+    uint32_t text_length = (uint32_t)((with_nul ? sizeof nul : sizeof not_utf8) - 1);
+    unsigned char frame[4 + 1 + 8 + 4 + 1 + 4 + 64 + 1] = {0};
+    uint32_t length = 1 + 8 + 4 + 1 + 4 + text_length + 1;
     uint64_t id = (uint64_t)1 << 32;
     int32_t status = RPCD_ERR_INTERNAL;
     memcpy(frame, &length, 4);
@@ -194,7 +202,7 @@ static int forge_text(rpcd_call *call, const char *params, size_t params_length,
     memcpy(frame + 18, &text_length, 4);
     memcpy(frame + 22, message, text_length);
     /* the last byte stays 0: no data */
-    (void)!write(5, frame, sizeof frame);
+    (void)!write(5, frame, 4 + length);
     pause();
     return RPCD_OK;
 }
@@ -233,6 +241,28 @@ NO_SANITIZE static int null(rpcd_call *call, const char *params, size_t params_l
 {
     (void)call, (void)params, (void)params_length, (void)user_data;
     return *nowhere;
+}
+
+/*
+ * PREFIX.inherited: which of the host's channel descriptors (3 to 7) a program the plugin runs
+ * finds open, as a string of their numbers ("" when none): it must find none.
+ */
+static int inherited(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    FILE *shell = popen("for fd in 3 4 5 6 7; do [ -e /proc/$$/fd/$fd ] && printf '%s ' $fd; "
+                        "done",
+                        "r");
+    if (!shell)
+        return RPCD_ERR_INTERNAL;
+    char found[64] = "";
+    size_t length = fread(found, 1, sizeof found - 1, shell);
+    found[length] = '\0';
+    if (pclose(shell) == -1)
+        return RPCD_ERR_INTERNAL;
+    char result[80];
+    int result_length = snprintf(result, sizeof result, "\"%s\"", found);
+    return host->call_result(call, result, (size_t)result_length);
 }
 
 /* PREFIX.fork_null: a child that keeps the channel open for 10 s (and lets go of the standard
@@ -281,6 +311,7 @@ static int isolated_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **s
         {ISOLATED_PREFIX ".wait", wait_cancel, 0},
         {ISOLATED_PREFIX ".null", null, 0},
         {ISOLATED_PREFIX ".fork_null", fork_null, 0},
+        {ISOLATED_PREFIX ".inherited", inherited, 0},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);

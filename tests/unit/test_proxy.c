@@ -85,7 +85,7 @@ static void test_methods_become_proxies(void **state)
     assert_true(echo->flags & RPCD_METHOD_QUICK);
     assert_non_null(echo->cancel_hook);
     assert_non_null(reg_find(methods, "a.null", 6));
-    assert_int_equal(reg_count(methods), 17); /* every method of isolated.c */
+    assert_int_equal(reg_count(methods), 18); /* every method of isolated.c */
     iso_proxy_stop(proxy);
     assert_no_children();
     reg_free(methods);
@@ -559,6 +559,72 @@ static void test_fast_lane_only_for_a_lone_quick_call(void **state)
     pxy_calls_fini(&proxy);
 }
 
+/* Appends RESULT (result) and END (status 0) for the call id to frames. */
+static void put_answer(buffer *frames, uint64_t id, const char *result)
+{
+    size_t start;
+    int failed = chan_begin(frames, CHAN_RESULT, &start);
+    failed |= chan_put_u64(frames, id);
+    failed |= chan_put_str(frames, result, strlen(result));
+    assert_int_equal(chan_end(frames, start, failed != 0), 0);
+    failed = chan_begin(frames, CHAN_END, &start);
+    failed |= chan_put_u64(frames, id);
+    failed |= chan_put_u32(frames, 0);
+    assert_int_equal(chan_end(frames, start, failed != 0), 0);
+}
+
+/*
+ * The caller of a call on the fast lane reads its answer there, and once the call has ended
+ * leaves the lane free, not to the reader thread: the next lone quick call takes it again.
+ */
+static void test_fast_caller_frees_the_lane_at_its_end(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 1, .max_in_flight = 64});
+    assert_int_equal(start_call(&f, "keep", "7", "[1]", NULL), 0);
+    for (int waited = 0; atomic_load(&kept_count) < 1; waited++) {
+        assert_true(waited < 5000);
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+    iso_proxy proxy;
+    memset(&proxy, 0, sizeof proxy);
+    pxy_calls_init(&proxy);
+    call_fill_host_api(&proxy.api);
+    int ends[2], lane[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
+    assert_int_equal(pipe2(lane, O_CLOEXEC), 0);
+    proxy.fd = ends[0];
+    proxy.lanes[CHAN_LANE_FAST].fd = lane[0];
+    proxy.state = PXY_UP;
+    proxy.watching = true;
+    assert_int_equal(sig_wake_install(), 0);
+    sig_wake_unblock_here();
+    pxy_method quick = {&proxy, 0, (char *)"q", true};
+    const pxy_meta none = {0, NULL, 0};
+    uint64_t id;
+    bool wait_here = false;
+    char reason[64];
+    assert_int_equal(pxy_queue_call(&proxy, &quick, kept[0], "[1]", 3, &none, true, &wait_here, &id,
+                                    reason, sizeof reason),
+                     0);
+    assert_true(wait_here);
+    buffer frames = BUFFER_INIT;
+    put_answer(&frames, id, "\"fast\"");
+    assert_int_equal(write(lane[1], frames.data, frames.length), (ssize_t)frames.length);
+    /* Closed, so that a caller that read on past its call's end would find the lane's end. */
+    close(lane[1]);
+    pxy_wait_fast(&proxy, id);
+    assert_int_equal(proxy.fast_state, PXY_FAST_IDLE);
+    assert_non_null(strstr(written(&f), "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"fast\"}"));
+    buf_free(&frames);
+    close(lane[0]);
+    close(ends[0]);
+    close(ends[1]);
+    pxy_calls_fini(&proxy);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -576,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_lone_call_sent_by_its_caller),
         cmocka_unit_test(test_answers_of_one_read_in_one_write),
         cmocka_unit_test(test_fast_lane_only_for_a_lone_quick_call),
+        cmocka_unit_test(test_fast_caller_frees_the_lane_at_its_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
