@@ -55,16 +55,22 @@ enum { CLI_OPT_PLUGIN = 1000, CLI_OPT_SET, CLI_OPT_INSECURE };
 
 /*
  * Starts the core from source through rt_start_config, the plugins loaded (and checked) as when
- * serving. Returns 0 and runtime, or CLI_EXIT_START_UP / CLI_EXIT_USAGE with the error said.
+ * serving. First, stdout moves to a stream of the command's own (cli_output) and fd 1 then
+ * reaches stderr: what a plugin prints (in its init, its handlers or a host of its own) goes to
+ * the log, never into the output a script reads. Returns 0 and runtime, or CLI_EXIT_START_UP /
+ * CLI_EXIT_USAGE / CLI_EXIT_SOFTWARE with the error said.
  */
 int cli_start(const cli_source *source, rpcd_runtime *runtime);
+
+/* Where a command prints its output: stdout as it was before cli_start. Not thread-safe. */
+FILE *cli_output(void);
 
 /* The methods of runtime as a JSON array (new), in registration order: name, plugin, flags,
  * description, params schema, MCP tool name (null when not a tool). NULL when out of memory. */
 json_t *cli_methods_json(const rpcd_runtime *runtime);
 /* The same, in words on stream. */
 void cli_print_methods(const rpcd_runtime *runtime, FILE *stream);
-/* Prints value on stdout, indented, with a newline. Returns 0, or an exit status. */
+/* Prints value on cli_output, indented, with a newline. Returns 0, or an exit status. */
 int cli_print_json(json_t *value);
 
 /* The subcommands: argv[0] is the subcommand's name. Return the exit status. */

@@ -311,11 +311,12 @@ static int report(const call_asked *request, json_t *response)
     json_t *error = json_object_get(response, "error");
     if (!error) {
         size_t flags = JSON_ENCODE_ANY | JSON_PRESERVE_ORDER;
-        bool pretty = request->pretty < 0 ? isatty(STDOUT_FILENO) : request->pretty;
+        FILE *out = cli_output();
+        bool pretty = request->pretty < 0 ? isatty(fileno(out)) : request->pretty;
         flags |= pretty ? JSON_INDENT(2) : JSON_COMPACT;
-        json_dumpf(json_object_get(response, "result"), stdout, flags);
-        fputc('\n', stdout);
-        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_SOFTWARE;
+        json_dumpf(json_object_get(response, "result"), out, flags);
+        fputc('\n', out);
+        return fflush(out) == 0 ? CLI_EXIT_OK : CLI_EXIT_SOFTWARE;
     }
     json_int_t code = json_integer_value(json_object_get(error, "code"));
     const char *message = json_string_value(json_object_get(error, "message"));

@@ -7,7 +7,9 @@
 #include "cli.h"
 
 #include "log.h"
+#include "protocol_fds.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -115,6 +117,14 @@ static int read_config(const cli_source *source, rpcd_config **out)
     return 0;
 }
 
+/* The command's output once cli_start has taken it from plugins; NULL before. */
+static FILE *command_output;
+
+FILE *cli_output(void)
+{
+    return command_output ? command_output : stdout;
+}
+
 int cli_start(const cli_source *source, rpcd_runtime *runtime)
 {
     if (!source->config_path == !source->plugin_path) {
@@ -129,6 +139,14 @@ int cli_start(const cli_source *source, rpcd_runtime *runtime)
     int status = read_config(source, &config);
     if (status != 0)
         return status;
+    if (!command_output) {
+        int fd;
+        if (pfd_take_output(&fd) != 0 || !(command_output = fdopen(fd, "w"))) {
+            fprintf(stderr, "rpcd: cannot keep plugins off the output: %s\n", strerror(errno));
+            cfg_free(config);
+            return CLI_EXIT_SOFTWARE;
+        }
+    }
     /* Quieter than serving: the output is the command's, and info lines would crowd it. */
     rt_flags flags = {source->log_level >= 0 ? source->log_level : LOG_WARNING, source->insecure,
                       true};

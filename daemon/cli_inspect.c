@@ -22,11 +22,12 @@ static json_t *inspect_json(const rpcd_runtime *runtime, const ld_about *about)
 
 static void inspect_text(const rpcd_runtime *runtime, const ld_about *about)
 {
-    printf("plugin:  %s\nversion: %s\nabi:     %u.%u (this rpcd: %d.%d)\npath:    %s\n"
-           "methods: %zu\n\n",
-           about->name, about->version ? about->version : "-", about->abi_major, about->abi_minor,
-           RPCD_ABI_MAJOR, RPCD_ABI_MINOR, about->path, reg_count(runtime->methods));
-    cli_print_methods(runtime, stdout);
+    fprintf(cli_output(),
+            "plugin:  %s\nversion: %s\nabi:     %u.%u (this rpcd: %d.%d)\npath:    %s\n"
+            "methods: %zu\n\n",
+            about->name, about->version ? about->version : "-", about->abi_major, about->abi_minor,
+            RPCD_ABI_MAJOR, RPCD_ABI_MINOR, about->path, reg_count(runtime->methods));
+    cli_print_methods(runtime, cli_output());
 }
 
 int cli_inspect_main(int argc, char **argv)

@@ -91,10 +91,11 @@ int cli_print_json(json_t *value)
         fprintf(stderr, "rpcd: out of memory\n");
         return CLI_EXIT_SOFTWARE;
     }
-    json_dumpf(value, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', stdout);
+    FILE *out = cli_output();
+    json_dumpf(value, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
     json_decref(value);
-    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_SOFTWARE;
+    return fflush(out) == 0 ? CLI_EXIT_OK : CLI_EXIT_SOFTWARE;
 }
 
 int cli_list_main(int argc, char **argv)
@@ -127,7 +128,7 @@ int cli_list_main(int argc, char **argv)
     if (as_json)
         status = cli_print_json(cli_methods_json(&runtime));
     else
-        cli_print_methods(&runtime, stdout);
+        cli_print_methods(&runtime, cli_output());
     rt_stop(&runtime);
     return status;
 }

@@ -15,4 +15,11 @@
  */
 int pfd_take(int *input, int *output, char *error, size_t error_size);
 
+/*
+ * The output half of pfd_take, for the one-shot commands, whose stdin stays: moves stdout to a
+ * private close-on-exec descriptor and points fd 1 at stderr. Call before any plugin is loaded.
+ * Returns 0 with *output set, or -1 with errno (nothing changed).
+ */
+int pfd_take_output(int *output);
+
 #endif

@@ -273,6 +273,34 @@ static void test_call_with_a_config_file(void **state)
     free(dir);
 }
 
+/*
+ * A plugin that prints to stdout, called from the command line, in rpcd's process and isolated:
+ * what it prints goes to the log (stderr), and stdout holds the result alone, as when rpcd
+ * serves.
+ */
+static void test_call_plugin_prints_to_the_log(void **state)
+{
+    (void)state;
+    static const char *const isolations[] = {"none", "process"};
+    for (size_t i = 0; i < sizeof isolations / sizeof isolations[0]; i++) {
+        char *dir = harness_temp_dir();
+        assert_non_null(dir);
+        char sections[4096];
+        snprintf(sections, sizeof sections, "[plugin a]\npath = %s\nisolation = %s\n",
+                 env("RPCD_FIXTURE_ISOLATED_A"), isolations[i]);
+        char *config = harness_write_file(dir, "rpcd.conf", sections);
+        assert_non_null(config);
+        harness_run_result r;
+        run_expect(&r, NULL, 0, "call", "-c", config, "a.stdout", NULL);
+        assert_string_equal(r.out, "true\n");
+        expect_in(r.err, "raw stdout");
+        harness_run_result_free(&r);
+        free(config);
+        harness_remove_dir(dir);
+        free(dir);
+    }
+}
+
 static void test_call_timeout(void **state)
 {
     (void)state;
@@ -450,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_call_progress_on_stderr),
         cmocka_unit_test(test_call_set_reaches_the_plugin),
         cmocka_unit_test(test_call_with_a_config_file),
+        cmocka_unit_test(test_call_plugin_prints_to_the_log),
         cmocka_unit_test(test_call_timeout),
         cmocka_unit_test(test_call_timeout_of_a_stuck_handler),
         cmocka_unit_test(test_call_cancel_after),
