@@ -414,6 +414,60 @@ static void test_lone_call_sent_by_its_caller(void **state)
     pxy_calls_fini(&proxy);
 }
 
+/* Starts count calls of "keep" in f (ids 0, 1, ...) and waits until each is kept (kept[i]). */
+static void keep_calls(fixture *f, int count)
+{
+    for (int i = 0; i < count; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", i);
+        assert_int_equal(start_call(f, "keep", id, "[1]", NULL), 0);
+    }
+    for (int waited = 0; atomic_load(&kept_count) < (size_t)count; waited++) {
+        assert_true(waited < 5000);
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+}
+
+/*
+ * A proxy whose host is up, rpcd's call functions applied to what it reads: it sends on ends[0]
+ * and reads lane's answers on lane[0] (ends and lane made here), its other lane closed.
+ */
+static void proxy_on_pipes(iso_proxy *proxy, int lane_index, int ends[2], int lane[2])
+{
+    memset(proxy, 0, sizeof *proxy);
+    pxy_calls_init(proxy);
+    call_fill_host_api(&proxy->api);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
+    assert_int_equal(pipe2(lane, O_CLOEXEC), 0);
+    proxy->fd = ends[0];
+    proxy->lanes[lane_index].fd = lane[0];
+    proxy->lanes[1 - lane_index].fd = -1;
+    proxy->state = PXY_UP;
+}
+
+/* Undoes proxy_on_pipes (lane[1] closed already). */
+static void proxy_off_pipes(iso_proxy *proxy, int ends[2], int lane[2])
+{
+    close(lane[0]);
+    close(ends[0]);
+    close(ends[1]);
+    pxy_calls_fini(proxy);
+}
+
+/* Appends RESULT (result) and END (status 0) for the call id to frames. */
+static void put_answer(buffer *frames, uint64_t id, const char *result)
+{
+    size_t start;
+    int failed = chan_begin(frames, CHAN_RESULT, &start);
+    failed |= chan_put_u64(frames, id);
+    failed |= chan_put_str(frames, result, strlen(result));
+    assert_int_equal(chan_end(frames, start, failed != 0), 0);
+    failed = chan_begin(frames, CHAN_END, &start);
+    failed |= chan_put_u64(frames, id);
+    failed |= chan_put_u32(frames, 0);
+    assert_int_equal(chan_end(frames, start, failed != 0), 0);
+}
+
 /*
  * The answers the reader thread gets in one read reach the client in one write, not one each,
  * while rpcd's reader waits for input (as it does behind a pipelined client).
@@ -424,27 +478,12 @@ static void test_answers_of_one_read_in_one_write(void **state)
     enum { CALLS = 20 };
     fixture f;
     fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 1, .max_in_flight = 64});
-    for (int i = 0; i < CALLS; i++) {
-        char id[16];
-        snprintf(id, sizeof id, "%d", i);
-        assert_int_equal(start_call(&f, "keep", id, "[1]", NULL), 0);
-    }
-    for (int waited = 0; atomic_load(&kept_count) < CALLS; waited++) {
-        assert_true(waited < 5000);
-        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-    }
+    keep_calls(&f, CALLS);
     iso_proxy proxy;
-    memset(&proxy, 0, sizeof proxy);
-    pxy_calls_init(&proxy);
-    call_fill_host_api(&proxy.api);
     int ends[2], lane[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
-    assert_int_equal(pipe2(lane, O_CLOEXEC), 0);
-    proxy.fd = ends[0];
-    proxy.lanes[CHAN_LANE_MAIN].fd = lane[0];
-    proxy.lanes[CHAN_LANE_FAST].fd = -1;
+    proxy_on_pipes(&proxy, CHAN_LANE_MAIN, ends, lane);
+    close(proxy.wake_fd);
     proxy.wake_fd = proxy.pidfd = -1;
-    proxy.state = PXY_UP;
     pxy_method method = {&proxy, 0, (char *)"keep", false};
     const pxy_meta none = {0, NULL, 0};
     buffer frames = BUFFER_INIT;
@@ -455,15 +494,7 @@ static void test_answers_of_one_read_in_one_write(void **state)
         assert_int_equal(pxy_queue_call(&proxy, &method, kept[i], "[1]", 3, &none, false,
                                         &wait_here, &id, reason, sizeof reason),
                          0);
-        size_t start;
-        int failed = chan_begin(&frames, CHAN_RESULT, &start);
-        failed |= chan_put_u64(&frames, id);
-        failed |= chan_put_str(&frames, "1", 1);
-        assert_int_equal(chan_end(&frames, start, failed != 0), 0);
-        failed = chan_begin(&frames, CHAN_END, &start);
-        failed |= chan_put_u64(&frames, id);
-        failed |= chan_put_u32(&frames, 0);
-        assert_int_equal(chan_end(&frames, start, failed != 0), 0);
+        put_answer(&frames, id, "1");
     }
     assert_int_equal(write(lane[1], frames.data, frames.length), (ssize_t)frames.length);
     close(lane[1]);
@@ -480,10 +511,7 @@ static void test_answers_of_one_read_in_one_write(void **state)
     assert_int_equal(lines, CALLS);
     assert_int_equal(writes, 1);
     buf_free(&frames);
-    close(lane[0]);
-    close(ends[0]);
-    close(ends[1]);
-    pxy_calls_fini(&proxy);
+    proxy_off_pipes(&proxy, ends, lane);
     fixture_close(&f);
 }
 
@@ -559,20 +587,6 @@ static void test_fast_lane_only_for_a_lone_quick_call(void **state)
     pxy_calls_fini(&proxy);
 }
 
-/* Appends RESULT (result) and END (status 0) for the call id to frames. */
-static void put_answer(buffer *frames, uint64_t id, const char *result)
-{
-    size_t start;
-    int failed = chan_begin(frames, CHAN_RESULT, &start);
-    failed |= chan_put_u64(frames, id);
-    failed |= chan_put_str(frames, result, strlen(result));
-    assert_int_equal(chan_end(frames, start, failed != 0), 0);
-    failed = chan_begin(frames, CHAN_END, &start);
-    failed |= chan_put_u64(frames, id);
-    failed |= chan_put_u32(frames, 0);
-    assert_int_equal(chan_end(frames, start, failed != 0), 0);
-}
-
 /*
  * The caller of a call on the fast lane reads its answer there, and once the call has ended
  * leaves the lane free, not to the reader thread: the next lone quick call takes it again.
@@ -582,21 +596,10 @@ static void test_fast_caller_frees_the_lane_at_its_end(void **state)
     (void)state;
     fixture f;
     fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 1, .max_in_flight = 64});
-    assert_int_equal(start_call(&f, "keep", "7", "[1]", NULL), 0);
-    for (int waited = 0; atomic_load(&kept_count) < 1; waited++) {
-        assert_true(waited < 5000);
-        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-    }
+    keep_calls(&f, 1);
     iso_proxy proxy;
-    memset(&proxy, 0, sizeof proxy);
-    pxy_calls_init(&proxy);
-    call_fill_host_api(&proxy.api);
     int ends[2], lane[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
-    assert_int_equal(pipe2(lane, O_CLOEXEC), 0);
-    proxy.fd = ends[0];
-    proxy.lanes[CHAN_LANE_FAST].fd = lane[0];
-    proxy.state = PXY_UP;
+    proxy_on_pipes(&proxy, CHAN_LANE_FAST, ends, lane);
     proxy.watching = true;
     assert_int_equal(sig_wake_install(), 0);
     sig_wake_unblock_here();
@@ -616,12 +619,9 @@ static void test_fast_caller_frees_the_lane_at_its_end(void **state)
     close(lane[1]);
     pxy_wait_fast(&proxy, id);
     assert_int_equal(proxy.fast_state, PXY_FAST_IDLE);
-    assert_non_null(strstr(written(&f), "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"fast\"}"));
+    assert_non_null(strstr(written(&f), "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":\"fast\"}"));
     buf_free(&frames);
-    close(lane[0]);
-    close(ends[0]);
-    close(ends[1]);
-    pxy_calls_fini(&proxy);
+    proxy_off_pipes(&proxy, ends, lane);
     fixture_close(&f);
 }
 
