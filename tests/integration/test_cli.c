@@ -301,6 +301,36 @@ static void test_call_plugin_prints_to_the_log(void **state)
     }
 }
 
+/*
+ * With no standard output to keep (closed by the caller), the command says so on stderr and
+ * exits 70 before it loads a plugin, rather than letting plugins print where the output goes.
+ */
+static void test_call_without_stdout(void **state)
+{
+    (void)state;
+    harness_argv rpcd = harness_rpcd_argv(NULL);
+    assert_non_null(rpcd.argv[0]);
+    harness_argv args = {{NULL}, 0};
+    harness_argv_push(&args, "/bin/sh");
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, "exec \"$@\" >&-");
+    harness_argv_push(&args, "sh");
+    for (int i = 0; i < rpcd.count; i++)
+        harness_argv_push(&args, rpcd.argv[i]);
+    harness_argv_push(&args, "call");
+    harness_argv_push(&args, "--plugin");
+    harness_argv_push(&args, env("RPCD_PLUGIN_ECHO"));
+    harness_argv_push(&args, "echo");
+    harness_argv_push(&args, "[1]");
+    harness_run_result r;
+    harness_run(args.argv, NULL, 0, RUN_TIMEOUT_MS, &r);
+    assert_int_equal(r.io_status, HARNESS_OK);
+    if (!r.status.exited || r.status.code != 70)
+        fail_msg("expected exit 70, got %s\nstderr:\n%s", harness_exit_describe(&r.status), r.err);
+    expect_in(r.err, "rpcd: cannot keep plugins off the output: Bad file descriptor");
+    harness_run_result_free(&r);
+}
+
 static void test_call_timeout(void **state)
 {
     (void)state;
@@ -479,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_call_set_reaches_the_plugin),
         cmocka_unit_test(test_call_with_a_config_file),
         cmocka_unit_test(test_call_plugin_prints_to_the_log),
+        cmocka_unit_test(test_call_without_stdout),
         cmocka_unit_test(test_call_timeout),
         cmocka_unit_test(test_call_timeout_of_a_stuck_handler),
         cmocka_unit_test(test_call_cancel_after),
