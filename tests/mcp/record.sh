@@ -9,13 +9,19 @@ dir=$1
 shift
 "$@" < <(tee "$dir/input") > >(tee "$dir/output") &
 pid=$!
-trap 'kill -TERM "$pid" 2>/dev/null' TERM
-trap 'kill -INT "$pid" 2>/dev/null' INT
+interrupted=0
+trap 'interrupted=1; kill -TERM "$pid" 2>/dev/null' TERM
+trap 'interrupted=1; kill -INT "$pid" 2>/dev/null' INT
 wait "$pid"
 status=$?
-# A trapped signal ends wait early: wait again for the server's own status.
-while kill -0 "$pid" 2>/dev/null; do
+# A trapped signal ends wait early, with 128 + its number: wait again for the server's own status.
+# bash keeps that status when the server ended meanwhile (asking whether it still runs would miss
+# it: a server that exits at once on the signal was recorded as 143). 127: the signal came after
+# the first wait had the status already.
+while [ "$interrupted" = 1 ]; do
+    interrupted=0
     wait "$pid"
-    status=$?
+    again=$?
+    [ "$again" -ne 127 ] && status=$again
 done
 echo "$status" >"$dir/status"
