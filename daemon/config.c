@@ -97,6 +97,7 @@ static cfg_plugin *add_plugin(parse_state *state, const char *name)
     plugin->required = true;
     plugin->isolation = CFG_ISOLATION_INHERIT;
     plugin->max_restarts = CFG_DEFAULT_MAX_RESTARTS;
+    plugin->scheduler_slice_us = CFG_DEFAULT_SCHEDULER_SLICE_US;
     plugin->file = state->file;
     plugin->line = state->line;
     config->plugin_count++;

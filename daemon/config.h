@@ -56,8 +56,9 @@ typedef struct cfg_plugin {
     size_t timeout_ms;  /* a call's deadline, in process or isolated, 0: none */
     cfg_pair *timeouts; /* owned: timeout_ms.METHOD, key = the method, value = checked ms */
     size_t timeout_count;
-    size_t max_restarts; /* restarts of its host allowed per minute */
-    unsigned seen;       /* which of isolation, timeout_ms, max_restarts were given (once each) */
+    size_t max_restarts;       /* restarts of its host allowed per minute */
+    size_t scheduler_slice_us; /* the time slice its host asks the kernel for; 0: the kernel's */
+    unsigned seen;             /* which of cfg_isolation_key's keys were given (once each) */
 } cfg_plugin;
 
 typedef struct rpcd_config {
@@ -101,8 +102,9 @@ enum {
     CFG_DEFAULT_MAX_IN_FLIGHT = 1024,
     CFG_IN_FLIGHT_BYTES_PER_WORKER = 1024 * 1024, /* max_in_flight_bytes unset: per worker */
     CFG_DEFAULT_SHUTDOWN_GRACE_MS = 1000,
-    CFG_MAX_FILE_BYTES = 1024 * 1024, /* a config is a page of settings, never more than this */
-    CFG_DEFAULT_MAX_RESTARTS = 10,    /* restarts of an isolated plugin's host per minute */
+    CFG_MAX_FILE_BYTES = 1024 * 1024,     /* a config is a page of settings, never more than this */
+    CFG_DEFAULT_MAX_RESTARTS = 10,        /* restarts of an isolated plugin's host per minute */
+    CFG_DEFAULT_SCHEDULER_SLICE_US = 500, /* shorter than the kernel's own on any machine */
     CFG_MAX_TIMEOUT_MS = 24 * 3600 * 1000,
 };
 

@@ -6,6 +6,7 @@
 #include "config_keys.h"
 
 #include "config_mcp.h"
+#include "isolation/time_slice.h"
 
 #include "log.h"
 
@@ -65,6 +66,7 @@ static const cfg_key keys[] = {
     {"plugin NAME", "timeout_ms",  CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "timeout_ms.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "max_restarts", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "scheduler_slice_us", CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool_names",  CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
@@ -231,7 +233,8 @@ void cfg_set_defaults(rpcd_config *config)
 int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, char **problem)
 {
     size_t number;
-    static const char *const once[] = {"isolation", "timeout_ms", "max_restarts"};
+    static const char *const once[] = {"isolation", "timeout_ms", "max_restarts",
+                                       "scheduler_slice_us"};
     for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
         if (strcmp(name, once[i]) != 0)
             continue;
@@ -251,6 +254,18 @@ int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, c
         if (cfg_parse_size(value, 0, 1000000, &plugin->max_restarts) != 0)
             return complain(problem, "max_restarts must be an integer from 0 to 1000000, not '%s'",
                             value);
+        return 1;
+    }
+    if (strcmp(name, "scheduler_slice_us") == 0) {
+        /* The kernel clamps a request outside its bounds: refusing it says so where it is. */
+        size_t slice;
+        if (cfg_parse_size(value, 0, SLICE_MAX_US, &slice) != 0 ||
+            (slice != 0 && slice < SLICE_MIN_US))
+            return complain(problem,
+                            "scheduler_slice_us must be 0 (the kernel's own) or an integer from "
+                            "%d to %d, not '%s'",
+                            SLICE_MIN_US, SLICE_MAX_US, value);
+        plugin->scheduler_slice_us = slice;
         return 1;
     }
     if (strncmp(name, "timeout_ms", 10) != 0 || (name[10] != '\0' && name[10] != '.'))

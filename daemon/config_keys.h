@@ -32,9 +32,9 @@ int cfg_parse_isolation(const char *value, int *out);
 
 /*
  * The keys of a plugin section that say how rpcd runs the plugin in a host process: isolation,
- * timeout_ms, timeout_ms.METHOD and max_restarts, each given once. Returns 1 when name is one
- * of them and was read into plugin, 0 when it is none of them, -1 with *problem (new; NULL when
- * memory ran out) when its value is wrong or it is given twice.
+ * timeout_ms, timeout_ms.METHOD, max_restarts and scheduler_slice_us, each given once. Returns 1
+ * when name is one of them and was read into plugin, 0 when it is none of them, -1 with *problem
+ * (new; NULL when memory ran out) when its value is wrong or it is given twice.
  */
 int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, char **problem);
 

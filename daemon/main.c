@@ -205,7 +205,8 @@ static void describe_timeouts(const cfg_plugin *plugin, char *text, size_t size)
                                  plugin->timeouts[i].value);
 }
 
-/* --check: each plugin's isolation and deadlines, and what confines an isolated one. */
+/* --check: each plugin's isolation and deadlines, and what confines an isolated one and the
+ * time slice its host asks for. */
 static void report_check(const rpcd_config *config)
 {
     for (size_t i = 0; i < config->plugin_count; i++) {
@@ -222,8 +223,12 @@ static void report_check(const rpcd_config *config)
             sandbox_describe(&sandbox, text, sizeof text);
             sandbox_settings_free(&sandbox);
         }
-        log_message(LOG_INFO, "plugin %s: isolation = process; confined: %s; %s", plugin->name,
-                    text, timeouts);
+        char slice[32] = "the kernel's";
+        if (plugin->scheduler_slice_us)
+            snprintf(slice, sizeof slice, "%zu us", plugin->scheduler_slice_us);
+        log_message(LOG_INFO,
+                    "plugin %s: isolation = process; confined: %s; %s; scheduler slice %s",
+                    plugin->name, text, timeouts, slice);
     }
 }
 

@@ -29,8 +29,8 @@ static int append_isolation(buffer *text, const rpcd_config *daemon, const cfg_p
     int failed = buf_printf(text, "isolation=%d\n", config->isolation);
     if (config->isolation != CFG_ISOLATION_PROCESS)
         return failed;
-    failed |= buf_printf(text, "timeout_ms=%zu\nmax_restarts=%zu\n", config->timeout_ms,
-                         config->max_restarts);
+    failed |= buf_printf(text, "timeout_ms=%zu\nmax_restarts=%zu\nscheduler_slice_us=%zu\n",
+                         config->timeout_ms, config->max_restarts, config->scheduler_slice_us);
     for (size_t i = 0; i < config->timeout_count; i++)
         failed |= append_pair(text, config->timeouts[i].key, config->timeouts[i].value);
     failed |= buf_printf(text, "limits=%zu %zu %zu %zu\nseccomp=%d\n", keys->limit_memory,

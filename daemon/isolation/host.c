@@ -15,6 +15,7 @@
 #include "executor.h"
 #include "isolation/channel.h"
 #include "isolation/sandbox.h"
+#include "isolation/time_slice.h"
 #include "loader.h"
 #include "log.h"
 #include "mcp_events.h"
@@ -294,6 +295,7 @@ static int read_init(buffer *in, cfg_plugin *config, bool *insecure, size_t *wor
     *workers = (size_t)chan_get_u64(&frame);
     host.max_depth = (size_t)chan_get_u64(&frame);
     *insecure = chan_get_u8(&frame) != 0;
+    config->scheduler_slice_us = (size_t)chan_get_u64(&frame);
     char text[4096];
     config->name = strdup(chan_get_cstr(&frame, false, text, sizeof text) ? text : "");
     config->path = strdup(chan_get_cstr(&frame, false, text, sizeof text) ? text : "");
@@ -434,6 +436,10 @@ int iso_host_main(void)
         goto done;
     }
     config.required = true;
+    /* Before the plugin and its threads, which inherit it. A slice refused costs only speed. */
+    if (slice_request(config.scheduler_slice_us, error, sizeof error) != 0)
+        log_message(LOG_WARNING, "plugin %s: %s; its host keeps the kernel's", config.name, error);
+    error[0] = '\0';
     if (confine(&config, &sandbox, error, sizeof error) != 0 || reg_new(&host.methods) != 0 ||
         exec_new(workers ? workers : 1, &host.pool) != 0) {
         report(NULL, error[0] ? error : "out of memory");

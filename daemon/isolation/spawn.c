@@ -76,6 +76,7 @@ static int send_init(int fd, const cfg_plugin *config, const iso_settings *setti
     failed |= chan_put_u64(&out, settings->workers);
     failed |= chan_put_u64(&out, settings->max_depth);
     failed |= chan_put_u8(&out, settings->insecure);
+    failed |= chan_put_u64(&out, config->scheduler_slice_us);
     failed |= chan_put_str(&out, config->name, strlen(config->name));
     failed |= chan_put_str(&out, config->path, strlen(config->path));
     failed |= chan_put_u32(&out, (uint32_t)config->pair_count);

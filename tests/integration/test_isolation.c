@@ -11,6 +11,7 @@
 #include "harness.h"
 
 #include <jansson.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -500,6 +503,54 @@ static void test_channel_not_inherited_by_programs(void **state)
     stop(&s);
 }
 
+/* The calling thread's time slice in ns, as sched_getattr gives it: 0 where the kernel has none. */
+static unsigned long long own_slice_ns(void)
+{
+    struct {
+        uint32_t size, policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t priority;
+        uint64_t runtime, deadline, period;
+    } attr;
+    memset(&attr, 0, sizeof attr);
+    assert_int_equal(syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0), 0);
+    return attr.policy == SCHED_OTHER || attr.policy == SCHED_BATCH ? attr.runtime : 0;
+}
+
+/*
+ * An isolated plugin's host runs with the time slice scheduler_slice_us asks for (500 us unless
+ * said), on the thread that reads its calls and on its workers; with 0, with the kernel's own,
+ * which rpcd passes on from whoever started it.
+ */
+static void test_host_asks_for_its_slice(void **state)
+{
+    (void)state;
+    unsigned long long kernel = own_slice_ns();
+    if (kernel == 0) {
+        print_message("skipped: this kernel has no per-task time slice (Linux 6.12 and later)\n");
+        skip();
+    }
+    session s;
+    start(&s, "[plugin a]\npath = ${RPCD_FIXTURE_ISOLATED_A}\nisolation = process\n"
+              "[plugin b]\npath = ${RPCD_FIXTURE_ISOLATED_B}\nisolation = process\n"
+              "scheduler_slice_us = 2000\n");
+    expect_result(call(&s, "1", "a.slice", "[]"), "500000");
+    expect_result(call(&s, "2", "a.slice_worker", "[]"), "500000");
+    expect_result(call(&s, "3", "b.slice", "[]"), "2000000");
+    expect_result(call(&s, "4", "b.slice_worker", "[]"), "2000000");
+    stop(&s);
+
+    char *kernel_text;
+    assert_true(asprintf(&kernel_text, "%llu", kernel) > 0);
+    start(&s, "[plugin a]\npath = ${RPCD_FIXTURE_ISOLATED_A}\nisolation = process\n"
+              "scheduler_slice_us = 0\n");
+    expect_result(call(&s, "1", "a.slice", "[]"), kernel_text);
+    expect_result(call(&s, "2", "a.slice_worker", "[]"), kernel_text);
+    stop(&s);
+    free(kernel_text);
+}
+
 /* abort() and exit() in the bundled crash fixture, isolated. */
 static void crash_fixture(const char *method, const char *exception)
 {
@@ -616,17 +667,13 @@ static void test_restart_limit(void **state)
     stop(&s);
 }
 
-/* rpcd --check names each plugin's isolation and deadlines, an in-process plugin's too. */
-static void test_check_reports_isolation(void **state)
+/* What rpcd --check writes to stderr for a config (text, expanded), which must pass. */
+static char *check_output(const char *text)
 {
-    (void)state;
-    char *with_timeout;
-    assert_true(asprintf(&with_timeout, "%stimeout_ms = 100\n", fixtures) >= 0);
-    char *text = harness_expand_env(with_timeout);
-    free(with_timeout);
-    assert_non_null(text);
+    char *expanded = harness_expand_env(text);
+    assert_non_null(expanded);
     char *dir = harness_temp_dir();
-    char *config = harness_write_file(dir, "rpcd.conf", text);
+    char *config = harness_write_file(dir, "rpcd.conf", expanded);
     assert_non_null(config);
     harness_argv args = harness_rpcd_argv(config);
     harness_argv_push(&args, "--check");
@@ -634,17 +681,39 @@ static void test_check_reports_isolation(void **state)
     assert_int_equal(harness_run(args.argv, NULL, 0, HARNESS_TIMEOUT_MS, &result), HARNESS_OK);
     assert_true(result.status.exited);
     assert_int_equal(result.status.code, 0);
-    assert_non_null(
-        strstr(result.err, "plugin a: isolation = process; confined: memory unlimited"));
-    assert_non_null(strstr(result.err, "seccomp default, read everywhere, write everywhere"));
-    /* A deadline applies in process too (the handler keeps its worker): shown, not ignored. */
-    assert_non_null(strstr(result.err, "plugin b: isolation = none; timeout_ms 100 ms"));
-    assert_null(strstr(result.err, "ignored"));
+    char *err = strdup(result.err);
+    assert_non_null(err);
     harness_run_result_free(&result);
     harness_remove_dir(dir);
     free(dir);
     free(config);
-    free(text);
+    free(expanded);
+    return err;
+}
+
+/*
+ * rpcd --check names each plugin's isolation and deadlines, an in-process plugin's too, and the
+ * time slice an isolated one's host asks for.
+ */
+static void test_check_reports_isolation(void **state)
+{
+    (void)state;
+    char *with_timeout;
+    assert_true(asprintf(&with_timeout, "%stimeout_ms = 100\n", fixtures) >= 0);
+    char *err = check_output(with_timeout);
+    free(with_timeout);
+    assert_non_null(strstr(err, "plugin a: isolation = process; confined: memory unlimited"));
+    assert_non_null(strstr(err, "seccomp default, read everywhere, write everywhere"));
+    assert_non_null(strstr(err, "timeout_ms none; scheduler slice 500 us\n"));
+    /* A deadline applies in process too (the handler keeps its worker): shown, not ignored. */
+    assert_non_null(strstr(err, "plugin b: isolation = none; timeout_ms 100 ms\n"));
+    assert_null(strstr(err, "ignored"));
+    free(err);
+
+    err = check_output("[plugin a]\npath = ${RPCD_FIXTURE_ISOLATED_A}\nisolation = process\n"
+                       "scheduler_slice_us = 0\n");
+    assert_non_null(strstr(err, "timeout_ms none; scheduler slice the kernel's\n"));
+    free(err);
 }
 
 /*
@@ -759,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_text_with_a_nul_in_a_frame),
         cmocka_unit_test(test_frame_too_short_for_an_id),
         cmocka_unit_test(test_channel_not_inherited_by_programs),
+        cmocka_unit_test(test_host_asks_for_its_slice),
         cmocka_unit_test(test_forged_call_id),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_exit),

@@ -679,6 +679,35 @@ static void test_isolated_plugin_kept_then_stopped(void **state)
 }
 
 /*
+ * What the host is started with is part of an isolated plugin's identity: a reload that changes
+ * the time slice it asks for starts a new host (the plugin is replaced), one that does not keeps
+ * it.
+ */
+static void test_isolated_plugin_replaced_for_its_slice(void **state)
+{
+    session *s = *state;
+    start(s, NULL);
+    install(harness_env("RPCD_FIXTURE_BUILD_A"), s->plugin);
+    char text[4096];
+    snprintf(text, sizeof text, "[plugin named]\npath = %s\nisolation = process\n", s->plugin);
+    write_dropin(s, "50-named.conf", text);
+    reload(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
+    snprintf(text, sizeof text,
+             "[plugin named]\npath = %s\nisolation = process\nscheduler_slice_us = 500\n",
+             s->plugin);
+    write_dropin(s, "50-named.conf", text);
+    reload(s, "plugins added [], removed [], replaced [], unchanged [echo, named]");
+    snprintf(text, sizeof text,
+             "[plugin named]\npath = %s\nisolation = process\nscheduler_slice_us = 1000\n",
+             s->plugin);
+    write_dropin(s, "50-named.conf", text);
+    reload(s, "plugins added [], removed [], replaced [named], unchanged [echo]");
+    int code;
+    assert_int_equal(call_build(s, 1, "build.name", &code), 'a');
+    end(s);
+}
+
+/*
  * The last call of a removed plugin ends on a thread of the plugin's (its own, completing a
  * deferred call; or, isolated, the reader of its host's channel): the plugin is shut down on a
  * thread of rpcd's, after the call is answered, and rpcd goes on serving.
@@ -814,6 +843,8 @@ int main(void)
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_check_takes_dropins, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_sighup_before_serving_is_ignored, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_isolated_plugin_replaced_for_its_slice, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_isolated_plugin_kept_then_stopped, session_setup,
                                         session_teardown),

@@ -3,7 +3,8 @@
  * Fixture for plugins run with isolation = process: the host functions used every way a plugin
  * can (deferred completion from a thread of its own, failures with data, notifications, config,
  * logging, the method's name), and what a plugin does to its host: printing to stdout, writing
- * garbage or a forged message into the channel, looping for ever. Built twice, with the method
+ * garbage or a forged message into the channel, looping for ever; and the time slice its
+ * threads run with. Built twice, with the method
  * prefix ISOLATED_PREFIX ("a" and "b"), for two plugins at once.
  */
 #include <rpcd/plugin.h>
@@ -13,7 +14,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -265,6 +268,29 @@ static int inherited(rpcd_call *call, const char *params, size_t params_length, 
     return host->call_result(call, result, (size_t)result_length);
 }
 
+/*
+ * PREFIX.slice (quick: the host's thread that reads calls) and PREFIX.slice_worker (a worker
+ * thread): the time slice of the thread that runs it, in nanoseconds, as sched_getattr gives it
+ * (the kernel's struct sched_attr in its first version, declared here as a plugin would).
+ */
+static int slice(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    struct {
+        uint32_t size, policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t priority;
+        uint64_t runtime, deadline, period;
+    } attr;
+    memset(&attr, 0, sizeof attr);
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0)
+        return RPCD_ERR_INTERNAL;
+    char result[32];
+    int length = snprintf(result, sizeof result, "%llu", (unsigned long long)attr.runtime);
+    return host->call_result(call, result, (size_t)length);
+}
+
 /* PREFIX.fork_null: a child that keeps the channel open for 10 s (and lets go of the standard
  * descriptors, which lead to the test), then the host's NULL dereference: the host is dead while
  * its channel is still open. */
@@ -312,6 +338,8 @@ static int isolated_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **s
         {ISOLATED_PREFIX ".null", null, 0},
         {ISOLATED_PREFIX ".fork_null", fork_null, 0},
         {ISOLATED_PREFIX ".inherited", inherited, 0},
+        {ISOLATED_PREFIX ".slice", slice, RPCD_METHOD_QUICK},
+        {ISOLATED_PREFIX ".slice_worker", slice, 0},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);

@@ -388,7 +388,10 @@ static void test_plugin_section_errors(void **state)
                  "required is given twice in [plugin echo] (first on line 3)");
 }
 
-/* isolation in [rpcd] and per plugin, deadlines per plugin and per method, max_restarts. */
+/*
+ * isolation in [rpcd] and per plugin, deadlines per plugin and per method, max_restarts,
+ * scheduler_slice_us.
+ */
 static void test_isolation_keys(void **state)
 {
     (void)state;
@@ -397,10 +400,14 @@ static void test_isolation_keys(void **state)
     assert_int_equal(config->plugins[0].isolation, CFG_ISOLATION_NONE);
     assert_int_equal(config->plugins[0].timeout_ms, 0);
     assert_int_equal(config->plugins[0].max_restarts, CFG_DEFAULT_MAX_RESTARTS);
+    assert_int_equal(config->plugins[0].scheduler_slice_us, 500);
     cfg_free(config);
     config = load_ok("[rpcd]\nisolation = process\n[plugin a]\npath = a.so\n"
                      "[plugin b]\npath = b.so\nisolation = none\ntimeout_ms = 250\n"
-                     "timeout_ms.b.slow = 9000\nmax_restarts = 0\nkey = v\n");
+                     "timeout_ms.b.slow = 9000\nmax_restarts = 0\nkey = v\n"
+                     "scheduler_slice_us = 0\n[plugin c]\npath = c.so\n"
+                     "scheduler_slice_us = 100\n[plugin d]\npath = d.so\n"
+                     "scheduler_slice_us = 100000\n");
     assert_int_equal(config->plugins[0].isolation, CFG_ISOLATION_PROCESS);
     cfg_plugin *b = &config->plugins[1];
     assert_int_equal(b->isolation, CFG_ISOLATION_NONE);
@@ -409,6 +416,9 @@ static void test_isolation_keys(void **state)
     assert_string_equal(b->timeouts[0].key, "b.slow");
     assert_string_equal(b->timeouts[0].value, "9000");
     assert_int_equal(b->max_restarts, 0);
+    assert_int_equal(b->scheduler_slice_us, 0);
+    assert_int_equal(config->plugins[2].scheduler_slice_us, 100);
+    assert_int_equal(config->plugins[3].scheduler_slice_us, 100000);
     /* Only the plugin's own keys reach it. */
     assert_int_equal(b->pair_count, 1);
     assert_string_equal(b->pairs[0].key, "key");
@@ -420,6 +430,13 @@ static void test_isolation_keys(void **state)
     expect_error("[plugin a]\npath = a.so\ntimeout_ms.x = 86400001\n", 3, "timeout_ms.x");
     expect_error("[plugin a]\npath = a.so\ntimeout_ms. = 5\n", 3, "needs a method name");
     expect_error("[plugin a]\npath = a.so\nmax_restarts = -1\n", 3, "max_restarts");
+    static const char slice_problem[] =
+        "scheduler_slice_us must be 0 (the kernel's own) or an integer from 100 to 100000";
+    expect_error("[plugin a]\npath = a.so\nscheduler_slice_us = 99\n", 3, slice_problem);
+    expect_error("[plugin a]\npath = a.so\nscheduler_slice_us = 100001\n", 3, slice_problem);
+    expect_error("[plugin a]\npath = a.so\nscheduler_slice_us = 1ms\n", 3, "not '1ms'");
+    expect_error("[plugin a]\npath = a.so\nscheduler_slice_us = 200\nscheduler_slice_us = 300\n", 4,
+                 "scheduler_slice_us is given twice in [plugin a]");
     expect_error("[plugin a]\npath = a.so\nisolation = none\nisolation = none\n", 4,
                  "isolation is given twice in [plugin a]");
     expect_error("[plugin a]\npath = a.so\ntimeout_ms.m = 5\ntimeout_ms.m = 6\n", 4,

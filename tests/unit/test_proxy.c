@@ -85,7 +85,7 @@ static void test_methods_become_proxies(void **state)
     assert_true(echo->flags & RPCD_METHOD_QUICK);
     assert_non_null(echo->cancel_hook);
     assert_non_null(reg_find(methods, "a.null", 6));
-    assert_int_equal(reg_count(methods), 18); /* every method of isolated.c */
+    assert_int_equal(reg_count(methods), 20); /* every method of isolated.c */
     iso_proxy_stop(proxy);
     assert_no_children();
     reg_free(methods);

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin host's time slice: asked for and read back, inherited by a thread started after,
+ * nothing asked with 0 or under a policy without a slice, a request out of bounds refused, and
+ * each failure of the kernel reported. Each case that changes scheduling runs in a thread of its
+ * own, which ends with it; the kernel's refusals come through a wrapped syscall().
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "isolation/time_slice.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* syscall() fails with fail_errno when its number is fail_number (-1: never). */
+static long fail_number = -1;
+static int fail_errno;
+
+long __real_syscall(long number, ...);
+long __wrap_syscall(long number, ...);
+long __wrap_syscall(long number, ...)
+{
+    if (number == fail_number) {
+        errno = fail_errno;
+        return -1;
+    }
+    va_list args;
+    va_start(args, number);
+    long a = va_arg(args, long), b = va_arg(args, long), c = va_arg(args, long);
+    long d = va_arg(args, long), e = va_arg(args, long), f = va_arg(args, long);
+    va_end(args);
+    return __real_syscall(number, a, b, c, d, e, f);
+}
+
+/* The kernel's default slice for this thread, which the test process runs with. */
+static uint64_t kernel_slice(void)
+{
+    uint64_t slice = 0;
+    assert_int_equal(slice_of(0, &slice), 0);
+    return slice;
+}
+
+static void skip_without_slices(void)
+{
+    if (kernel_slice() == 0) {
+        print_message("skipped: this kernel has no per-task time slice (Linux 6.12 and later)\n");
+        skip();
+    }
+}
+
+typedef struct thread_body {
+    void (*run)(void);
+} thread_body;
+
+static void *in_thread(void *body)
+{
+    ((thread_body *)body)->run();
+    return NULL;
+}
+
+/* Runs body in a thread of its own, so that what it changes ends with that thread. */
+static void run_in_thread(void (*body)(void))
+{
+    thread_body wrapped = {body};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, in_thread, &wrapped), 0);
+    assert_int_equal(pthread_join(thread, NULL), 0);
+}
+
+static uint64_t inherited;
+static void *read_slice(void *unused)
+{
+    (void)unused;
+    assert_int_equal(slice_of(0, &inherited), 0);
+    return NULL;
+}
+
+static void ask_and_read(void)
+{
+    char error[128];
+    assert_int_equal(slice_request(700, error, sizeof error), 0);
+    assert_string_equal(error, "");
+    uint64_t slice = 0;
+    assert_int_equal(slice_of(0, &slice), 0);
+    assert_int_equal(slice, 700000);
+    assert_int_equal(slice_of((pid_t)syscall(SYS_gettid), &slice), 0);
+    assert_int_equal(slice, 700000);
+    /* A thread started after inherits it: the plugin's threads run with the host's slice. */
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, read_slice, NULL), 0);
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    assert_int_equal(inherited, 700000);
+    /* Nothing else of the thread's scheduling changed. */
+    assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
+}
+
+static void test_asked_for_and_inherited(void **state)
+{
+    (void)state;
+    skip_without_slices();
+    uint64_t before = kernel_slice();
+    run_in_thread(ask_and_read);
+    assert_int_equal(kernel_slice(), before); /* the test's own thread is untouched */
+}
+
+static void ask_for_nothing(void)
+{
+    uint64_t before = kernel_slice();
+    char error[128];
+    assert_int_equal(slice_request(0, error, sizeof error), 0);
+    assert_int_equal(kernel_slice(), before);
+}
+
+static void ask_under_idle(void)
+{
+    struct sched_param none = {0};
+    assert_int_equal(sched_setscheduler(0, SCHED_IDLE, &none), 0);
+    char error[128];
+    /* SCHED_IDLE has no slice: the request changes nothing, and the policy stays. */
+    assert_int_equal(slice_request(700, error, sizeof error), 0);
+    assert_int_equal(sched_getscheduler(0), SCHED_IDLE);
+    uint64_t slice = 1;
+    assert_int_equal(slice_of(0, &slice), 0);
+    assert_int_equal(slice, 0);
+}
+
+/* 0 asks nothing; a policy without a slice is left as it is. */
+static void test_nothing_to_ask(void **state)
+{
+    (void)state;
+    skip_without_slices();
+    run_in_thread(ask_for_nothing);
+    run_in_thread(ask_under_idle);
+}
+
+/* The kernel's bounds, 100 us to 100 ms, hold before it is asked. */
+static void test_out_of_bounds(void **state)
+{
+    (void)state;
+    char error[128];
+    assert_int_equal(slice_request(99, error, sizeof error), -1);
+    assert_string_equal(error, "a time slice of 99 us is outside 100 to 100000 us");
+    assert_int_equal(slice_request(100001, error, sizeof error), -1);
+    assert_string_equal(error, "a time slice of 100001 us is outside 100 to 100000 us");
+}
+
+/* The kernel refusing to tell the policy, or to change the slice: said, nothing changed. */
+static void test_kernel_refuses(void **state)
+{
+    (void)state;
+    char error[128];
+    uint64_t before = kernel_slice();
+    fail_number = SYS_sched_setattr;
+    fail_errno = EPERM;
+    assert_int_equal(slice_request(700, error, sizeof error), -1);
+    assert_string_equal(error, "cannot ask for a time slice of 700 us: Operation not permitted");
+    fail_number = SYS_sched_getattr;
+    fail_errno = ENOSYS;
+    assert_int_equal(slice_request(700, error, sizeof error), -1);
+    assert_string_equal(error, "cannot read the scheduling policy: Function not implemented");
+    uint64_t slice;
+    errno = 0;
+    assert_int_equal(slice_of(0, &slice), -1);
+    assert_int_equal(errno, ENOSYS);
+    fail_number = -1;
+    assert_int_equal(kernel_slice(), before);
+    /* A cut message is still a string. */
+    char tiny[8];
+    assert_int_equal(slice_request(5, tiny, sizeof tiny), -1);
+    assert_string_equal(tiny, "a time ");
+}
+
+/* No such thread: ESRCH, as the kernel says. */
+static void test_no_such_thread(void **state)
+{
+    (void)state;
+    uint64_t slice;
+    errno = 0;
+    assert_int_equal(slice_of(-1, &slice), -1);
+    assert_int_equal(errno, EINVAL);
+    /* A thread id past pid_max: no such thread. */
+    assert_int_equal(slice_of(0x3fffffff, &slice), -1);
+    assert_int_equal(errno, ESRCH);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_asked_for_and_inherited), cmocka_unit_test(test_nothing_to_ask),
+        cmocka_unit_test(test_out_of_bounds),           cmocka_unit_test(test_kernel_refuses),
+        cmocka_unit_test(test_no_such_thread),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
