@@ -3,7 +3,8 @@
  * bound_relay: the fastest an out-of-process plugin can be answered. Echoes stdin as
  * bound_line_echo does, but through a child process: each read goes to it over a socket and
  * comes back on a pipe, the shape of rpcd's channel to an isolated plugin's host (no lines, no
- * JSON, no frames). A yardstick for `isolation = process` (see bench/README.md).
+ * JSON, no frames), and the child asks for the time slice a host asks for by default. A
+ * yardstick for `isolation = process` (see bench/README.md).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "bound_io.h"
+#include "config.h"
+#include "isolation/time_slice.h"
 
 /* The child: what comes on the socket goes back on the pipe, until the socket ends. */
 static int serve(int requests, int answers)
@@ -88,6 +91,9 @@ int main(int argc, char **argv)
         return 1;
     }
     if (child == 0) {
+        char error[128];
+        if (slice_request(CFG_DEFAULT_SCHEDULER_SLICE_US, error, sizeof error) != 0)
+            fprintf(stderr, "bound_relay: %s\n", error);
         close(channel[0]);
         close(back[0]);
         _exit(serve(channel[1], back[1]));
