@@ -57,7 +57,9 @@ static void leave_fatal_signals_alone(void)
     }
 }
 
-static void start(session *s, const char *text)
+/* Starts rpcd on a config written from text, after the arguments of wrapper (NULL-terminated;
+ * NULL: none), a program that runs the rest. */
+static void start_wrapped(session *s, const char *text, const char *const *wrapper)
 {
     leave_fatal_signals_alone();
     char *expanded = harness_expand_env(text);
@@ -67,10 +69,20 @@ static void start(session *s, const char *text)
     s->config = harness_write_file(s->dir, "rpcd.conf", expanded);
     assert_non_null(s->config);
     free(expanded);
-    harness_argv args = harness_rpcd_argv(s->config);
-    assert_non_null(args.argv[0]);
+    harness_argv rpcd = harness_rpcd_argv(s->config);
+    assert_non_null(rpcd.argv[0]);
+    harness_argv args = {{NULL}, 0};
+    for (size_t i = 0; wrapper && wrapper[i]; i++)
+        harness_argv_push(&args, wrapper[i]);
+    for (int i = 0; i < rpcd.count; i++)
+        harness_argv_push(&args, rpcd.argv[i]);
     s->process = harness_start(args.argv);
     assert_non_null(s->process);
+}
+
+static void start(session *s, const char *text)
+{
+    start_wrapped(s, text, NULL);
 }
 
 /* Ends rpcd (end of input), which must exit 0; *kept (may be NULL) gets a copy of its stderr. */
@@ -179,6 +191,15 @@ static void expect_error(json_t *response, json_int_t code, const char *exceptio
         assert_non_null(strstr(got, exception));
     }
     json_decref(response);
+}
+
+/* How many times part stands in text. */
+static int count_of(const char *text, const char *part)
+{
+    int count = 0;
+    for (const char *at = strstr(text, part); at; at = strstr(at + 1, part))
+        count++;
+    return count;
 }
 
 static const char fixtures[] = "[plugin a]\n"
@@ -551,6 +572,35 @@ static void test_host_asks_for_its_slice(void **state)
     free(kernel_text);
 }
 
+/*
+ * A kernel that refuses the slice (here a seccomp filter around rpcd, as a container's profile
+ * may be): one warning naming the plugin and why, and the host serves with the kernel's slice.
+ */
+static void test_slice_refused(void **state)
+{
+    (void)state;
+    unsigned long long kernel = own_slice_ns();
+    if (kernel == 0) {
+        print_message("skipped: this kernel has no per-task time slice (Linux 6.12 and later)\n");
+        skip();
+    }
+    const char *const wrapper[] = {harness_env("RPCD_DENY_SYSCALL"), "sched_setattr", NULL};
+    assert_non_null(wrapper[0]);
+    session s;
+    start_wrapped(&s, "[plugin a]\npath = ${RPCD_FIXTURE_ISOLATED_A}\nisolation = process\n",
+                  wrapper);
+    char *kernel_text;
+    assert_true(asprintf(&kernel_text, "%llu", kernel) > 0);
+    expect_result(call(&s, "1", "a.slice", "[]"), kernel_text);
+    free(kernel_text);
+    char *err;
+    stop_keeping(&s, &err);
+    assert_int_equal(count_of(err, "plugin a: cannot ask for a time slice of 500 us: Operation "
+                                   "not permitted; its host keeps the kernel's\n"),
+                     1);
+    free(err);
+}
+
 /* abort() and exit() in the bundled crash fixture, isolated. */
 static void crash_fixture(const char *method, const char *exception)
 {
@@ -630,14 +680,6 @@ static void test_deadline(void **state)
     assert_non_null(first);
     assert_null(strstr(first + 1, "its host (pid"));
     stop(&s);
-}
-
-static int count_of(const char *text, const char *part)
-{
-    int count = 0;
-    for (const char *at = strstr(text, part); at; at = strstr(at + 1, part))
-        count++;
-    return count;
 }
 
 /* Past max_restarts within a minute, the plugin stays down: its calls fail at once. */
@@ -829,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_frame_too_short_for_an_id),
         cmocka_unit_test(test_channel_not_inherited_by_programs),
         cmocka_unit_test(test_host_asks_for_its_slice),
+        cmocka_unit_test(test_slice_refused),
         cmocka_unit_test(test_forged_call_id),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_exit),
