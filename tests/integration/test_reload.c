@@ -653,6 +653,20 @@ static void test_sighup_before_serving_is_ignored(void **state)
 }
 
 /*
+ * Starts rpcd with build a installed as [plugin named] in a drop-in, its section's other keys
+ * given by keys (lines), and reloads to load it.
+ */
+static void add_named(session *s, const char *keys)
+{
+    start(s, NULL);
+    install(harness_env("RPCD_FIXTURE_BUILD_A"), s->plugin);
+    char text[4096];
+    snprintf(text, sizeof text, "[plugin named]\npath = %s\n%s", s->plugin, keys);
+    write_dropin(s, "50-named.conf", text);
+    reload(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
+}
+
+/*
  * An isolated plugin is shared like any other: a reload that keeps it keeps its host (one
  * instance counts the calls before and after it), and once its drop-in is gone its host is
  * stopped, which runs the plugin's shutdown.
@@ -660,12 +674,7 @@ static void test_sighup_before_serving_is_ignored(void **state)
 static void test_isolated_plugin_kept_then_stopped(void **state)
 {
     session *s = *state;
-    start(s, NULL);
-    install(harness_env("RPCD_FIXTURE_BUILD_A"), s->plugin);
-    char text[4096];
-    snprintf(text, sizeof text, "[plugin named]\npath = %s\nisolation = process\n", s->plugin);
-    write_dropin(s, "50-named.conf", text);
-    reload(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
+    add_named(s, "isolation = process\n");
     int code;
     assert_int_equal(call_build(s, 1, "build.name", &code), 'a');
     reload(s, "plugins added [], removed [], replaced [], unchanged [echo, named]");
@@ -686,12 +695,8 @@ static void test_isolated_plugin_kept_then_stopped(void **state)
 static void test_isolated_plugin_replaced_for_its_slice(void **state)
 {
     session *s = *state;
-    start(s, NULL);
-    install(harness_env("RPCD_FIXTURE_BUILD_A"), s->plugin);
+    add_named(s, "isolation = process\n");
     char text[4096];
-    snprintf(text, sizeof text, "[plugin named]\npath = %s\nisolation = process\n", s->plugin);
-    write_dropin(s, "50-named.conf", text);
-    reload(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
     snprintf(text, sizeof text,
              "[plugin named]\npath = %s\nisolation = process\nscheduler_slice_us = 500\n",
              s->plugin);
@@ -714,13 +719,9 @@ static void test_isolated_plugin_replaced_for_its_slice(void **state)
  */
 static void last_call_ends_on_plugin_thread(session *s, const char *isolation)
 {
-    start(s, NULL);
-    install(harness_env("RPCD_FIXTURE_BUILD_A"), s->plugin);
-    char text[4096];
-    snprintf(text, sizeof text, "[plugin named]\npath = %s\nisolation = %s\n", s->plugin,
-             isolation);
-    write_dropin(s, "50-named.conf", text);
-    reload(s, "plugins added [named], removed [], replaced [], unchanged [echo]");
+    char keys[64];
+    snprintf(keys, sizeof keys, "isolation = %s\n", isolation);
+    add_named(s, keys);
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"build.slow\","
                  "\"params\":[1000,\"thread\"]}\n");
     /* The reload must find the call running: read after it, the method would be gone. */
