@@ -569,6 +569,22 @@ void harness_argv_push(harness_argv *args, const char *arg)
     args->argv[args->count] = NULL;
 }
 
+harness_argv harness_argv_wrapped(const char *const *wrapper, const harness_argv *inner)
+{
+    harness_argv args = {{NULL}, 0};
+    for (size_t i = 0; wrapper[i]; i++)
+        harness_argv_push(&args, wrapper[i]);
+    for (int i = 0; i < inner->count; i++)
+        harness_argv_push(&args, inner->argv[i]);
+    return args;
+}
+
+harness_argv harness_argv_in_shell(const char *script, const harness_argv *inner)
+{
+    const char *const shell[] = {"/bin/sh", "-c", script, "sh", NULL};
+    return harness_argv_wrapped(shell, inner);
+}
+
 char *harness_temp_dir(void)
 {
     const char *base = getenv("TMPDIR");

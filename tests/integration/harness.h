@@ -169,6 +169,18 @@ bool harness_wrapped(void);
 /* Appends one argument (borrowed). Ignored beyond HARNESS_MAX_ARGS. */
 void harness_argv_push(harness_argv *args, const char *arg);
 
+/*
+ * The arguments of wrapper (NULL-terminated), then inner's: inner run by a program that runs the
+ * rest of its arguments. Every string stays borrowed.
+ */
+harness_argv harness_argv_wrapped(const char *const *wrapper, const harness_argv *inner);
+
+/*
+ * inner run by /bin/sh -c script, where script runs "$@" (such as "exec \"$@\" 2>&-", which
+ * closes stderr first). script and inner's strings stay borrowed.
+ */
+harness_argv harness_argv_in_shell(const char *script, const harness_argv *inner);
+
 /* A new directory from mkdtemp under $TMPDIR (or /tmp). New string, or NULL. */
 char *harness_temp_dir(void);
 

@@ -310,13 +310,7 @@ static void test_call_without_stdout(void **state)
     (void)state;
     harness_argv rpcd = harness_rpcd_argv(NULL);
     assert_non_null(rpcd.argv[0]);
-    harness_argv args = {{NULL}, 0};
-    harness_argv_push(&args, "/bin/sh");
-    harness_argv_push(&args, "-c");
-    harness_argv_push(&args, "exec \"$@\" >&-");
-    harness_argv_push(&args, "sh");
-    for (int i = 0; i < rpcd.count; i++)
-        harness_argv_push(&args, rpcd.argv[i]);
+    harness_argv args = harness_argv_in_shell("exec \"$@\" >&-", &rpcd);
     harness_argv_push(&args, "call");
     harness_argv_push(&args, "--plugin");
     harness_argv_push(&args, env("RPCD_PLUGIN_ECHO"));

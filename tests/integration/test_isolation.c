@@ -68,11 +68,8 @@ static void start_wrapped(session *s, const char *text, const char *const *wrapp
     free(expanded);
     harness_argv rpcd = harness_rpcd_argv(s->config);
     assert_non_null(rpcd.argv[0]);
-    harness_argv args = {{NULL}, 0};
-    for (size_t i = 0; wrapper && wrapper[i]; i++)
-        harness_argv_push(&args, wrapper[i]);
-    for (int i = 0; i < rpcd.count; i++)
-        harness_argv_push(&args, rpcd.argv[i]);
+    static const char *const none[] = {NULL};
+    harness_argv args = harness_argv_wrapped(wrapper ? wrapper : none, &rpcd);
     s->process = harness_start(args.argv);
     assert_non_null(s->process);
 }

@@ -679,14 +679,7 @@ static void redirected_exits_74(const char *redirect, const char *expected_line)
     assert_non_null(rpcd.argv[0]);
     char script[64]; /* "exec" and the redirection */
     snprintf(script, sizeof script, "exec \"$@\" %s", redirect);
-    harness_argv args;
-    memset(&args, 0, sizeof args);
-    harness_argv_push(&args, "/bin/sh");
-    harness_argv_push(&args, "-c");
-    harness_argv_push(&args, script);
-    harness_argv_push(&args, "sh");
-    for (int i = 0; i < rpcd.count; i++)
-        harness_argv_push(&args, rpcd.argv[i]);
+    harness_argv args = harness_argv_in_shell(script, &rpcd);
     static const char request[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n";
     harness_run_result result;
     harness_run(args.argv, request, strlen(request), HARNESS_TIMEOUT_MS, &result);
@@ -747,14 +740,7 @@ static void test_stderr_closed_at_start_keeps_logs_out_of_plugin_files(void **st
     char *config = harness_write_file(dir, "rpcd.conf", text);
     assert_non_null(config);
     harness_argv rpcd = harness_rpcd_argv(config);
-    harness_argv args;
-    memset(&args, 0, sizeof args);
-    harness_argv_push(&args, "/bin/sh");
-    harness_argv_push(&args, "-c");
-    harness_argv_push(&args, "exec \"$@\" 2>&-");
-    harness_argv_push(&args, "sh");
-    for (int i = 0; i < rpcd.count; i++)
-        harness_argv_push(&args, rpcd.argv[i]);
+    harness_argv args = harness_argv_in_shell("exec \"$@\" 2>&-", &rpcd);
     static const char request[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"keeps_file.ping\"}\n";
     harness_run_result result;
     assert_int_equal(harness_run(args.argv, request, strlen(request), HARNESS_TIMEOUT_MS, &result),
