@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -38,7 +39,7 @@ static int get_attr(pid_t thread, struct slice_attr *attr)
     return syscall(SYS_sched_getattr, thread, attr, sizeof *attr, 0) == 0 ? 0 : -1;
 }
 
-static int has_slice(uint32_t policy)
+static bool has_slice(uint32_t policy)
 {
     return policy == SCHED_OTHER || policy == SCHED_BATCH;
 }

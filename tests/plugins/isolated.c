@@ -3,9 +3,9 @@
  * Fixture for plugins run with isolation = process: the host functions used every way a plugin
  * can (deferred completion from a thread of its own, failures with data, notifications, config,
  * logging, the method's name), and what a plugin does to its host: printing to stdout, writing
- * garbage or a forged message into the channel, looping for ever; and the time slice its
- * threads run with. Built twice, with the method
- * prefix ISOLATED_PREFIX ("a" and "b"), for two plugins at once.
+ * garbage or a forged message into the channel, looping for ever; and the time slice its threads
+ * run with. Built twice, with the method prefix ISOLATED_PREFIX ("a" and "b"), for two plugins at
+ * once.
  */
 #include <rpcd/plugin.h>
 

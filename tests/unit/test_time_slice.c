@@ -37,6 +37,8 @@ long __wrap_syscall(long number, ...)
         errno = fail_errno;
         return -1;
     }
+    /* Checked before any argument is read: another call's count is not known here. */
+    assert_true(number == SYS_sched_getattr || number == SYS_sched_setattr);
     va_list args;
     va_start(args, number);
     long thread = va_arg(args, long), attr = va_arg(args, long), third = va_arg(args, long);
@@ -44,7 +46,6 @@ long __wrap_syscall(long number, ...)
                       ? __real_syscall(number, thread, attr, third, va_arg(args, long))
                       : __real_syscall(number, thread, attr, third);
     va_end(args);
-    assert_true(number == SYS_sched_getattr || number == SYS_sched_setattr);
     return result;
 }
 
@@ -186,7 +187,7 @@ static void test_kernel_refuses(void **state)
     assert_string_equal(tiny, "a time ");
 }
 
-/* No such thread: ESRCH, as the kernel says. */
+/* A thread id that cannot be one: EINVAL; one that names no thread: ESRCH, as the kernel says. */
 static void test_no_such_thread(void **state)
 {
     (void)state;
