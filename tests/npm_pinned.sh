@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-# Sourced by the run.sh of tests/mcp and tests/mcp-conformance: Node.js and npm installed with
-# apt when missing, and the packages a directory's package-lock.json pins installed with npm ci
-# when missing or stale, one build tree at a time. What cannot run (no registry, an old Node.js)
-# is skipped (exit 77), except in CI (CI set), where it fails.
+# Sourced by the run.sh of tests/mcp and tests/mcp-conformance: a Node.js recent enough (the
+# system's, or the one tests/node_pinned.sh pins, installed from the npm registry when the
+# system's is missing or too old), and the packages a directory's package-lock.json pins
+# installed with npm ci when missing or stale, one build tree at a time. What cannot run (no
+# registry) is skipped (exit 77), except in CI (CI set), where it fails.
 
 # A test that cannot run here: skipped on a developer's machine, a failure in CI.
 cannot_run() {
@@ -14,22 +15,20 @@ cannot_run() {
     exit 77
 }
 
-# Installs node and npm when missing. Usage: npm_need_node SCRIPTS_DIR [MIN_MAJOR WHAT]
+# shellcheck source=tests/node_pinned.sh
+source "$(dirname "${BASH_SOURCE[0]}")/node_pinned.sh"
+
+# Puts a Node.js of RPCD_NODE_MIN_MAJOR or later, with npm, first on PATH: the system's when it
+# will do, else the release tests/node_pinned.sh pins, installed from the npm registry into a
+# cache the first time. Only a registry out of reach makes the test unable to run.
 npm_need_node() {
-    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-        # shellcheck source=scripts/deps.sh
-        source "$1/deps.sh"
-        rpcd_install_packages nodejs npm
-    fi
-    for tool in node npm; do
-        if ! command -v "$tool" >/dev/null; then
-            echo "$tool is still missing after installing nodejs and npm" >&2
-            exit 1
-        fi
-    done
-    if [ $# -ge 3 ] && ! node -e "process.exit(Number(process.versions.node.split('.')[0]) >= $2 ? 0 : 1)"; then
-        cannot_run "$3 needs Node.js $2 or later, this is $(node --version)"
-    fi
+    node_system_will_do && return 0
+    local bin
+    bin=$(node_pinned_install) || cannot_run "Node.js $RPCD_NODE_MIN_MAJOR or later is needed \
+(the system has $(node --version 2>/dev/null || echo none)) and the pinned $RPCD_NODE_VERSION \
+could not be installed"
+    export PATH="$bin:$PATH"
+    echo "Using Node.js $(node --version) and npm $(npm --version) from $bin" >&2
 }
 
 # The version a package.json gives, or the one package-lock.json pins for node_modules/KEY.

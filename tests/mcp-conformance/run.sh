@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Runs the official MCP server conformance suite against rpcd (run.mjs, through bridge.mjs).
-# Installs Node.js and npm with apt when missing, and the suite at the version
-# package-lock.json pins when missing or stale. When npm cannot install it (no registry), or
-# Node.js is older than 20, the test is skipped (exit 77), except in CI (CI set): it fails.
+# Uses the pinned Node.js (tests/node_pinned.sh, from the npm registry) when the system's is
+# missing or too old, and installs the suite at the version package-lock.json pins when missing
+# or stale. When the registry is out of reach, the test is skipped (exit 77), except in CI (CI
+# set): it fails.
 # Usage: run.sh <rpcd> <conformance.so>
 set -euo pipefail
 
@@ -17,7 +18,7 @@ package=@modelcontextprotocol/conformance
 # shellcheck source=tests/npm_pinned.sh
 source "$here/../npm_pinned.sh"
 # The suite's dependencies need Node.js 20 (node20.mjs covers the one call that needs 22).
-npm_need_node "$here/../../scripts" 20 "the MCP conformance suite"
+npm_need_node
 npm_install_pinned "$here" 100 "$package"
 
 # 100 s for npm ci and 180 s here stay under the 300 s meson gives the test.

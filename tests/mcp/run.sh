@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Runs an MCP client against rpcd: client.mjs (SDK v1) by default, or the script given with its
 # arguments (client_v2.mjs pin|auto: the v2 client; inspector.mjs legacy|modern: the MCP
-# Inspector CLI; ai_sdk.mjs discover|initialize: the AI SDK's client). Installs Node.js and
-# npm with apt when missing, and the clients at the versions package-lock.json pins when missing
-# or stale. When npm cannot install them (no registry), the test is skipped (exit 77), except in
-# CI (CI set), where it fails.
+# Inspector CLI; ai_sdk.mjs discover|initialize: the AI SDK's client). Uses the pinned Node.js
+# (tests/node_pinned.sh, from the npm registry) when the system's is missing or too old, and
+# installs the clients at the versions package-lock.json pins when missing or stale. When the
+# registry is out of reach, the test is skipped (exit 77), except in CI (CI set): it fails.
 # Usage: run.sh <rpcd> <config> [script.mjs [arguments...]]
 set -euo pipefail
 
@@ -22,12 +22,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/npm_pinned.sh
 source "$here/../npm_pinned.sh"
 # The v2 client needs Node.js 20 (its package.json says so; the Inspector and the AI SDK say 22,
-# but run on 20).
-if [ "$script" = client.mjs ]; then
-    npm_need_node "$here/../../scripts"
-else
-    npm_need_node "$here/../../scripts" 20 "$script"
-fi
+# but run on 20): RPCD_NODE_MIN_MAJOR.
+npm_need_node
 npm_install_pinned "$here" 150 @modelcontextprotocol/sdk @modelcontextprotocol/client \
     @modelcontextprotocol/inspector @ai-sdk/mcp
 
