@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages rpcd needs to build and test, when any is missing.
-# Sourced by scripts/run and scripts/test; safe to run on its own.
+# Installs the Debian packages rpcd needs to build (scripts/run) and to test (scripts/test),
+# when any is missing. Sourced by scripts/run and scripts/test; run on its own, it installs both.
 set -euo pipefail
 
-RPCD_PACKAGES=(meson ninja-build pkg-config gcc g++ libc6-dev binutils sed
-               libjansson-dev libcmocka-dev libinih-dev libseccomp-dev clang-format git
-               clang libclang-rt-dev valgrind golang-go rustc scdoc groff-base man-db
-               dpkg-dev debhelper lintian abigail-tools systemd)
+# What `meson setup build && ninja -C build` needs: rpcd, its plugins and its config.
+RPCD_BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev binutils sed
+                     libjansson-dev libinih-dev libseccomp-dev)
+# What scripts/test needs besides: cmocka, the sanitizers' and fuzzers' clang, valgrind, the
+# bindings' toolchains, the man pages, the Debian packaging, git for the tree's file list, and
+# certificates for the npm registry (the MCP clients, and a Node.js when the system's is too old:
+# tests/node_pinned.sh).
+RPCD_TEST_PACKAGES=(g++ libcmocka-dev clang-format git clang libclang-rt-dev valgrind golang-go
+                    rustc scdoc groff-base man-db dpkg-dev debhelper lintian abigail-tools systemd
+                    python3 ca-certificates)
 
 rpcd_install_packages() {
     local missing=()
@@ -26,5 +32,5 @@ rpcd_install_packages() {
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    rpcd_install_packages "${RPCD_PACKAGES[@]}"
+    rpcd_install_packages "${RPCD_BUILD_PACKAGES[@]}" "${RPCD_TEST_PACKAGES[@]}"
 fi
