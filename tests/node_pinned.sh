@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # The Node.js the tests of tests/mcp and tests/mcp-conformance run on, pinned in this one place:
 # the oldest major release they accept, and the release (with npm) installed from the npm
@@ -66,19 +67,22 @@ node_pinned_install() {
             fi
             # The layout of Node.js's own archives: bin/node, npm in lib/node_modules/npm and
             # bin/npm pointing at its npm-cli.js (whose #! finds the node beside it on PATH).
-            mkdir -p "$staging/root/bin" "$staging/root/lib/node_modules/npm"
-            tar -xzf "$staging/node.tgz" -C "$staging/root/bin" --strip-components=2 package/bin/node &&
-                tar -xzf "$staging/npm.tgz" -C "$staging/root/lib/node_modules/npm" \
-                    --strip-components=1 &&
-                ln -s ../lib/node_modules/npm/bin/npm-cli.js "$staging/root/bin/npm" &&
-                ln -s ../lib/node_modules/npm/bin/npx-cli.js "$staging/root/bin/npx" &&
-                [ "$("$staging/root/bin/node" --version)" = "v$RPCD_NODE_VERSION" ] &&
-                mv -T "$staging/root" "$prefix" || {
+            if ! {
+                mkdir -p "$staging/root/bin" "$staging/root/lib/node_modules/npm" &&
+                    tar -xzf "$staging/node.tgz" -C "$staging/root/bin" --strip-components=2 \
+                        package/bin/node &&
+                    tar -xzf "$staging/npm.tgz" -C "$staging/root/lib/node_modules/npm" \
+                        --strip-components=1 &&
+                    ln -s ../lib/node_modules/npm/bin/npm-cli.js "$staging/root/bin/npm" &&
+                    ln -s ../lib/node_modules/npm/bin/npx-cli.js "$staging/root/bin/npx" &&
+                    [ "$("$staging/root/bin/node" --version)" = "v$RPCD_NODE_VERSION" ] &&
+                    mv -T "$staging/root" "$prefix"
+            }; then
                 rm -rf "$staging"
                 exec 8>&-
                 echo "could not unpack Node.js $RPCD_NODE_VERSION into $prefix" >&2
                 return 1
-            }
+            fi
             rm -rf "$staging"
         fi
         exec 8>&-

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Sourced by the run.sh of tests/mcp and tests/mcp-conformance: a Node.js recent enough (the
 # system's, or the one tests/node_pinned.sh pins, installed from the npm registry when the
@@ -28,6 +29,8 @@ npm_need_node() {
 (the system has $(node --version 2>/dev/null || echo none)) and the pinned $RPCD_NODE_VERSION \
 could not be installed"
     export PATH="$bin:$PATH"
+    # The pinned npm is meant to stay as it is: no advice to upgrade it in the logs.
+    export npm_config_update_notifier=false
     echo "Using Node.js $(node --version) and npm $(npm --version) from $bin" >&2
 }
 
