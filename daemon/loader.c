@@ -87,7 +87,8 @@ static int open_checked(struct rpcd_plugin *plugin, const rpcd_config *daemon, b
     int fd, copy;
     char refusal[512];
     if (plugin->opened_fd >= 0) {
-        /* A plugin host's: the parent checked the file, and keeps it for restarts. */
+        /* A plugin host's: the parent checked the file and copied it to a sealed memfd, which
+         * it keeps for restarts. */
         plugin->handle =
             fsafe_dlopen(plugin->opened_fd, RTLD_NOW | RTLD_LOCAL, refusal, sizeof refusal);
         if (!plugin->handle)
@@ -201,15 +202,16 @@ static void set_timeouts(const struct rpcd_plugin *plugin)
 }
 
 /*
- * An isolated plugin: its file opened and checked here, its identity taken from it, and loaded
- * by a host process from that descriptor, which the proxy keeps for restarts. Returns 0, or -1
- * with the reason in error.
+ * An isolated plugin: its file opened and checked here, copied to a sealed memfd as in process,
+ * and its host loads that copy by descriptor, which the proxy keeps for restarts: a file written
+ * over or removed changes nothing for the running host nor for the next, until a reload.
+ * Returns 0, or -1 with the reason in error.
  */
 static int start_isolated(struct rpcd_plugin *plugin, const rpcd_config *daemon, char *error,
                           size_t error_size)
 {
     const char *path = plugin->config->path;
-    int fd;
+    int fd, copy;
     char refusal[512];
     if (fsafe_open(path, !daemon->insecure, &fd, refusal, sizeof refusal) != 0) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
@@ -217,13 +219,19 @@ static int start_isolated(struct rpcd_plugin *plugin, const rpcd_config *daemon,
     }
     struct stat file;
     uint64_t hash;
-    if (fstat(fd, &file) != 0 || pcopy_hash(fd, &hash) != 0 ||
-        pident_fill(&plugin->identity, daemon, plugin->config, &file, hash) != 0) {
-        snprintf(error, error_size, "plugin %s: cannot read: %s", path, strerror(errno));
-        close(fd);
+    int status =
+        pcopy_sealed(fd, plugin->config->name, &copy, &hash, &file, refusal, sizeof refusal);
+    close(fd);
+    if (status != 0) {
+        snprintf(error, error_size, "plugin %s: %s", path, refusal);
         return -1;
     }
-    return isolated_start(daemon, plugin->config, fd, plugin->methods, plugin, &plugin->isolated,
+    if (pident_fill(&plugin->identity, daemon, plugin->config, &file, hash) != 0) {
+        snprintf(error, error_size, "plugin %s: out of memory", path);
+        close(copy);
+        return -1;
+    }
+    return isolated_start(daemon, plugin->config, copy, plugin->methods, plugin, &plugin->isolated,
                           error, error_size);
 }
 

@@ -323,7 +323,9 @@ static int apply_landlock(const sandbox_settings *s, char *error, size_t error_s
             if (allow_path(s, ruleset, always_readable[i], READ_RIGHTS, handled, false, error,
                            error_size) != 0)
                 goto done;
-        if (s->plugin_path && allow_path(s, ruleset, s->plugin_path, READ_RIGHTS, handled, true,
+        /* The host loads rpcd's sealed copy, which Landlock does not govern (a memfd); the
+         * file itself may be gone by a restart, and is then skipped. */
+        if (s->plugin_path && allow_path(s, ruleset, s->plugin_path, READ_RIGHTS, handled, false,
                                          error, error_size) != 0)
             goto done;
         if (allow_list(s, ruleset, s->read_paths, READ_RIGHTS, handled, error, error_size) != 0)
