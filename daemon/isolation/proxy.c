@@ -214,6 +214,26 @@ static bool same_methods(const iso_proxy *proxy, const iso_host_info *info)
 }
 
 /*
+ * The plugin stays down: one error line says so, naming why (the limit and the last failure) and
+ * what brings it back, and every call from now on fails with "plugin host down". Reader thread.
+ */
+static void give_up(iso_proxy *proxy, const char *last)
+{
+    static const char recover[] = "its calls fail until rpcd is restarted, or reloaded (SIGHUP) "
+                                  "with the plugin's file or section changed";
+    size_t limit = proxy->config->max_restarts;
+    log_message(LOG_ERROR,
+                "plugin %s: rpcd stopped restarting its host, which failed more than %zu times "
+                "within a minute (max_restarts = %zu), the last time: %s; %s",
+                proxy->name, limit, limit, last, recover);
+    char detail[256];
+    snprintf(detail, sizeof detail,
+             "plugin %s: its host failed more than %zu times within a minute; %s", proxy->name,
+             limit, recover);
+    pxy_host_down(proxy, detail);
+}
+
+/*
  * Starts a host again after delay_ms, until one runs or the supervisor gives up. Reader thread.
  * Returns 0 with the host up, or -1 when the plugin stays down (or rpcd stops).
  */
@@ -241,7 +261,7 @@ static int restart(iso_proxy *proxy, long long delay_ms)
         }
         delay_ms = sup_on_crash(&proxy->restarts, clock_now_ms(), false);
         if (delay_ms < 0) {
-            pxy_host_down(proxy, error);
+            give_up(proxy, error);
             return -1;
         }
         log_message(LOG_WARNING, "plugin %s: %s; trying again in %lld ms", proxy->name, error,
@@ -263,13 +283,9 @@ static void *reader_main(void *context)
         pxy_host_died(proxy, pid, status, why, &served);
         long long delay = sup_on_crash(&proxy->restarts, clock_now_ms(), served);
         if (delay < 0) {
-            char reason[256];
-            snprintf(reason, sizeof reason,
-                     "plugin %s: its host died more than %zu times within a minute; its calls "
-                     "fail until rpcd is restarted",
-                     proxy->name, proxy->config->max_restarts);
-            log_message(LOG_ERROR, "%s", reason);
-            pxy_host_down(proxy, reason);
+            char last[128];
+            iso_describe_status(status, last, sizeof last);
+            give_up(proxy, why[0] ? why : last);
             pxy_wait_for_stop(proxy);
             return NULL;
         }

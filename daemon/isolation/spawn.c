@@ -395,7 +395,15 @@ int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
     if (send_init(own.requests, config, settings, error, error_size) != 0 ||
         read_answer(own.answers, timeout_ms, info, error, error_size) != 0) {
         iso_channel_close(&own);
-        iso_reap(child, 0);
+        bool ended = strstr(error, "ended before") != NULL;
+        int status = iso_reap(child, 0);
+        /* How it ended, when it did by itself: the plugin's init crashed, or exited. */
+        if (ended) {
+            char how[96];
+            iso_describe_status(status, how, sizeof how);
+            size_t length = strlen(error);
+            snprintf(error + length, error_size - length, " (%s)", how);
+        }
         iso_host_info_free(info);
         return -1;
     }

@@ -2,7 +2,7 @@
 /*
  * A plugin's file changed under a running rpcd: written over in place with garbage, or removed,
  * changes nothing for the calls, nor for an isolated plugin's restarted host, until a reload
- * loads the new file.
+ * loads the new file. And a host whose restarts keep failing: one line says rpcd gave up.
  * With RPCD_CASES_ISOLATION = process (upgrade_isolated) the plugin runs in a host process.
  */
 #include "harness.h"
@@ -37,6 +37,23 @@ static bool isolated(void)
     return isolation && strcmp(isolation, "process") == 0;
 }
 
+/* The sanitizer runtimes leave a host's fatal signals to it (abort_init_if is about them). */
+static void leave_fatal_signals_alone(void)
+{
+    static const char *const names[] = {"ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"};
+    static const char extra[] = "handle_abort=0";
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *old = getenv(names[i]);
+        if (old && strstr(old, extra))
+            continue;
+        char *value;
+        assert_true(asprintf(&value, "%s%s%s", old ? old : "", old && old[0] ? ":" : "", extra) >=
+                    0);
+        setenv(names[i], value, 1);
+        free(value);
+    }
+}
+
 /* Copies from to a new file beside to, then renames it into place, as an installer does. */
 static void install(const char *from, const char *to)
 {
@@ -68,6 +85,7 @@ static void overwrite_in_place(const char *path)
 /* rpcd over [plugin named], build_a installed, with keys (may be "") in its section. */
 static void start(session *s, const char *keys)
 {
+    leave_fatal_signals_alone();
     s->dir = harness_temp_dir();
     assert_non_null(s->dir);
     assert_true(asprintf(&s->plugin, "%s/named.so", s->dir) > 0);
@@ -275,11 +293,83 @@ static void test_removed(void **state)
     free(keys);
 }
 
+/*
+ * A host whose plugin's init crashes on every restart: past max_restarts, one error line says
+ * that rpcd stopped restarting it, why, and what brings it back; every call then fails with
+ * "plugin host down". Isolated only.
+ */
+static void test_gives_up_once_and_says_so(void **state)
+{
+    (void)state;
+    if (!isolated())
+        skip();
+    session s = {0};
+    char *dir = harness_temp_dir(), *flag, *keys;
+    assert_non_null(dir);
+    assert_true(asprintf(&flag, "%s/broken", dir) > 0);
+    assert_true(asprintf(&keys, "max_restarts = 3\nabort_init_if = %s\n", flag) > 0);
+    start(&s, keys);
+    expect_build(&s, "a");
+    char *path = harness_write_file(dir, "broken", "");
+    assert_non_null(path);
+    free(path);
+    assert_int_equal(kill(host_of(harness_pid(s.rpcd)), SIGKILL), 0);
+    expect_stderr(&s, "stopped restarting");
+    const char *err = harness_stderr(s.rpcd);
+    assert_int_equal(count_of(err, "stopped restarting"), 1);
+    const char *line = strstr(err, "stopped restarting");
+    while (line > err && line[-1] != '\n')
+        line--;
+    const char *line_end = strchr(line, '\n');
+    assert_non_null(line_end);
+    char *said = strndup(line, (size_t)(line_end - line));
+    /* An error naming the plugin, why (the limit, the last failure: the init's crash) and how to
+     * recover. */
+    static const char *const parts[] = {
+        "error: plugin build_named: rpcd stopped restarting its host",
+        "more than 3 times within a minute (max_restarts = 3)",
+        "the last time: its host ended before the plugin's init returned",
+        "SIGABRT",
+        "reloaded (SIGHUP) with the plugin's file or section changed",
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (!strstr(said, parts[i]))
+            print_error("\"%s\" lacks \"%s\"\n", said, parts[i]);
+        assert_non_null(strstr(said, parts[i]));
+    }
+    /* Every attempt said it would try again, and the last did not. */
+    assert_int_equal(count_of(err, "trying again in"), 2);
+    free(said);
+    for (int i = 0; i < 3; i++) {
+        json_t *response = call_name(&s);
+        json_t *error = json_object_get(response, "error");
+        assert_int_equal(json_integer_value(json_object_get(error, "code")), -32603);
+        json_t *data = json_object_get(error, "data");
+        assert_string_equal(json_string_value(json_object_get(data, "exception")),
+                            "plugin host down");
+        assert_non_null(strstr(json_string_value(json_object_get(data, "detail")),
+                               "fail until rpcd is restarted, or reloaded (SIGHUP)"));
+        json_decref(response);
+    }
+    /* The fix: a new file, and a reload. */
+    assert_int_equal(unlink(flag), 0);
+    install(harness_env("RPCD_FIXTURE_BUILD_B"), s.plugin);
+    reload(&s);
+    expect_build(&s, "b");
+    assert_int_equal(count_of(harness_stderr(s.rpcd), "stopped restarting"), 1);
+    end(&s);
+    harness_remove_dir(dir);
+    free(dir);
+    free(flag);
+    free(keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overwritten_in_place),
         cmocka_unit_test(test_removed),
+        cmocka_unit_test(test_gives_up_once_and_says_so),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

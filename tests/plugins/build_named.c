@@ -4,7 +4,7 @@
  * the build that answered, so that a test sees which loaded instance ran each call. Its init and
  * shutdown log their build and the instance's number; build.slow logs that it began, then sleeps
  * before answering, on a thread of the plugin's own when asked to, and shutdown says if it runs on
- * that thread.
+ * that thread. With abort_init_if = PATH, its init aborts while PATH exists.
  */
 #include <rpcd/plugin.h>
 
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef BUILD_NAME
 #error "BUILD_NAME names the build"
@@ -115,6 +116,10 @@ static int build_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **stat
         snprintf(error, error_size, "asked to fail (fail_init = true)");
         return RPCD_ERR_APPLICATION;
     }
+    /* A plugin whose init crashes once something around it changed: its host's restarts fail. */
+    const char *abort_if = host->config_get(plugin, "abort_init_if");
+    if (abort_if && access(abort_if, F_OK) == 0)
+        abort();
     const char *prefix = host->config_get(plugin, "prefix");
     char method_name[64], slow_name[64];
     snprintf(method_name, sizeof method_name, "%sbuild.name", prefix ? prefix : "");
