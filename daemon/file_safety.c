@@ -6,6 +6,8 @@
  */
 #include "file_safety.h"
 
+#include "file_group.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -75,9 +77,20 @@ static bool owner_trusted(const struct stat *info)
     return info->st_uid == 0 || info->st_uid == geteuid();
 }
 
+/*
+ * Whether someone besides its owner (and root) may write it: others, or its group unless that
+ * group is its owner's alone (a user private group, as umask 002 leaves files: file_group.h).
+ */
+static bool writable_by_others(const struct stat *info)
+{
+    if (info->st_mode & S_IWOTH)
+        return true;
+    return (info->st_mode & S_IWGRP) && !fgroup_private_to(info->st_gid, info->st_uid);
+}
+
 static const char *writers(mode_t mode)
 {
-    return (mode & S_IWOTH) ? "others" : "its group";
+    return (mode & S_IWOTH) ? "others" : "its group, which is not its owner's alone";
 }
 
 /* What the owner check asks of the user: the same words for each kind of component. */
@@ -98,7 +111,7 @@ static int check_directory(walk *w, const char *path, const struct stat *info)
         return refuse_owner(w, "the directory", path, info);
     /* A sticky directory lets nobody but root and an entry's owner rename or remove it. */
     bool sticky_root = (info->st_mode & S_ISVTX) && info->st_uid == 0;
-    if ((info->st_mode & (S_IWGRP | S_IWOTH)) && !sticky_root)
+    if (writable_by_others(info) && !sticky_root)
         return refuse(w, FSAFE_ERR_UNSAFE,
                       "the directory %s is writable by %s; run chmod go-w %s, or run rpcd "
                       "with --insecure",
@@ -219,7 +232,7 @@ static int open_file(walk *w, const char *name, const struct stat *seen, int *ou
             refuse(w, FSAFE_ERR_TYPE, "not a regular file (%s changed while it was opened)", path);
     } else if (w->check && !owner_trusted(&info)) {
         status = refuse_owner(w, "the file", path, &info);
-    } else if (w->check && (info.st_mode & (S_IWGRP | S_IWOTH))) {
+    } else if (w->check && writable_by_others(&info)) {
         status = refuse(w, FSAFE_ERR_UNSAFE,
                         "the file %s is writable by %s; run chmod go-w %s, or run rpcd with "
                         "--insecure",

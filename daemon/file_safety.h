@@ -23,8 +23,10 @@ enum {
  * each symbolic link's target walked the same way. With check, every directory on the way and
  * every link followed must belong to root or to rpcd's effective user, no directory may be
  * writable by group or others unless it is sticky and root's (like /tmp), and the file must be
- * root's or rpcd's user's and writable by neither group nor others. Without check (--insecure)
- * only the last rule stays: the path must name a regular file. Never blocks on a FIFO.
+ * root's or rpcd's user's and writable by neither group nor others. Writable by its group is
+ * allowed, for a directory or the file, when the group's only member is its owner (a user
+ * private group: file_group.h). Without check (--insecure) only the last rule stays: the path
+ * must name a regular file. Never blocks on a FIFO.
  *
  * Returns 0 and *fd (new, O_RDONLY | O_CLOEXEC, a regular file), or one of FSAFE_ERR_* with a
  * one-line reason in reason (without the path; the unsafe cases name the component and the

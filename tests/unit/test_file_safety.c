@@ -6,10 +6,13 @@
  */
 #include "file_safety.h"
 
+#include "file_group.h"
+
 #include <rpcd/plugin.h>
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -140,6 +143,28 @@ static void test_safe_file_opens(void **state)
     free(sub);
 }
 
+/*
+ * A group that has members besides the user running the test, for a file of the user's to be
+ * put in: nogroup when root, else one of the user's own. -1 when there is none.
+ */
+static gid_t shared_group(void)
+{
+    if (geteuid() == 0)
+        return getgrgid(65534) && !fgroup_private_to(65534, 0) ? 65534 : (gid_t)-1;
+    gid_t groups[256];
+    int count = getgroups(256, groups);
+    for (int i = 0; i < count; i++)
+        if (!fgroup_private_to(groups[i], geteuid()))
+            return groups[i];
+    return (gid_t)-1;
+}
+
+/* The user's own group, when it is private to the user (umask 002 is then safe). -1: none. */
+static gid_t private_group(void)
+{
+    return fgroup_private_to(getegid(), geteuid()) ? getegid() : (gid_t)-1;
+}
+
 static void test_file_writable_or_foreign(void **state)
 {
     temp *t = *state;
@@ -148,9 +173,22 @@ static void test_file_writable_or_foreign(void **state)
                    (const char *const[]){"the file", file, "writable by others", "chmod go-w",
                                          "--insecure", NULL});
     assert_int_equal(chmod(file, 0664), 0);
-    expect_refused(file, true, FSAFE_ERR_UNSAFE,
-                   (const char *const[]){file, "writable by its group", NULL});
     expect_opens(file, false, "x"); /* --insecure */
+    /* Writable by a group that others are in: refused. */
+    gid_t shared = shared_group();
+    if (shared != (gid_t)-1) {
+        assert_int_equal(chown(file, (uid_t)-1, shared), 0);
+        expect_refused(
+            file, true, FSAFE_ERR_UNSAFE,
+            (const char *const[]){file, "writable by its group", "not its owner's alone", NULL});
+    }
+    /* By a group whose only member is the file's owner (umask 002 with user private groups):
+     * nobody else can write it. */
+    gid_t own = private_group();
+    if (own != (gid_t)-1) {
+        assert_int_equal(chown(file, (uid_t)-1, own), 0);
+        expect_opens(file, true, "x");
+    }
     if (geteuid() == 0) {
         assert_int_equal(chmod(file, 0644), 0);
         assert_int_equal(chown(file, 65534, 65534), 0);
@@ -174,8 +212,16 @@ static void test_ancestor_writable(void **state)
         (const char *const[]){"the directory", open_dir, "writable by others", fix, NULL});
     expect_opens(file, false, "x");
     assert_int_equal(chmod(open_dir, 0775), 0);
-    expect_refused(file, true, FSAFE_ERR_UNSAFE,
-                   (const char *const[]){open_dir, "writable by its group", NULL});
+    gid_t shared = shared_group(), own = private_group();
+    if (shared != (gid_t)-1) {
+        assert_int_equal(chown(open_dir, (uid_t)-1, shared), 0);
+        expect_refused(file, true, FSAFE_ERR_UNSAFE,
+                       (const char *const[]){open_dir, "writable by its group", NULL});
+    }
+    if (own != (gid_t)-1) {
+        assert_int_equal(chown(open_dir, (uid_t)-1, own), 0);
+        expect_opens(file, true, "x");
+    }
     /* Sticky, as /tmp: fine when root's, since others cannot rename what is not theirs. */
     assert_int_equal(chmod(open_dir, 01777), 0);
     if (geteuid() == 0)
