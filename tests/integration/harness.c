@@ -421,7 +421,7 @@ int harness_wait(harness_process *process, int timeout_ms, harness_exit *out)
         pump(process, round < deadline ? round : deadline, NULL, NULL);
     }
     /* The pipes close with the process; what is still in them belongs to this run. */
-    long long drain_deadline = now_ms() + 2000;
+    long long drain_deadline = now_ms() + test_time_ms(2000);
     while ((process->out_fd >= 0 || process->err_fd >= 0) &&
            pump(process, drain_deadline, NULL, NULL) == HARNESS_OK) {
     }

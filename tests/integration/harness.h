@@ -11,8 +11,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* A generous bound for one wait: sanitizer builds start and answer several times slower. */
-enum { HARNESS_TIMEOUT_MS = 10000 };
+#include "test_time.h"
+
+/*
+ * A generous bound for one wait: 10 s on a plain build, where rpcd starts and answers within
+ * milliseconds, times the factor of tests/test_time.h (sanitizers, valgrind). Every timeout_ms
+ * below is such a bound, there to fail a test that hangs; a test passes a figure of its own
+ * through test_time_ms() so that it is scaled the same way.
+ */
+#define HARNESS_TIMEOUT_MS test_time_ms(10000)
 
 /* What the I/O functions return. */
 enum harness_status {

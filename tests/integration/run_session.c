@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-enum { RUN_SESSION_TIMEOUT_MS = 120000 };
+#define RUN_SESSION_TIMEOUT_MS test_time_ms(120000)
 
 int run_fixture_setup(void **state)
 {

@@ -30,7 +30,7 @@
 
 #include <cmocka.h>
 
-enum { CASE_TIMEOUT_MS = 20000 };
+#define CASE_TIMEOUT_MS test_time_ms(20000)
 
 typedef struct expected_line {
     char *text; /* owned */

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-enum { LINE_TIMEOUT_MS = 10000 };
+#define LINE_TIMEOUT_MS test_time_ms(10000)
 
 enum { SPINNERS = 4 };
 

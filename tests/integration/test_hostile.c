@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-enum { TIMEOUT_MS = 60000 };
+#define TIMEOUT_MS test_time_ms(60000)
 
 static const char next_request[] = "{\"jsonrpc\":\"2.0\",\"id\":\"next\",\"method\":\"echo\","
                                    "\"params\":[\"still here\"]}\n";

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-enum { LINE_TIMEOUT_MS = 10000 };
+#define LINE_TIMEOUT_MS test_time_ms(10000)
 
 /* Whether a response line is a -32700 Parse error. */
 static bool is_parse_error(const char *line)

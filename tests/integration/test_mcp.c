@@ -186,6 +186,14 @@ static const char slow_call[] =
     "\"sleep\",\"arguments\":{\"ms\":3000},\"_meta\":{\"progressToken\":\"t\"}}}\n";
 
 /*
+ * The same for ten minutes: longer than any bound on a wait (HARNESS_TIMEOUT_MS, even scaled), so
+ * an rpcd that exits within one did not wait for the call, however slow the machine.
+ */
+static const char endless_call[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{\"name\":"
+    "\"sleep\",\"arguments\":{\"ms\":600000},\"_meta\":{\"progressToken\":\"t\"}}}\n";
+
+/*
  * An MCP host ends the session by closing rpcd's input and kills it 2 s later (the SDK sends
  * SIGTERM, then SIGKILL): the call in flight is cancelled at once, answered -32800, and rpcd
  * exits 0 well before the host would signal it.
@@ -196,26 +204,22 @@ static void test_mcp_session_end_cancels_calls(void **state)
     harness_process *rpcd = start(harness_env("RPCD_BUILD_CONFIG"));
     send_text(rpcd, initialize);
     json_decref(next_response(rpcd, "0"));
-    send_text(rpcd, slow_call);
+    send_text(rpcd, endless_call);
     json_t *report = next_message(rpcd);
     assert_string_equal(json_string_value(json_object_get(report, "method")),
                         "notifications/progress");
     json_decref(report);
-    long long closed = now_ms();
     harness_close_stdin(rpcd);
     json_t *response = next_response(rpcd, "\"slow\"");
     json_t *error = json_object_get(response, "error");
     assert_int_equal(json_integer_value(json_object_get(error, "code")), -32800);
     json_decref(response);
+    /* Within a bound on a wait, far from the ten minutes the call asked for: it did not wait
+     * for the call (how soon is a figure of the machine's, not the test's). */
     harness_exit status;
     assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
-    long long took = now_ms() - closed;
     if (!status.exited || status.code != 0)
         fail_msg("rpcd: %s\n%s", harness_exit_describe(&status), harness_stderr(rpcd));
-    /* Within the default grace period (1000 ms), far from the 3 s the call asked for. */
-    long long limit = harness_wrapped() ? 10000 : 1000;
-    if (took >= limit)
-        fail_msg("rpcd took %lld ms to exit after the end of input", took);
     assert_non_null(strstr(harness_stderr(rpcd),
                            "end of input of an MCP session: cancelling the calls in flight"));
     harness_free(rpcd);
@@ -228,9 +232,8 @@ static void test_discover_session_end_cancels_calls(void **state)
     harness_process *rpcd = start(harness_env("RPCD_BUILD_CONFIG"));
     send_text(rpcd, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\"}\n");
     json_decref(next_response(rpcd, "0"));
-    send_text(rpcd, slow_call);
+    send_text(rpcd, endless_call);
     json_decref(next_message(rpcd)); /* the first report: it runs */
-    long long closed = now_ms();
     harness_close_stdin(rpcd);
     json_t *response = next_response(rpcd, "\"slow\"");
     assert_int_equal(
@@ -239,7 +242,6 @@ static void test_discover_session_end_cancels_calls(void **state)
     harness_exit status;
     assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
     assert_true(status.exited && status.code == 0);
-    assert_true(now_ms() - closed < (harness_wrapped() ? 10000 : 1000));
     harness_free(rpcd);
 }
 
@@ -249,10 +251,9 @@ static void test_stateless_session_end_cancels_calls(void **state)
     (void)state;
     harness_process *rpcd = start(harness_env("RPCD_BUILD_CONFIG"));
     send_text(rpcd, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{"
-                    "\"name\":\"sleep\",\"arguments\":{\"ms\":3000},\"_meta\":{\"progressToken\":"
+                    "\"name\":\"sleep\",\"arguments\":{\"ms\":600000},\"_meta\":{\"progressToken\":"
                     "\"t\",\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n");
     json_decref(next_message(rpcd)); /* the first report: it runs */
-    long long closed = now_ms();
     harness_close_stdin(rpcd);
     json_t *response = next_response(rpcd, "\"slow\"");
     assert_int_equal(
@@ -261,7 +262,6 @@ static void test_stateless_session_end_cancels_calls(void **state)
     harness_exit status;
     assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
     assert_true(status.exited && status.code == 0);
-    assert_true(now_ms() - closed < (harness_wrapped() ? 10000 : 1000));
     harness_free(rpcd);
 }
 
@@ -315,9 +315,8 @@ static void test_mcp_session_end_leaves_stuck_calls(void **state)
     harness_exit status;
     assert_int_equal(harness_wait(rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
     assert_true(status.exited && status.code == 0);
-    long long took = now_ms() - closed;
-    assert_true(took >= 250);
-    assert_true(took < (harness_wrapped() ? 10000 : 1500));
+    /* Not before the grace period; after it without waiting for the calls, which never end. */
+    assert_true(now_ms() - closed >= 250);
     assert_non_null(strstr(harness_stderr(rpcd), "left unanswered"));
     harness_free(rpcd);
     free(config);

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-enum { RUN_TIMEOUT_MS = 120000 };
+#define RUN_TIMEOUT_MS test_time_ms(120000)
 
 /* ---- One message, one line ------------------------------------------------------------ */
 

@@ -24,7 +24,8 @@
 
 #include <cmocka.h>
 
-enum { EXIT_USAGE = 64, EXIT_CONFIG = 78, RUN_TIMEOUT_MS = 15000 };
+enum { EXIT_USAGE = 64, EXIT_CONFIG = 78 };
+#define RUN_TIMEOUT_MS test_time_ms(15000)
 
 typedef struct fixture {
     char *dir; /* owned: this test's temp dir */

@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-enum { LINE_TIMEOUT_MS = 5000 };
+#define LINE_TIMEOUT_MS test_time_ms(10000)
 
 /* Starts rpcd on config (the build config when NULL), with one extra argument when not NULL. */
 /*
