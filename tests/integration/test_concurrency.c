@@ -371,12 +371,12 @@ static void test_lsp_cancel_answers_request_cancelled(void **state)
 {
     session *s = *state;
     start(s, "workers = 2");
-    start_sleep_and_wait_for_progress(s, "long", 60000);
+    start_sleep_and_wait_for_progress(s, "long", 600000);
     long long sent = now_ms();
     send_text(
         s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"long\"}}\n");
     expect_cancelled(s, "long");
-    assert_true(now_ms() - sent < 10000);
+    assert_true(now_ms() - sent < HARNESS_TIMEOUT_MS);
     finish(s);
 }
 
@@ -390,7 +390,7 @@ static void test_mcp_cancel_sends_no_response(void **state)
 {
     session *s = *state;
     start(s, "workers = 1");
-    start_sleep_and_wait_for_progress(s, "quiet", 60000);
+    start_sleep_and_wait_for_progress(s, "quiet", 600000);
     send_text(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
                  "\"params\":{\"requestId\":\"quiet\",\"reason\":\"user pressed stop\"}}\n"
                  "{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"method\":\"echo\",\"params\":[1]}\n");
@@ -450,7 +450,7 @@ static void test_cancel_of_queued_call_skips_handler(void **state)
 {
     session *s = *state;
     start(s, "workers = 1");
-    start_sleep_and_wait_for_progress(s, "busy", 60000);
+    start_sleep_and_wait_for_progress(s, "busy", 600000);
     send_text(
         s, "{\"jsonrpc\":\"2.0\",\"id\":\"queued-lsp\",\"method\":\"deferred.hold\"}\n"
            "{\"jsonrpc\":\"2.0\",\"id\":\"queued-mcp\",\"method\":\"deferred.hold\"}\n"
@@ -509,7 +509,7 @@ static void test_lsp_cancel_of_tool_call_is_request_cancelled(void **state)
     session *s = *state;
     start(s, "workers = 2\n[mcp]\ntools = all");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"tool\",\"method\":\"tools/call\",\"params\":{"
-                 "\"name\":\"sleep\",\"arguments\":{\"ms\":60000},"
+                 "\"name\":\"sleep\",\"arguments\":{\"ms\":600000},"
                  "\"_meta\":{\"progressToken\":\"tool\"}}}\n");
     json_t *report = next_line(s);
     assert_true(is_progress(report));
@@ -778,7 +778,7 @@ static void test_ten_thousand_deferred_calls(void **state)
         used +=
             (size_t)snprintf(input + used, capacity - used,
                              "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"deferred.hold\"}\n", i);
-    assert_int_equal(harness_write(s->rpcd, input, used, 60000), HARNESS_OK);
+    assert_int_equal(harness_write(s->rpcd, input, used, test_time_ms(60000)), HARNESS_OK);
     free(input);
     barrier(s, 2, 2);
 
@@ -1069,7 +1069,7 @@ static void test_ten_thousand_pipelined_requests(void **state)
                                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\","
                                  "\"params\":[%d]}\n",
                                  i, i * 3);
-    assert_int_equal(harness_write(s->rpcd, input, used, 60000), HARNESS_OK);
+    assert_int_equal(harness_write(s->rpcd, input, used, test_time_ms(60000)), HARNESS_OK);
     free(input);
     bool *seen = calloc(COUNT, sizeof *seen);
     assert_non_null(seen);
@@ -1142,20 +1142,21 @@ static void test_eof_waits_for_calls_in_flight(void **state)
     end(s);
 }
 
-/* Expects rpcd to exit with status within 10 s of since (now_ms()): no waiting out a call. */
+/* Expects rpcd to exit with status within a bound on a wait of since (now_ms()): no waiting out
+ * a call. */
 static void expect_exit_soon(session *s, long long since, int status)
 {
     expect_exit(s, HARNESS_TIMEOUT_MS, status);
     long long elapsed = now_ms() - since;
-    if (elapsed >= 10000)
+    if (elapsed >= HARNESS_TIMEOUT_MS)
         print_error("rpcd took %lld ms to exit\n", elapsed);
-    assert_true(elapsed < 10000);
+    assert_true(elapsed < HARNESS_TIMEOUT_MS);
 }
 
 /* A 60 s call under way, the end of input sent, and rpcd waiting for that call. */
 static void long_call_after_end_of_input(session *s)
 {
-    start_sleep_and_wait_for_progress(s, "long", 60000);
+    start_sleep_and_wait_for_progress(s, "long", 600000);
     harness_close_stdin(s->rpcd);
     assert_int_equal(harness_wait_for_stderr(s->rpcd, "end of input: waiting", LINE_TIMEOUT_MS),
                      HARNESS_OK);
@@ -1168,7 +1169,7 @@ static void long_call_after_end_of_input(session *s)
 static void stop_signal_cancels_cooperative_call(session *s, int signal_number)
 {
     start(s, "workers = 2\nlog_level = info");
-    start_sleep_and_wait_for_progress(s, "long", 60000);
+    start_sleep_and_wait_for_progress(s, "long", 600000);
     long long sent = now_ms();
     assert_int_equal(harness_signal(s->rpcd, signal_number), 0);
     expect_cancelled(s, "long");
@@ -1189,7 +1190,7 @@ static void test_silent_cancel_stays_silent_at_sigterm(void **state)
 {
     session *s = *state;
     start(s, "workers = 1\nlog_level = debug");
-    start_sleep_and_wait_for_progress(s, "busy", 60000);
+    start_sleep_and_wait_for_progress(s, "busy", 600000);
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"quiet\",\"method\":\"deferred.hold\"}\n"
                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
                  "\"params\":{\"requestId\":\"quiet\"}}\n");
@@ -1298,10 +1299,10 @@ static void test_sigterm_grace_period_for_stuck_call(void **state)
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     expect_exit(s, HARNESS_TIMEOUT_MS, 0);
     long long elapsed = now_ms() - sent;
-    if (elapsed < 250 || elapsed >= 10000)
+    if (elapsed < 250 || elapsed >= HARNESS_TIMEOUT_MS)
         print_error("rpcd exited %lld ms after SIGTERM, grace period 300 ms\n", elapsed);
     assert_true(elapsed >= 250);
-    assert_true(elapsed < 10000);
+    assert_true(elapsed < HARNESS_TIMEOUT_MS);
     expect_no_more_output(s);
     end(s);
 }
@@ -1317,9 +1318,9 @@ static void test_sigterm_without_grace_period(void **state)
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     expect_exit(s, HARNESS_TIMEOUT_MS, 0);
     long long elapsed = now_ms() - sent;
-    if (elapsed >= 5000)
+    if (elapsed >= HARNESS_TIMEOUT_MS)
         print_error("rpcd exited %lld ms after SIGTERM, grace period 0 ms\n", elapsed);
-    assert_true(elapsed < 5000);
+    assert_true(elapsed < HARNESS_TIMEOUT_MS);
     end(s);
 }
 
@@ -1357,7 +1358,7 @@ static void test_sigterm_while_reading_is_paused(void **state)
 static void test_second_sigterm_exits_at_once(void **state)
 {
     session *s = *state;
-    start(s, "workers = 2\nshutdown_grace_ms = 60000\nlog_level = info");
+    start(s, "workers = 2\nshutdown_grace_ms = 600000\nlog_level = info");
     send_text(s, "{\"jsonrpc\":\"2.0\",\"id\":\"stuck\",\"method\":\"deferred.hold\"}\n");
     barrier(s, 2, 2);
     long long sent = now_ms();
@@ -1369,7 +1370,7 @@ static void test_second_sigterm_exits_at_once(void **state)
     assert_int_equal(seen, HARNESS_OK);
     assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
     expect_exit(s, HARNESS_TIMEOUT_MS, 128 + SIGTERM);
-    assert_true(now_ms() - sent < 10000);
+    assert_true(now_ms() - sent < HARNESS_TIMEOUT_MS);
     end(s);
 }
 
@@ -1419,7 +1420,7 @@ static void test_closed_stdout_while_the_reader_waits(void **state)
     harness_close_stdout(s->rpcd);
     long long closed = now_ms();
     expect_exit(s, HARNESS_TIMEOUT_MS, 74);
-    assert_true(now_ms() - closed < 10000);
+    assert_true(now_ms() - closed < HARNESS_TIMEOUT_MS);
     assert_non_null(strstr(harness_stderr(s->rpcd), "the client closed its end"));
     end(s);
 }

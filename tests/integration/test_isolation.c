@@ -227,13 +227,13 @@ static void test_bundled_plugins_isolated(void **state)
     expect_result(response_to(&s, "p"), "{\"steps\":2}");
     /* A cancellation reaches the handler in its host. */
     send_line(&s,
-              "{\"jsonrpc\":\"2.0\",\"id\":\"z\",\"method\":\"sleep\",\"params\":{\"ms\":5000}}");
+              "{\"jsonrpc\":\"2.0\",\"id\":\"z\",\"method\":\"sleep\",\"params\":{\"ms\":600000}}");
     send_line(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"z\"}}");
     json_t *cancelled = response_to(&s, "z");
     json_t *data = json_object_get(json_object_get(cancelled, "error"), "data");
     assert_non_null(json_object_get(json_object_get(data, "data"), "slept_ms"));
     assert_true(json_integer_value(json_object_get(json_object_get(data, "data"), "slept_ms")) <
-                5000);
+                600000);
     expect_error(cancelled, -32800, "RPCD_ERR_CANCELLED");
     stop(&s);
 }
@@ -398,8 +398,8 @@ static void test_segfault_with_a_child_holding_the_channel(void **state)
     }
     long long started = now_ms();
     host_dies("a.fork_null", "killed by signal 11 (SIGSEGV)", "plugin isolated_a: its host (pid");
-    /* Long before the child lets go of the channel (10 s). */
-    assert_true(now_ms() - started < 2500);
+    /* Long before the child lets go of the channel (60 s), even scaled for the build. */
+    assert_true(now_ms() - started < test_time_ms(2500));
 }
 
 static void test_garbage_in_the_channel(void **state)
@@ -446,9 +446,9 @@ static void test_slow_quick_handler_holds_no_reading(void **state)
                       "\"params\":[400]}");
         /* Sent apart, so that the slow call was read alone and went on the fast lane. */
         nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-        long long sent = now_ms();
+        /* Answered before the slow call (response_to takes the next response): how soon is the
+         * machine's figure. */
         expect_result(call(&s, "other", "b.echo", "[1]"), "[1]");
-        assert_true(now_ms() - sent < 300);
         expect_result(response_to(&s, "slow"), "\"late\"");
     }
     expect_result(call(&s, "after", "a.echo", "[2]"), "[2]");
@@ -784,7 +784,8 @@ static void test_stress_with_crashes(void **state)
     harness_argv args = harness_rpcd_argv(config);
     harness_run_result result;
     long long started = now_ms();
-    assert_int_equal(harness_run(args.argv, input, used, 60000, &result), HARNESS_OK);
+    assert_int_equal(harness_run(args.argv, input, used, test_time_ms(60000), &result),
+                     HARNESS_OK);
     long long took = now_ms() - started;
     if (!result.status.exited || result.status.code != 0)
         fprintf(stderr, "rpcd ended with %s\n", harness_exit_describe(&result.status));

@@ -291,7 +291,7 @@ static int slice(rpcd_call *call, const char *params, size_t params_length, void
     return host->call_result(call, result, (size_t)length);
 }
 
-/* PREFIX.fork_null: a child that keeps the channel open for 10 s (and lets go of the standard
+/* PREFIX.fork_null: a child that keeps the channel open for 60 s (and lets go of the standard
  * descriptors, which lead to the test), then the host's NULL dereference: the host is dead while
  * its channel is still open. */
 static int fork_null(rpcd_call *call, const char *params, size_t params_length, void *user_data)
@@ -300,7 +300,7 @@ static int fork_null(rpcd_call *call, const char *params, size_t params_length, 
         close(0);
         close(1);
         close(2);
-        sleep(10);
+        sleep(60);
         _exit(0);
     }
     return null(call, params, params_length, user_data);

@@ -15,6 +15,7 @@
 
 #include "call_fixture.h"
 #include "log_capture.h"
+#include "test_time.h"
 
 #include <time.h>
 
@@ -75,7 +76,7 @@ static void test_queued_calls_answered_never_ran(void **state)
      * is not touched. */
     assert_string_equal(written(&f), NEVER_RAN("2") NEVER_RAN("\"c\""));
     atomic_store(&gate_open, true);
-    assert_int_equal(call_wait_idle(f.calls, 5000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(5000)), 0);
     assert_string_equal(written(&f), NEVER_RAN("2") NEVER_RAN("\"c\"") "{\"jsonrpc\":\"2.0\","
                                                                        "\"id\":1,\"result\":"
                                                                        "\"held\"}\n");
@@ -102,7 +103,7 @@ static void test_client_cancelled_calls_answered_as_asked(void **state)
     assert_null(strstr(text, "\"id\":3"));
     assert_int_equal(f.written.lines, 1);
     atomic_store(&gate_open, true);
-    assert_int_equal(call_wait_idle(f.calls, 5000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(5000)), 0);
     fixture_close(&f);
 }
 
@@ -125,7 +126,7 @@ static void test_calls_behind_a_serialized_call_answered_never_ran(void **state)
                         "\"plugin\":\"testplugin\",\"method\":\"serial\",\"detail\":\"rpcd stopped "
                         "before the call ran\"}}}\n");
     assert_int_equal(host.call_complete(atomic_load(&kept[0]), RPCD_OK), RPCD_OK);
-    assert_int_equal(call_wait_idle(f.calls, 5000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(5000)), 0);
     /* The second call never ran, even once the turn was free. */
     assert_int_equal(atomic_load(&kept_count), 1);
     fixture_close(&f);
@@ -153,7 +154,7 @@ static void test_running_calls_named_and_queued_ones_not(void **state)
     assert_null(strstr(log.text, "method echo"));
     atomic_store(&gate_open, true);
     assert_int_equal(host.call_complete(atomic_load(&kept[0]), RPCD_OK), RPCD_OK);
-    assert_int_equal(call_wait_idle(f.calls, 5000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(5000)), 0);
     /* Nothing left to name. */
     log_capture_start(&log, LOG_WARNING);
     named = call_log_running(f.calls, LOG_WARNING, "still running");
@@ -184,7 +185,7 @@ static void test_held_pool_named_once_after_the_stall_time(void **state)
                                   "rpcd: warning: the pool is held by: plugin testplugin, method "
                                   "hold, id 1\n");
     atomic_store(&gate_open, true);
-    assert_int_equal(call_wait_idle(f.calls, 5000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(5000)), 0);
     fixture_close(&f);
 }
 
@@ -218,12 +219,12 @@ static void test_running_calls_tickets_dropped_in_ordered_output(void **state)
     assert_string_equal(written(&f), "");
     call_drop_running_tickets(f.calls);
     /* The second call may still be on its way through the worker. */
-    for (int waited = 0; waited < 5000 && strlen(written(&f)) == 0; waited++)
+    for (int waited = 0; waited < test_time_ms(5000) && strlen(written(&f)) == 0; waited++)
         pause_ms(1);
     assert_string_equal(written(&f), "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":null}\n");
     /* Should the running call end after all, its line does not jump the queue. */
     assert_int_equal(host.call_complete(atomic_load(&kept[0]), RPCD_OK), RPCD_OK);
-    assert_int_equal(call_wait_idle(f.calls, 5000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(5000)), 0);
     assert_string_equal(written(&f), "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":null}\n");
     fixture_close(&f);
 }

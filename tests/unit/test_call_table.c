@@ -14,6 +14,7 @@
 #include "call_fixture.h"
 #include "call_internal.h"
 #include "lock.h"
+#include "test_time.h"
 
 #include <time.h>
 
@@ -99,7 +100,7 @@ static void *wait_thread(void *data)
 
 static void wait_returned(waiter *w)
 {
-    for (int i = 0; i < 500 && !atomic_load(&w->returned); i++)
+    for (int i = 0; i < test_time_ms(1000) / 2 && !atomic_load(&w->returned); i++)
         sleep_ms(2);
     assert_true(atomic_load(&w->returned));
     pthread_join(w->thread, NULL);
@@ -136,7 +137,7 @@ static void test_wait_for_room_blocks_and_wakes(void **state)
 
     host.call_complete(kept[1], RPCD_OK);
     host.call_complete(kept[2], RPCD_OK);
-    assert_int_equal(call_wait_idle(f.calls, 1000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(1000)), 0);
     fixture_close(&f);
 }
 

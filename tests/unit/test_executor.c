@@ -6,6 +6,7 @@
  * (-Wl,--wrap, see meson.build) so that a test can make thread starts fail.
  */
 #include "executor.h"
+#include "test_time.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -42,7 +43,7 @@ static void meet(exec_job *job)
     meeting *m = ((meet_job *)job)->meeting;
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += WAIT_SECONDS;
+    deadline.tv_sec += test_time_ms(WAIT_SECONDS * 1000) / 1000;
     pthread_mutex_lock(&m->lock);
     m->arrived++;
     pthread_cond_broadcast(&m->changed);
@@ -304,7 +305,7 @@ static void note_thread(exec_job *job)
     thread_job *t = (thread_job *)job;
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += WAIT_SECONDS;
+    deadline.tv_sec += test_time_ms(WAIT_SECONDS * 1000) / 1000;
     pthread_mutex_lock(&t->gate->lock);
     t->ran_on = pthread_self();
     while (t->wait_for_gate && !t->gate->open &&
@@ -468,7 +469,7 @@ static void test_take_queued(void **state)
         exec_submit(pool, &jobs[i].job);
     }
     /* The first is running (it waits for the gate) once the worker has noted its thread. */
-    for (int tries = 0; tries < 10000; tries++) {
+    for (int tries = 0; tries < test_time_ms(10000); tries++) {
         pthread_mutex_lock(&g.lock);
         bool running = !pthread_equal(jobs[0].ran_on, (pthread_t)0);
         pthread_mutex_unlock(&g.lock);
@@ -521,7 +522,7 @@ static void test_stall_hook(void **state)
     exec_set_stall_hook(pool, 50, note_stall, &report);
     jobs[0] = (thread_job){{note_thread, NULL}, &g, true, 0};
     exec_submit(pool, &jobs[0].job); /* holds the one worker */
-    for (int tries = 0; tries < 10000; tries++) {
+    for (int tries = 0; tries < test_time_ms(10000); tries++) {
         pthread_mutex_lock(&g.lock);
         bool running = !pthread_equal(jobs[0].ran_on, (pthread_t)0);
         pthread_mutex_unlock(&g.lock);

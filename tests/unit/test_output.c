@@ -6,6 +6,7 @@
 #include "output.h"
 
 #include "buffer.h"
+#include "test_time.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -487,7 +488,7 @@ static void test_write_fd_interrupted(void **state)
     size_t read_total = 0;
     while (read_total < filled + 9) {
         struct pollfd readable = {fds[0], POLLIN, 0};
-        if (poll(&readable, 1, 2000) != 1)
+        if (poll(&readable, 1, test_time_ms(2000)) != 1)
             break; /* the line never came: the write gave up */
         ssize_t n = read(fds[0], drained, sizeof drained);
         assert_true(n > 0);

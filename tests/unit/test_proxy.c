@@ -29,6 +29,7 @@
 #include "call_fixture.h"
 #include "mcp_events.h"
 #include "signals.h"
+#include "test_time.h"
 
 #include <time.h>
 
@@ -290,7 +291,7 @@ static void call_and_wait(fixture *f, const char *name, int id, const char *para
     snprintf(response, sizeof response, "\"id\":%d,", id);
     assert_int_equal(start_call(f, name, id_text, params, NULL), 0);
     for (int waited = 0; !strstr(written(f), response); waited += 2) {
-        if (waited > 10000)
+        if (waited > test_time_ms(10000))
             fail_msg("no response to %d in: %s", id, written(f));
         nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
     }
@@ -423,7 +424,7 @@ static void keep_calls(fixture *f, int count)
         assert_int_equal(start_call(f, "keep", id, "[1]", NULL), 0);
     }
     for (int waited = 0; atomic_load(&kept_count) < (size_t)count; waited++) {
-        assert_true(waited < 5000);
+        assert_true(waited < test_time_ms(5000));
         nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
     }
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "call_fixture.h"
+#include "test_time.h"
 
 #include <time.h>
 
@@ -60,7 +61,7 @@ static void test_serialized_calls_run_one_at_a_time_in_order(void **state)
         snprintf(params, sizeof params, "[%d]", i);
         assert_int_equal(start_call(&f, "serial", id, params, NULL), CALL_STARTED);
     }
-    assert_int_equal(call_wait_idle(f.calls, 10000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(10000)), 0);
     assert_int_equal(runs.count, SERIAL_CALLS);
     for (int i = 0; i < SERIAL_CALLS; i++)
         assert_int_equal(runs.order[i], i);
@@ -91,10 +92,10 @@ static void test_quick_calls_run_on_the_starting_thread(void **state)
 
     assert_int_equal(start_call(&f, "quick", "1", NULL, NULL), CALL_STARTED);
     assert_true(pthread_equal(atomic_load(&ran_on), pthread_self()));
-    assert_int_equal(call_wait_idle(f.calls, 10000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(10000)), 0);
 
     assert_int_equal(start_call(&f, "slow", "2", NULL, NULL), CALL_STARTED);
-    assert_int_equal(call_wait_idle(f.calls, 10000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(10000)), 0);
     assert_false(pthread_equal(atomic_load(&ran_on), pthread_self()));
 
     size_t length = 64 * 1024 + 8;
@@ -108,7 +109,7 @@ static void test_quick_calls_run_on_the_starting_thread(void **state)
     params[length] = '\0';
     atomic_store(&ran_on, pthread_self());
     assert_int_equal(start_call(&f, "quick", "3", params, NULL), CALL_STARTED);
-    assert_int_equal(call_wait_idle(f.calls, 10000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(10000)), 0);
     assert_false(pthread_equal(atomic_load(&ran_on), pthread_self()));
     free(params);
     fixture_close(&f);
@@ -141,7 +142,7 @@ static void test_group_holds_calls_until_its_end(void **state)
     sleep_ms(50);
     assert_int_equal(atomic_load(&ran), 0);
     call_end_group(f.calls);
-    assert_int_equal(call_wait_idle(f.calls, 10000), 0);
+    assert_int_equal(call_wait_idle(f.calls, test_time_ms(10000)), 0);
     assert_int_equal(atomic_load(&ran), 3);
     fixture_close(&f);
 }

@@ -6,6 +6,7 @@
  */
 #include "line_reader.h"
 #include "transport_stdio.h"
+#include "test_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +27,7 @@
 
 #include <cmocka.h>
 
-/* How long a read may take to notice a stop before the test calls it stuck. */
+/* How long a read may take to notice a stop before the test calls it stuck (scaled). */
 enum { STUCK_S = 5 };
 
 static void pause_ms(long ms)
@@ -107,7 +108,8 @@ static void expect_stop_ends_waiting_read(int input_write_end, stdio_transport *
     pause_ms(100); /* long enough to be inside read() or poll() */
     assert_false(atomic_load(&blocked.done));
     stdio_stop_reading(transport);
-    for (int waited = 0; waited < STUCK_S * 100 && !atomic_load(&blocked.done); waited++)
+    for (int waited = 0; waited < test_time_ms(STUCK_S * 1000) / 10 && !atomic_load(&blocked.done);
+         waited++)
         pause_ms(10);
     bool ended = atomic_load(&blocked.done);
     if (!ended)

@@ -56,7 +56,7 @@ func goChurn(call *C.rpcd_call, params *C.char, length C.size_t) C.int {
 		Spinners int `json:"spinners"`
 		Spin     int `json:"spin"`
 		Rounds   int `json:"rounds"`
-	}{Spinners: 2, Spin: 2000000000, Rounds: 3}
+	}{Spinners: 2, Spin: 40000000000, Rounds: 3}
 	if params != nil {
 		_ = json.Unmarshal(C.GoBytes(unsafe.Pointer(params), C.int(length)), &p)
 	}
@@ -71,7 +71,8 @@ func goChurn(call *C.rpcd_call, params *C.char, length C.size_t) C.int {
 		}(g)
 	}
 	// While the spinners run, each collection has to stop them: only a preemption signal can.
-	// Without one, it waits until they give up (a second or more).
+	// Without one, it waits until they give up: tens of seconds, so that only collections that
+	// cannot stop them let them run out, however long the machine's scheduler takes.
 	var longest time.Duration
 	for r := 0; r < p.Rounds; r++ {
 		garbage := make([][]byte, 0, 256)
