@@ -28,6 +28,13 @@ const EXCLUDED = {
     'elicitation-sep1034-defaults': 'elicitation/create (form with defaults) from a tool call',
     'elicitation-sep1330-enums': 'elicitation/create (enum schemas) from a tool call',
 };
+// The factor of tests/test_time.h for the rpcd under test (tests/mcp/scenario.mjs says how).
+const TIME_SCALE = (() => {
+    const sanitize = process.env.RPCD_SANITIZE ?? '';
+    const build = sanitize.includes('thread') ? 5 : sanitize.includes('address') ? 3 : 1;
+    const factor = Number(process.env.RPCD_TEST_TIME_SCALE);
+    return Number.isInteger(factor) && factor >= 1 && factor <= 1000 ? build * factor : build;
+})();
 const SCENARIO_TIMEOUT_MS = 30000;
 const TOTAL_BUDGET_MS = 140000;
 
@@ -112,10 +119,10 @@ async function bridgeChecks() {
     const gone = await fetch(url, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
     if (gone.status !== 200)
         return `DELETE: ${gone.status}, expected 200`;
-    for (let i = 0; i < 100 && !ended.has(sid); i++)
+    for (let i = 0; i < 100 * TIME_SCALE && !ended.has(sid); i++)
         await new Promise((resolve) => setTimeout(resolve, 50));
     if (ended.get(sid) !== 'status 0')
-        return `after DELETE, its rpcd: ${ended.get(sid) ?? 'still running after 5 s'}`;
+        return `after DELETE, its rpcd: ${ended.get(sid) ?? `still running after ${5 * TIME_SCALE} s`}`;
     const after = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, { 'Mcp-Session-Id': sid });
     if (after.status !== 404)
         return `a request in the deleted session: ${after.status}, expected 404`;
