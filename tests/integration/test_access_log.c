@@ -102,7 +102,7 @@ static const char plain_input[] =
     "{\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 x\"}}}\n"
     "{\"jsonrpc\":\"2.0\",\"method\":\"echo\"}\n"
     "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"no.such.method\"}\n"
-    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sleep\",\"params\":{\"ms\":5000}}\n"
+    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sleep\",\"params\":{\"ms\":600000}}\n"
     "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":5}}\n";
 
 static void test_each_call_one_line(void **state)

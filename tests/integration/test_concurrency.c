@@ -1475,11 +1475,12 @@ static void wait_for_blocked(session *s, int count)
 
 /*
  * Gives rpcd time to take what was just sent, where nothing can be asked to prove it did (its
- * reading thread or its one worker is held): longer under valgrind, which is far slower.
+ * reading thread or its one worker is held): 300 ms, scaled (valgrind and sanitizers are slower).
  */
 static void pause_for_the_reader(void)
 {
-    struct timespec pause = {harness_wrapped() ? 2 : 0, 300 * 1000 * 1000};
+    int ms = test_time_ms(300);
+    struct timespec pause = {ms / 1000, ms % 1000 * 1000000L};
     nanosleep(&pause, NULL);
 }
 

@@ -784,8 +784,7 @@ static void test_stress_with_crashes(void **state)
     harness_argv args = harness_rpcd_argv(config);
     harness_run_result result;
     long long started = now_ms();
-    assert_int_equal(harness_run(args.argv, input, used, test_time_ms(60000), &result),
-                     HARNESS_OK);
+    assert_int_equal(harness_run(args.argv, input, used, test_time_ms(60000), &result), HARNESS_OK);
     long long took = now_ms() - started;
     if (!result.status.exited || result.status.code != 0)
         fprintf(stderr, "rpcd ended with %s\n", harness_exit_describe(&result.status));
