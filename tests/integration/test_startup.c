@@ -440,18 +440,20 @@ static void test_no_descriptor_left_to_serve(void **state)
 
 /* ---- Files that are not regular, and what a config file may hold ------------------------- */
 
-/* A FIFO as the config or as a plugin is refused at once: nothing waits for a writer. */
+/*
+ * A FIFO as the config or as a plugin is refused at once: nothing waits for a writer. No writer
+ * ever comes, so an rpcd that waited would still wait when its run's bound (RUN_TIMEOUT_MS)
+ * passed, and run() fails on that; how soon it is refused is the machine's figure.
+ */
 static void test_fifo_config_and_plugin(void **state)
 {
     fixture *f = *state;
     char *fifo = format("%s/fifo", f->dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
     char *what = format("%s is a FIFO", fifo);
-    time_t start = time(NULL);
     expect_start_failure(fifo, (const char *const[]){fifo, "not a regular file", what, NULL});
     char *text = format("[plugin fifo]\npath = %s\n", fifo);
     expect_config_failure(f, text, (const char *const[]){"plugin", what, NULL});
-    assert_true(time(NULL) - start < 5);
     free(text);
     free(what);
     free(fifo);
