@@ -388,13 +388,22 @@ static void test_tool_call_past_its_deadline(void **state)
 static void test_batch_answered_at_the_deadline(void **state)
 {
     session *s = *state;
-    start_ready(s, "workers = 4", "timeout_ms.slow.sleep = 300");
+    /* An item answered at its deadline before a worker took it never runs (wait_for_finished
+     * would wait for nothing): the deadline is scaled so that a slow build reaches the handler,
+     * and the handler outlasts the deadline and its slack, so that the array is the deadline's. */
+    int deadline = test_time_ms(300);
+    long long held_ms = deadline + slack_ms() + 500;
+    char slow[64];
+    snprintf(slow, sizeof slow, "timeout_ms.slow.sleep = %d", deadline);
+    start_ready(s, "workers = 4", slow);
     long long sent = now_ms();
-    send_format(s, "[{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"slow.sleep\","
-                   "\"params\":{\"ms\":1500}},"
-                   "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"echo\",\"params\":[1]}]\n");
+    send_format(s,
+                "[{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"slow.sleep\","
+                "\"params\":{\"ms\":%lld}},"
+                "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"echo\",\"params\":[1]}]\n",
+                held_ms);
     json_t *array = next_line(s);
-    assert_true(now_ms() - sent < 300 + slack_ms());
+    assert_true(now_ms() - sent < deadline + slack_ms());
     assert_true(json_is_array(array));
     assert_int_equal(json_array_size(array), 2);
     json_decref(array);
