@@ -9,6 +9,7 @@
 #include "isolation/sandbox.h"
 #include "isolation/host.h"
 #include "log.h"
+#include "privileges.h"
 #include "reload.h"
 #include "runtime.h"
 #include "server.h"
@@ -333,11 +334,17 @@ int main(int argc, char **argv)
         return status;
     if (parse_command_line(argc, argv, &asked, &status) != 0)
         return status;
+    char error[1024];
+    /* Before any plugin runs: no process of rpcd's user (a plugin host among them) may open
+     * rpcd's descriptors or memory through /proc, nor ptrace it. */
+    if (priv_not_dumpable(error, sizeof error) != 0) {
+        log_message(LOG_ERROR, "%s", error);
+        return EXIT_SOFTWARE;
+    }
     if (take_signals() != 0) {
         log_message(LOG_ERROR, "cannot set up signal handling: %s", strerror(errno));
         return EXIT_SOFTWARE;
     }
-    char error[1024];
     int input_fd, output_fd;
     int taken = stdio_take_over(&input_fd, &output_fd, error, sizeof error);
     if (taken != STDIO_OK) {

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Dropping root once plugins are loaded, as OpenSSH's privilege separation does: every id
- * changed (real, effective, saved), no supplementary group left, and the result verified.
+ * changed (real, effective, saved), no supplementary group left, and the result verified; a
+ * process kept out of reach of its own user's others (not dumpable), capabilities given up.
  */
 #include "privileges.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int priv_no_new_privs(char *error, size_t error_size)
@@ -109,6 +112,9 @@ int priv_drop(const priv_target *target, char *error, size_t error_size)
                  gid);
         return -1;
     }
+    /* The switch made the process dumpable again (as fs.suid_dumpable says). */
+    if (priv_not_dumpable(error, error_size) != 0)
+        return -1;
     /* The proof: a process that dropped root for good cannot take it back. */
     if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
         snprintf(error, error_size, "after switching to uid %u, root could be taken back", uid);
@@ -116,6 +122,44 @@ int priv_drop(const priv_target *target, char *error, size_t error_size)
     }
     if (uid != 0 && gid != 0 && (setgid(0) == 0 || setegid(0) == 0)) {
         snprintf(error, error_size, "after switching to gid %u, group 0 could be taken back", gid);
+        return -1;
+    }
+    return 0;
+}
+
+int priv_not_dumpable(char *error, size_t error_size)
+{
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+        snprintf(error, error_size, "cannot make the process not dumpable: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int priv_drop_capabilities(char *error, size_t error_size)
+{
+    /* The bounding set first (it takes CAP_SETPCAP): an exec then gains nothing back, root's
+     * programs included. A capability this kernel does not know is EINVAL, the end of them. */
+    for (unsigned long cap = 0; cap < 64; cap++) {
+        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0)
+            break;
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EPERM) {
+            snprintf(error, error_size, "cannot drop capability %lu: %s", cap, strerror(errno));
+            return -1;
+        }
+    }
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3];
+    memset(none, 0, sizeof none);
+    if (syscall(SYS_capset, &header, none) != 0) {
+        snprintf(error, error_size, "cannot drop the capabilities: %s", strerror(errno));
+        return -1;
+    }
+    /* The proof: none is left in the effective or permitted set. */
+    if (syscall(SYS_capget, &header, none) != 0 || none[0].effective || none[0].permitted ||
+        none[1].effective || none[1].permitted) {
+        snprintf(error, error_size, "capabilities were left after dropping them");
         return -1;
     }
     return 0;

@@ -35,4 +35,20 @@ int priv_resolve(const char *user, const char *group, priv_target *out, char *er
  */
 int priv_drop(const priv_target *target, char *error, size_t error_size);
 
+/*
+ * Makes the process not dumpable: its /proc/PID entries (fd, mem, environ, maps) belong to
+ * root and are closed to the other processes of its user, which cannot ptrace it either. exec
+ * and a change of ids reset the flag: priv_drop sets it again after the change. Returns 0, or
+ * -1 with a one-line message in error.
+ */
+int priv_not_dumpable(char *error, size_t error_size);
+
+/*
+ * Gives up every capability for good (bounding set, ambient, effective, permitted and
+ * inheritable sets), for a process that stays root: it keeps root's files but may no longer
+ * ptrace, signal, read or write what belongs to other users. Nothing to do when it has none.
+ * Returns 0, or -1 with a one-line message in error.
+ */
+int priv_drop_capabilities(char *error, size_t error_size);
+
 #endif

@@ -480,7 +480,10 @@ int sandbox_apply(const sandbox_settings *s, char *error, size_t error_size)
     /* Before the switch of user: the new user might not be able to open the paths. */
     if (apply_landlock(s, error, error_size) != 0)
         return -1;
-    if (priv_drop(&s->target, reason, sizeof reason) != 0) {
+    /* A host that stays root gives up its capabilities all the same: with CAP_SYS_PTRACE,
+     * CAP_KILL or CAP_DAC_OVERRIDE it could reach into rpcd, not dumpable as it is. */
+    if (priv_drop(&s->target, reason, sizeof reason) != 0 ||
+        priv_drop_capabilities(reason, sizeof reason) != 0) {
         copy_error(error, error_size, s->name, reason);
         return -1;
     }
