@@ -10,6 +10,7 @@
 #endif
 #include "isolation/host.h"
 #include "isolation/host_internal.h"
+#include "isolation/host_life.h"
 
 #include "config.h"
 #include "executor.h"
@@ -29,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 struct host_state host = {
@@ -65,7 +65,7 @@ static bool flush_lane(host_lane *lane)
     if (chan_write_pipe(lane->fd, batch.data, batch.length) != 0) {
         log_message(LOG_ERROR, "plugin host: its answers cannot reach rpcd (%s); exiting",
                     strerror(errno));
-        _exit(1);
+        host_life_exit(1);
     }
     pthread_mutex_lock(&host.lock);
     buf_clear(&lane->sending);
@@ -390,8 +390,12 @@ static void serve(buffer *in)
         /* A plain read(): nothing wakes it but rpcd's frames, since the host answers on other
          * descriptors (channel.h). */
         if (chan_read_some(CHAN_HOST_FD, in) <= 0)
-            return;
+            break;
     }
+    /* rpcd died (its end of the channel closed with it): no one waits for the calls still
+     * running, nor will anyone kill a host that hangs on one. */
+    if (host_life_rpcd_gone())
+        host_life_exit(0);
 }
 
 static void free_config(cfg_plugin *config)
@@ -407,13 +411,14 @@ static void free_config(cfg_plugin *config)
 
 int iso_host_main(void)
 {
-    /* Ends with rpcd: no host outlives the daemon whose calls it serves. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1)
-        return 1;
+    /*
+     * A host ends with rpcd through its channel, whose end closes when rpcd dies however it dies
+     * (serve). Not PR_SET_PDEATHSIG: it fires when the thread that started the host ends, and
+     * hosts are started by whichever thread loads, reloads or restarts a plugin.
+     */
+    if (host_life_begin() != 0)
+        log_message(LOG_WARNING, "plugin host: cannot set up its process: %s", strerror(errno));
     signal(SIGPIPE, SIG_IGN);
-    /* A terminal's Ctrl-C reaches the whole group: rpcd decides when its hosts end. */
-    signal(SIGINT, SIG_IGN);
     /* Nothing of rpcd's but the channel and the plugin's file; neither goes to a program the
      * plugin runs. */
     close_range(CHAN_FAST_ANSWER_FD + 1, ~0u, 0);
@@ -477,5 +482,7 @@ done:
     }
     buf_free(&in);
     free_config(&config);
+    /* What the plugin started ends with it. */
+    host_life_end_descendants();
     return status;
 }

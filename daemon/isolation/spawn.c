@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "isolation/channel.h"
+#include "isolation/host_life.h"
 #include "isolation/sandbox.h"
 #include "log.h"
 #include "mcp_events.h"
@@ -350,16 +351,20 @@ static int start_process(const char *program, const child_ends *ends, pid_t *pid
     failed |= posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     /* What a plugin prints goes to the log, never into the protocol. */
     failed |= posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-    char *const argv[] = {(char *)"rpcd", (char *)"--plugin-host", NULL};
+    char *const argv[] = {(char *)ISO_HOST_NAME, (char *)"--plugin-host", NULL};
     posix_spawnattr_t attributes;
     failed |= posix_spawnattr_init(&attributes);
+    /* A group of its own, which what the plugin starts shares: a signal to rpcd's group (a
+     * terminal's, a service manager's) does not reach it, and rpcd ends the group with it. */
+    failed |= posix_spawnattr_setpgroup(&attributes, 0);
     /* Back to the default dispositions and an empty mask: the host's signals are its own. */
     sigset_t all, none;
     sigfillset(&all);
     sigemptyset(&none);
     failed |= posix_spawnattr_setsigdefault(&attributes, &all);
     failed |= posix_spawnattr_setsigmask(&attributes, &none);
-    failed |= posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    failed |= posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+                                                        POSIX_SPAWN_SETPGROUP);
     if (failed == 0)
         failed = posix_spawn(pid, program, &actions, &attributes, argv, environ);
     posix_spawnattr_destroy(&attributes);
@@ -429,12 +434,24 @@ void iso_host_info_free(iso_host_info *info)
     memset(info, 0, sizeof *info);
 }
 
+/*
+ * The rest of the host's process group: what its plugin started and left there, which a host
+ * killed had no chance to end. The group's id cannot be another's meanwhile: the kernel gives no
+ * process an id that a live process group still bears.
+ */
+static void end_group(pid_t pid)
+{
+    kill(-pid, SIGKILL);
+}
+
 int iso_reap(pid_t pid, int wait_ms)
 {
     int status = 0;
     long long deadline = clock_now_ms() + wait_ms;
     for (;;) {
         pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid)
+            end_group(pid);
         if (done == pid || (done < 0 && errno != EINTR))
             return status;
         if (clock_now_ms() >= deadline)
@@ -445,6 +462,7 @@ int iso_reap(pid_t pid, int wait_ms)
     kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    end_group(pid);
     return status;
 }
 

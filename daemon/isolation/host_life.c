@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A plugin host's place among processes: its name, the signals it takes instead of dying, the
+ * descendants it adopts and ends when it ends, and rpcd's end, which it learns from its channel.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "isolation/host_life.h"
+
+#include "log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* rpcd, the parent the host was started by; another parent means rpcd is gone. */
+static pid_t started_by;
+
+/*
+ * A hangup or a user signal meant for rpcd (pkill, or a signal to a whole group) is logged and
+ * ignored. A handler rather than SIG_IGN: exec resets a handled signal to its default, so the
+ * programs a plugin starts get the dispositions they expect, where an ignored one would stay.
+ */
+static void on_stray_signal(int number)
+{
+    int saved = errno;
+    log_signal(LOG_WARNING, number, "ignored by a plugin host");
+    errno = saved;
+}
+
+int host_life_begin(void)
+{
+    started_by = getppid();
+    /*
+     * Not dumpable: its /proc entries (fd, mem, environ, maps) are closed to every other process
+     * of its user, other hosts included, and it cannot be ptraced by them. exec made it dumpable
+     * again; privileges.c sets it anew after a switch of user, which resets it as well.
+     */
+    int failed = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* Not "rpcd" to pkill -x rpcd, ps or top: comm is what the kernel matches, not argv[0]. */
+    failed |= prctl(PR_SET_NAME, (unsigned long)ISO_HOST_NAME, 0, 0, 0);
+    /* What the plugin starts and orphans is adopted by the host, which can then end it. */
+    failed |= prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    sigemptyset(&action.sa_mask);
+    action.sa_handler = on_stray_signal;
+    action.sa_flags = SA_RESTART;
+    static const int stray[] = {SIGHUP, SIGINT, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof stray / sizeof stray[0]; i++)
+        failed |= sigaction(stray[i], &action, NULL);
+    return failed ? -1 : 0;
+}
+
+bool host_life_rpcd_gone(void)
+{
+    return getppid() != started_by;
+}
+
+/* SIGKILL to each child of each thread of this process. Returns how many were signalled. */
+static size_t kill_children(void)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks)
+        return 0;
+    size_t count = 0;
+    const struct dirent *task;
+    while ((task = readdir(tasks))) {
+        if (task->d_name[0] == '.')
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/children", task->d_name);
+        FILE *children = fopen(path, "re");
+        if (!children)
+            continue;
+        long pid;
+        while (fscanf(children, "%ld", &pid) == 1)
+            if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+                count++;
+        fclose(children);
+    }
+    closedir(tasks);
+    return count;
+}
+
+void host_life_end_descendants(void)
+{
+    /*
+     * Each round kills every child, then waits for one to end. A child killed hands its own
+     * children to the host (a subreaper), where the next round finds them; a process killed
+     * forks no more, so the rounds end when no child is left.
+     */
+    for (;;) {
+        kill_children();
+        pid_t done = waitpid(-1, NULL, __WALL);
+        if (done < 0 && errno != EINTR)
+            return; /* ECHILD: none left */
+    }
+}
+
+void host_life_exit(int status)
+{
+    host_life_end_descendants();
+    _exit(status);
+}
