@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fixture for the containment tests: an isolated plugin that turns on rpcd and on another
+ * plugin's host (their descriptors and memory through /proc, a signal, ptrace, its own file on
+ * disk) and reports the errno of each try (0: it worked), leaves programs behind (a child, and
+ * a daemon that left its process group), and says on stderr when its shutdown runs. Built
+ * twice, with the method prefix HOSTILE_PREFIX ("a" and "b"), so that one host can turn on the
+ * other.
+ */
+#include <rpcd/plugin.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef HOSTILE_PREFIX
+#define HOSTILE_PREFIX "a"
+#endif
+
+static const rpcd_host_api *host;
+
+static int reply(rpcd_call *call, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static int reply(rpcd_call *call, const char *format, ...)
+{
+    char text[512];
+    va_list args;
+    va_start(args, format);
+    int length = vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    return host->call_result(call, text, (size_t)length);
+}
+
+/* The integer after "name": in params (no JSON library: the test writes them), or fallback. */
+static long number_param(const char *params, size_t params_length, const char *name, long fallback)
+{
+    char text[512], key[64];
+    if (!params || params_length >= sizeof text)
+        return fallback;
+    memcpy(text, params, params_length);
+    text[params_length] = '\0';
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *at = strstr(text, key);
+    return at ? strtol(at + strlen(key), NULL, 10) : fallback;
+}
+
+/* The errno of an open of path with flags (0 when it opened). */
+static int try_open(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    close(fd);
+    return 0;
+}
+
+/* PREFIX.whoami: {"pid":P,"pgid":G,"ppid":R} of the host. */
+static int whoami(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    return reply(call, "{\"pid\":%d,\"pgid\":%d,\"ppid\":%d}", (int)getpid(), (int)getpgrp(),
+                 (int)getppid());
+}
+
+/*
+ * PREFIX.attack {"pid": P} (rpcd when absent): P's standard output opened for writing (where a
+ * forged response would go), its memory for writing, a signal 0 (the right to kill it, without
+ * killing), a ptrace attach (detached at once when it worked).
+ */
+static int attack(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)user_data;
+    pid_t target = (pid_t)number_param(params, params_length, "pid", (long)getppid());
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/1", (int)target);
+    int fd = try_open(path, O_WRONLY);
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)target);
+    int mem = try_open(path, O_RDWR);
+    int signal = kill(target, 0) == 0 ? 0 : errno;
+    int traced = 0;
+    if (ptrace(PTRACE_ATTACH, target, NULL, NULL) != 0) {
+        traced = errno;
+    } else {
+        waitpid(target, NULL, __WALL);
+        ptrace(PTRACE_DETACH, target, NULL, NULL);
+    }
+    return reply(call, "{\"fd\":%d,\"mem\":%d,\"kill\":%d,\"ptrace\":%d}", fd, mem, signal, traced);
+}
+
+/* PREFIX.rewrite {"path": "..."}: opens the file (its own .so) for writing; writes nothing. */
+static int rewrite(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)user_data;
+    char text[4096];
+    if (!params || params_length >= sizeof text)
+        return RPCD_ERR_INVALID_PARAMS;
+    memcpy(text, params, params_length);
+    text[params_length] = '\0';
+    const char *start = strstr(text, "\"path\":\"");
+    char *end = start ? strchr(start + 8, '"') : NULL;
+    if (!end)
+        return RPCD_ERR_INVALID_PARAMS;
+    *end = '\0';
+    return reply(call, "{\"errno\":%d}", try_open(start + 8, O_WRONLY));
+}
+
+/* exec of sleep 30 in a child whose stdout and stderr are the host's (the channel's ends are
+ * close-on-exec). */
+static void run_sleep(void)
+{
+    char *const args[] = {"sleep", "30", NULL};
+    execv("/bin/sleep", args);
+    execv("/usr/bin/sleep", args);
+    _exit(127);
+}
+
+/*
+ * PREFIX.spawn: {"child":C,"daemon":D}: C a sleep the host forked and never waits for, D one
+ * started by a child that left the process group (setsid) and exited, as a daemon does.
+ */
+static int spawn(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    int pids[2];
+    if (pipe(pids) != 0)
+        return RPCD_ERR_INTERNAL;
+    pid_t child = fork();
+    if (child == 0)
+        run_sleep();
+    pid_t middle = fork();
+    if (middle == 0) {
+        setsid();
+        pid_t daemon = fork();
+        if (daemon == 0)
+            run_sleep();
+        (void)!write(pids[1], &daemon, sizeof daemon);
+        _exit(0);
+    }
+    pid_t daemon = -1;
+    close(pids[1]);
+    if (middle > 0) {
+        waitpid(middle, NULL, 0);
+        (void)!read(pids[0], &daemon, sizeof daemon);
+    }
+    close(pids[0]);
+    return reply(call, "{\"child\":%d,\"daemon\":%d}", (int)child, (int)daemon);
+}
+
+static int hostile_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state, char *error,
+                        size_t error_size)
+{
+    (void)state, (void)error, (void)error_size;
+    host = api;
+    static const struct {
+        const char *name;
+        rpcd_handler_fn handler;
+    } methods[] = {
+        {"hostile_" HOSTILE_PREFIX ".whoami", whoami},
+        {"hostile_" HOSTILE_PREFIX ".attack", attack},
+        {"hostile_" HOSTILE_PREFIX ".rewrite", rewrite},
+        {"hostile_" HOSTILE_PREFIX ".spawn", spawn},
+    };
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);
+        int status = host->register_method(plugin, &method);
+        if (status != RPCD_OK)
+            return status;
+    }
+    return RPCD_OK;
+}
+
+/* Says so on stderr (the log): a host that was killed never gets here. */
+static void hostile_shutdown(void *state)
+{
+    (void)state;
+    fprintf(stderr, "hostile_" HOSTILE_PREFIX ": shut down by pid %d\n", (int)getpid());
+}
+
+RPCD_PLUGIN_DEFINE("hostile_" HOSTILE_PREFIX, "1.0.0", hostile_init, hostile_shutdown);
