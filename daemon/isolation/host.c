@@ -243,6 +243,7 @@ static int cancel_call(chan_frame *frame)
 static int confine(const cfg_plugin *plugin, sandbox_settings *sandbox, char *error,
                    size_t error_size)
 {
+    sandbox->rpcd_pid = getppid(); /* checked by host_life: still the rpcd that started it */
     sandbox->name = strdup(plugin->name);
     sandbox->plugin_path = strdup(plugin->path);
     int status = sandbox->name && sandbox->plugin_path

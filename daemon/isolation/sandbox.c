@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A plugin host confining itself before its plugin loads: setrlimit, Landlock (raw system calls,
- * the best ABI the kernel offers), privileges.c's switch of user, and a libseccomp filter whose
- * forbidden calls fail with EPERM so that a plugin sees an ordinary error.
+ * the best ABI the kernel offers), privileges.c's switch of user and capabilities, and the
+ * seccomp filter of sandbox_filter.c.
  */
 #include "sandbox.h"
 
@@ -15,7 +15,6 @@
 #include <linux/landlock.h>
 #include <pwd.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +37,6 @@
 #endif
 #ifndef LANDLOCK_SCOPE_SIGNAL
 #define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
-#endif
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_LEAK__)
-#define SANDBOX_LEAK_CHECKED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
-#define SANDBOX_LEAK_CHECKED 1
-#endif
 #endif
 
 /* ThreadSanitizer's runtime keeps a thread of its own in every process, forked ones included. */
@@ -352,99 +343,6 @@ done:
     return status;
 }
 
-/* ---- seccomp ----------------------------------------------------------------------------- */
-
-/*
- * What a tool never needs, and what would let it reach beyond its process: other processes'
- * memory, mounts and namespaces, the kernel's modules, keys, BPF, clocks and power, and
- * io_uring, whose operations no seccomp filter sees.
- */
-/* clang-format off */
-static const char *const forbidden_default[] = {
-#ifndef SANDBOX_LEAK_CHECKED
-    /* LeakSanitizer stops the process's own threads with ptrace at exit. */
-    "ptrace",
-#endif
-    "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
-    "mount", "umount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-    "fsconfig", "fsmount", "fspick", "mount_setattr",
-    "init_module", "finit_module", "delete_module", "create_module",
-    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff",
-    "keyctl", "add_key", "request_key",
-    "bpf", "perf_event_open", "userfaultfd",
-    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime",
-    "acct", "quotactl", "quotactl_fd",
-    "unshare", "setns", "open_by_handle_at",
-    "iopl", "ioperm", "syslog", "sethostname", "setdomainname", "vhangup", "uselib", "_sysctl",
-    "lookup_dcookie", "nfsservctl",
-    "io_uring_setup", "io_uring_enter", "io_uring_register",
-};
-/* clang-format on */
-static const char *const forbidden_strict[] = {"execve", "execveat", "socket"};
-
-/* clone() flags that make a namespace: unshare by another name. */
-static const uint64_t namespace_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS,
-                                           CLONE_NEWIPC, CLONE_NEWUSER,   CLONE_NEWPID,
-                                           CLONE_NEWNET};
-
-static int forbid(scmp_filter_ctx filter, const char *name)
-{
-    int number = seccomp_syscall_resolve_name(name);
-    if (number == __NR_SCMP_ERROR)
-        return 0; /* unknown to this libseccomp: nothing to call it by either */
-    return seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), number, 0);
-}
-
-static int build_filter(scmp_filter_ctx filter, sandbox_seccomp profile)
-{
-    int status = 0;
-    for (size_t i = 0; status == 0 && i < sizeof forbidden_default / sizeof forbidden_default[0];
-         i++)
-        status = forbid(filter, forbidden_default[i]);
-    for (size_t i = 0; status == 0 && i < sizeof namespace_flags / sizeof namespace_flags[0]; i++)
-        status =
-            seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i]));
-    /* clone3 passes its flags in memory a filter cannot read: ENOSYS makes glibc use clone. */
-    if (status == 0)
-        status = seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    if (profile != SANDBOX_SECCOMP_STRICT)
-        return status;
-    for (size_t i = 0; status == 0 && i < sizeof forbidden_strict / sizeof forbidden_strict[0]; i++)
-        status = forbid(filter, forbidden_strict[i]);
-    if (status == 0)
-        status = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1,
-                                  SCMP_A0(SCMP_CMP_NE, AF_UNIX, 0));
-    return status;
-}
-
-static int apply_seccomp(const sandbox_settings *s, char *error, size_t error_size)
-{
-    if (s->seccomp == SANDBOX_SECCOMP_OFF)
-        return 0;
-    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-    if (!filter) {
-        copy_error(error, error_size, s->name, "cannot start a seccomp filter");
-        return -1;
-    }
-    /* System calls of another ABI (int 0x80 on x86-64) would pass a filter written for this one. */
-    int status = seccomp_attr_set(filter, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
-    /* Every thread, a sanitizer's own included, gets the filter (and no_new_privs with it). */
-    if (status == 0)
-        status = seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1);
-    if (status == 0)
-        status = build_filter(filter, s->seccomp);
-    if (status == 0)
-        status = seccomp_load(filter);
-    seccomp_release(filter);
-    if (status != 0) {
-        snprintf(error, error_size, "[plugin %s]: cannot load the seccomp filter: %s", s->name,
-                 strerror(-status));
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- all together ------------------------------------------------------------------------ */
 
 /* The threads of this process, 0 when /proc cannot tell. */
@@ -488,7 +386,26 @@ int sandbox_apply(const sandbox_settings *s, char *error, size_t error_size)
         return -1;
     }
     /* Last: the steps before make system calls the filter may forbid. */
-    return apply_seccomp(s, error, error_size);
+    return sandbox_filter_apply(s, error, error_size);
+}
+
+/* ---- what is not enforced ---------------------------------------------------------------- */
+
+size_t sandbox_unenforced(sandbox_seccomp profile, int landlock_abi, char *out, size_t size)
+{
+    int length = 0;
+    if (profile == SANDBOX_SECCOMP_OFF)
+        length = snprintf(out, size,
+                          "seccomp = off: nothing keeps its host from signalling rpcd or other "
+                          "plugins' hosts of its user");
+    else if (landlock_abi < 6)
+        length = snprintf(out, size,
+                          "the kernel has no Landlock signal scoping (ABI 6, Linux 6.12): its host "
+                          "can signal other plugins' hosts of its user (rpcd itself stays out of "
+                          "reach)");
+    else if (size > 0)
+        out[0] = '\0';
+    return length < 0 ? 0 : (size_t)length;
 }
 
 /* ---- rpcd --check ------------------------------------------------------------------------ */

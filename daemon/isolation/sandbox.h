@@ -30,6 +30,7 @@ typedef struct sandbox_settings {
     sandbox_seccomp seccomp;  /* default SANDBOX_SECCOMP_DEFAULT */
     char *read_paths;         /* space-separated absolute paths, NULL: reads not restricted */
     char *write_paths;        /* the same for writes, NULL: writes not restricted */
+    pid_t rpcd_pid;           /* the filter refuses signals to it (and its group); 0: none */
 } sandbox_settings;
 
 /*
@@ -60,6 +61,19 @@ int sandbox_apply(const sandbox_settings *settings, char *error, size_t error_si
  * length it needed, as snprintf does.
  */
 size_t sandbox_describe(const sandbox_settings *settings, char *out, size_t size);
+
+/*
+ * The seccomp part of sandbox_apply (sandbox_filter.c), loaded last. Returns 0, or -1 with a
+ * one-line message in error.
+ */
+int sandbox_filter_apply(const sandbox_settings *settings, char *error, size_t error_size);
+
+/*
+ * What a host confined with profile does not get on a kernel with landlock_abi: a line for a
+ * warning, in out (always NUL-terminated; "" when everything is enforced). Returns its length,
+ * 0 when nothing is missing.
+ */
+size_t sandbox_unenforced(sandbox_seccomp profile, int landlock_abi, char *out, size_t size);
 
 /* The Landlock ABI version the kernel offers, 0 when it has none (or it is disabled). */
 int sandbox_landlock_abi(void);

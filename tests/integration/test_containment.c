@@ -51,7 +51,8 @@ static char *section(char prefix, const char *keys)
  * Starts rpcd with sections (the plugins' part of the config), as user (NOBODY, or 0 for the
  * user the test runs as), and waits until it serves.
  */
-static void start(session *s, const char *sections, unsigned user)
+static void start_wrapped(session *s, const char *sections, unsigned user,
+                          const char *const *wrapper)
 {
     s->dir = harness_temp_dir();
     assert_non_null(s->dir);
@@ -72,9 +73,16 @@ static void start(session *s, const char *sections, unsigned user)
         "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", NULL};
     if (user == NOBODY)
         args = harness_argv_wrapped(as_nobody, &inner);
+    if (wrapper)
+        args = harness_argv_wrapped(wrapper, &inner);
     s->rpcd = harness_start(args.argv);
     assert_non_null(s->rpcd);
     s->next_id = 1;
+}
+
+static void start(session *s, const char *sections, unsigned user)
+{
+    start_wrapped(s, sections, user, NULL);
 }
 
 static void remove_all(session *s)
@@ -402,6 +410,8 @@ static void test_same_user_cannot_reach_in(void **state)
     start(&s, sections, NOBODY);
     free(sections);
     pid_t other = (pid_t)call_number(&s, "hostile_b.whoami", NULL, "pid");
+    /* What seccomp = off leaves open is said. */
+    expect_stderr(&s, "plugin hostile_a: seccomp = off: nothing keeps its host from signalling");
     expect_closed(attack(&s, "hostile_a.attack", 0));
     expect_closed(attack(&s, "hostile_a.attack", other));
     /* The answers still reach the client, and nothing else did. */
@@ -438,6 +448,40 @@ static void test_root_host_cannot_reach_in(void **state)
     finish(&s);
 }
 
+/*
+ * A kernel without Landlock (landlock_create_ruleset refused, as on one before 5.13 or with it
+ * disabled; signal scoping needs 6.12): the seccomp filter alone keeps a host's signals off
+ * rpcd, and rpcd warns, at start-up and in --check, that other hosts are not kept apart.
+ */
+static void test_no_landlock_rpcd_out_of_reach(void **state)
+{
+    (void)state;
+    const char *const wrapper[] = {harness_env("RPCD_DENY_SYSCALL"), "landlock_create_ruleset",
+                                   NULL};
+    assert_non_null(wrapper[0]);
+    session s;
+    char *sections = section('a', NULL);
+    start_wrapped(&s, sections, 0, wrapper);
+    free(sections);
+    refusals got = attack(&s, "hostile_a.attack", 0);
+    assert_int_equal(got.kill, EPERM);
+    expect_closed(got);
+    expect_stderr(&s, "plugin hostile_a: the kernel has no Landlock signal scoping");
+    stop(&s);
+    harness_free(s.rpcd);
+    harness_argv inner = harness_rpcd_argv(s.config);
+    harness_argv_push(&inner, "--check");
+    harness_argv args = harness_argv_wrapped(wrapper, &inner);
+    harness_run_result check;
+    assert_int_equal(harness_run(args.argv, NULL, 0, HARNESS_TIMEOUT_MS, &check), HARNESS_OK);
+    assert_true(check.status.exited);
+    assert_int_equal(check.status.code, 0);
+    if (!strstr(check.err, "plugin hostile_a: not enforced: the kernel has no Landlock signal"))
+        fail_msg("--check does not say it:\n%s", check.err);
+    harness_run_result_free(&check);
+    remove_all(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_group_ends_with_killed_host),
         cmocka_unit_test(test_same_user_cannot_reach_in),
         cmocka_unit_test(test_root_host_cannot_reach_in),
+        cmocka_unit_test(test_no_landlock_rpcd_out_of_reach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
