@@ -286,8 +286,16 @@ static int apply_landlock(const sandbox_settings *s, char *error, size_t error_s
      */
     int abi = sandbox_landlock_abi();
     uint64_t scoped = s->seccomp != SANDBOX_SECCOMP_OFF && abi >= 6 ? LANDLOCK_SCOPE_SIGNAL : 0;
-    if (!s->read_paths && !s->write_paths && !scoped)
+    /*
+     * A filtered host writes nowhere but write_paths (and /dev/null), write_paths or not: a
+     * host of the user that owns the plugin's file, or rpcd's, could otherwise rewrite it, and
+     * what rpcd loads next would be the plugin's choice.
+     */
+    bool writes_closed = s->seccomp != SANDBOX_SECCOMP_OFF;
+    if (!s->read_paths && !s->write_paths && !scoped && !writes_closed)
         return 0;
+    if (abi <= 0 && !s->read_paths && !s->write_paths)
+        return 0; /* what is then left open is said by rpcd (sandbox_unenforced) */
     if (abi <= 0) {
         log_message(LOG_WARNING,
                     "[plugin %s]: the kernel has no Landlock: read_paths and write_paths are not "
@@ -298,7 +306,8 @@ static int apply_landlock(const sandbox_settings *s, char *error, size_t error_s
     /* Only what is restricted is handled: read_paths alone leaves writes to file permissions. */
     uint64_t writes = write_rights(abi);
     ruleset_attr attr = {
-        .handled_access_fs = (s->read_paths ? READ_RIGHTS : 0) | (s->write_paths ? writes : 0),
+        .handled_access_fs =
+            (s->read_paths ? READ_RIGHTS : 0) | (s->write_paths || writes_closed ? writes : 0),
         .scoped = scoped,
     };
     uint64_t handled = attr.handled_access_fs;
@@ -322,14 +331,14 @@ static int apply_landlock(const sandbox_settings *s, char *error, size_t error_s
         if (allow_list(s, ruleset, s->read_paths, READ_RIGHTS, handled, error, error_size) != 0)
             goto done;
     }
-    if (s->write_paths) {
+    if (s->write_paths || writes_closed) {
         for (size_t i = 0; i < sizeof always_writable / sizeof always_writable[0]; i++)
             if (allow_path(s, ruleset, always_writable[i], writes, handled, false, error,
                            error_size) != 0)
                 goto done;
         /* A place one may write to is one to read back: reads too, when they are handled. */
-        if (allow_list(s, ruleset, s->write_paths, writes | READ_RIGHTS, handled, error,
-                       error_size) != 0)
+        if (s->write_paths && allow_list(s, ruleset, s->write_paths, writes | READ_RIGHTS, handled,
+                                         error, error_size) != 0)
             goto done;
     }
     if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
@@ -398,6 +407,11 @@ size_t sandbox_unenforced(sandbox_seccomp profile, int landlock_abi, char *out, 
         length = snprintf(out, size,
                           "seccomp = off: nothing keeps its host from signalling rpcd or other "
                           "plugins' hosts of its user");
+    else if (landlock_abi <= 0)
+        length = snprintf(out, size,
+                          "the kernel has no Landlock: its host may write wherever its user may, "
+                          "and signal other plugins' hosts of its user (rpcd itself stays out of "
+                          "reach)");
     else if (landlock_abi < 6)
         length = snprintf(out, size,
                           "the kernel has no Landlock signal scoping (ABI 6, Linux 6.12): its host "

@@ -29,7 +29,7 @@ typedef struct sandbox_settings {
     priv_target target;       /* who to become; target.change false: stay */
     sandbox_seccomp seccomp;  /* default SANDBOX_SECCOMP_DEFAULT */
     char *read_paths;         /* space-separated absolute paths, NULL: reads not restricted */
-    char *write_paths;        /* the same for writes, NULL: writes not restricted */
+    char *write_paths;        /* the same for writes; NULL: none, unless seccomp is off */
     pid_t rpcd_pid;           /* the filter refuses signals to it (and its group); 0: none */
 } sandbox_settings;
 
