@@ -451,6 +451,10 @@ int iso_host_main(void)
         report(NULL, error[0] ? error : "out of memory");
         goto done;
     }
+    /* The plugin's init may never return: rpcd's death must end the host all the same. */
+    if (host_life_watch(CHAN_HOST_FD) != 0)
+        log_message(LOG_WARNING, "plugin %s: its host cannot watch for rpcd's end: %s", config.name,
+                    strerror(errno));
     ld_set_call_api(host_fill_call_api);
     host_events_attach(client_level);
     if (ld_load_fd(&config, CHAN_PLUGIN_FD, host.methods, &plugins, &name, error, sizeof error) !=

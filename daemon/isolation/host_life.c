@@ -13,12 +13,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* rpcd, the parent the host was started by; another parent means rpcd is gone. */
@@ -89,6 +93,44 @@ static size_t kill_children(void)
     }
     closedir(tasks);
     return count;
+}
+
+/*
+ * The watch: once rpcd's end of the channel has closed, the host ends as soon as rpcd is gone
+ * too, whatever its reading thread is doing (a plugin's init, or a quick handler, that never
+ * returns). While rpcd lives, the close is a stop, which rpcd sees through.
+ */
+static void *watch_main(void *context)
+{
+    int fd = (int)(intptr_t)context;
+    for (;;) {
+        struct pollfd one = {fd, POLLRDHUP, 0};
+        if (poll(&one, 1, -1) > 0)
+            break;
+    }
+    for (;;) {
+        if (host_life_rpcd_gone())
+            host_life_exit(0);
+        struct timespec nap = {0, 50 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
+
+int host_life_watch(int fd)
+{
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &before); /* the signals are the other threads' */
+    pthread_t thread;
+    int status = pthread_create(&thread, NULL, watch_main, (void *)(intptr_t)fd);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    if (status != 0) {
+        errno = status;
+        return -1;
+    }
+    pthread_detach(thread);
+    return 0;
 }
 
 void host_life_end_descendants(void)

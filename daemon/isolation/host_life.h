@@ -18,6 +18,13 @@
  */
 int host_life_begin(void);
 
+/*
+ * Starts a thread that, once fd (the channel from rpcd) has closed and rpcd is gone, ends the
+ * host (host_life_exit), whatever its other threads do. After the confinement, which wants a
+ * single thread. Returns 0, or -1 with errno.
+ */
+int host_life_watch(int fd);
+
 /* Whether the host's parent is no longer the rpcd that started it (rpcd died). */
 bool host_life_rpcd_gone(void);
 

@@ -344,6 +344,47 @@ static void test_descendants_end_with_killed_rpcd(void **state)
     finish(&s);
 }
 
+/* And when the host's reading thread never comes back (a quick handler that hangs). */
+static void test_hung_host_ends_with_killed_rpcd(void **state)
+{
+    (void)state;
+    session s;
+    char *sections = section('a', NULL);
+    start(&s, sections, 0);
+    free(sections);
+    pid_t host = (pid_t)call_number(&s, "hostile_a.whoami", NULL, "pid");
+    left_behind pids = spawn(&s);
+    assert_int_equal(
+        harness_write_text(s.rpcd,
+                           "{\"jsonrpc\":\"2.0\",\"id\":\"h\",\"method\":\"hostile_a.hang\"}\n",
+                           HARNESS_TIMEOUT_MS),
+        HARNESS_OK);
+    /* The hang reached the host: its reading thread sleeps in pause(). */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/wchan", (int)host);
+    bool paused = false;
+    for (int i = 0; i < HARNESS_TIMEOUT_MS / 10 && !paused; i++) {
+        char *wchan = harness_read_file(path, NULL);
+        paused = wchan && strstr(wchan, "pause");
+        free(wchan);
+        if (!paused) {
+            struct timespec nap = {0, 10 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+        }
+    }
+    if (!paused)
+        print_message("the host's wchan never showed pause(): the test may prove less\n");
+    assert_int_equal(harness_signal(s.rpcd, SIGKILL), 0);
+    harness_exit status;
+    assert_int_equal(harness_wait(s.rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+    expect_ended(pids, &s);
+    if (!ends(host)) {
+        kill(host, SIGKILL);
+        fail_msg("the host outlived rpcd");
+    }
+    finish(&s);
+}
+
 /* A host killed outright had no time to end its child: rpcd ends its process group. */
 static void test_group_ends_with_killed_host(void **state)
 {
@@ -498,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_host_started_by_reload_lives),
         cmocka_unit_test(test_descendants_end_with_rpcd),
         cmocka_unit_test(test_descendants_end_with_killed_rpcd),
+        cmocka_unit_test(test_hung_host_ends_with_killed_rpcd),
         cmocka_unit_test(test_group_ends_with_killed_host),
         cmocka_unit_test(test_same_user_cannot_reach_in),
         cmocka_unit_test(test_root_host_cannot_reach_in),

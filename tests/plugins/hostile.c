@@ -153,6 +153,15 @@ static int spawn(rpcd_call *call, const char *params, size_t params_length, void
     return reply(call, "{\"child\":%d,\"daemon\":%d}", (int)child, (int)daemon);
 }
 
+/* PREFIX.hang (quick, so on the host's reading thread): never returns. */
+static int hang(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)call, (void)params, (void)params_length, (void)user_data;
+    for (;;)
+        pause();
+    return RPCD_OK;
+}
+
 static int hostile_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state, char *error,
                         size_t error_size)
 {
@@ -166,9 +175,12 @@ static int hostile_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **st
         {"hostile_" HOSTILE_PREFIX ".attack", attack},
         {"hostile_" HOSTILE_PREFIX ".rewrite", rewrite},
         {"hostile_" HOSTILE_PREFIX ".spawn", spawn},
+        {"hostile_" HOSTILE_PREFIX ".hang", hang},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);
+        if (methods[i].handler == hang)
+            method.flags = RPCD_METHOD_QUICK;
         int status = host->register_method(plugin, &method);
         if (status != RPCD_OK)
             return status;
