@@ -149,7 +149,7 @@ int cli_start(const cli_source *source, rpcd_runtime *runtime)
     }
     /* Quieter than serving: the output is the command's, and info lines would crowd it. */
     rt_flags flags = {source->log_level >= 0 ? source->log_level : LOG_WARNING, source->insecure,
-                      true};
+                      true, false};
     char error[1024];
     if (rt_start_config(config, &flags, runtime, error, sizeof error) != 0) {
         log_message(LOG_ERROR, "%s", error);

@@ -13,6 +13,7 @@
 #include "isolated_plugin.h"
 #include "lock.h"
 #include "log.h"
+#include "log_capture.h"
 #include "plugin_abi.h"
 #include "plugin_copy.h"
 #include "plugin_identity.h"
@@ -145,7 +146,10 @@ static int init_plugin(struct rpcd_plugin *plugin, char *error, size_t error_siz
     const rpcd_plugin_info *plugin_info = plugin->info;
     char reason[512] = "";
     plugin->initialising = true;
+    lcap_redirect redirect;
+    lcap_plugin_begin(plugin->config->name, &redirect);
     int status = plugin_info->init(plugin, ld_host_api(), &plugin->state, reason, sizeof reason);
+    lcap_plugin_end(&redirect);
     plugin->initialising = false;
     sig_check_after_init(plugin_info->name);
     if (status != RPCD_OK && plugin->conflict && !reason[0]) {

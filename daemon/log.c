@@ -33,6 +33,11 @@ void log_set_fd(int fd)
     atomic_store(&log_fd, fd);
 }
 
+int log_get_fd(void)
+{
+    return atomic_load(&log_fd);
+}
+
 int log_level_parse(const char *name, int *level)
 {
     for (int i = 0; i < (int)(sizeof level_names / sizeof level_names[0]); i++) {
@@ -198,6 +203,31 @@ static void json_message(int level, const char *prefix, const char *message, siz
     json_start(&line, level, prefix);
     json_escaped(&line, message, length);
     json_end_and_write(&line);
+}
+
+void log_output(const char *plugin, const char *stream, const char *bytes, size_t length, bool cut)
+{
+    if (length > LOG_OUTPUT_MOST)
+        length = LOG_OUTPUT_MOST;
+    /* Room for every byte escaped at its longest (\u00XX, or \ufffd for a byte not UTF-8). */
+    char text[LOG_OUTPUT_MOST * 6 + 512];
+    if (atomic_load(&current_format) != LOG_FORMAT_JSON) {
+        memcpy(text, bytes, length);
+        text[length] = '\n';
+        ssize_t ignored = write(atomic_load(&log_fd), text, length + 1);
+        (void)ignored;
+        return;
+    }
+    json_line line = {text, sizeof text, 0};
+    json_start(&line, LOG_INFO, plugin);
+    json_escaped(&line, bytes, length);
+    json_raw(&line, "\",\"stream\":\"", 12);
+    json_raw(&line, stream, strlen(stream));
+    json_raw(&line, cut ? "\",\"cut\":true" : "\"", cut ? 12 : 1);
+    memcpy(line.text + line.used, "}\n", 2);
+    line.used += 2;
+    ssize_t ignored = write(atomic_load(&log_fd), line.text, line.used);
+    (void)ignored;
 }
 
 /* ---- Lines of named values ---------------------------------------------------------------- */

@@ -31,6 +31,18 @@ int log_get_format(void);
 int log_format_parse(const char *name, int *format);
 /* Sets the file descriptor written to (stderr by default). */
 void log_set_fd(int fd);
+int log_get_fd(void);
+
+/* The most bytes of a plugin's output line that log_output takes. */
+enum { LOG_OUTPUT_MOST = 2048 };
+/*
+ * One line a plugin wrote on its stdout or stderr (log_capture.h), whatever the level: in JSON
+ * {"time":...,"level":"info","plugin":plugin,"message":bytes,"stream":stream} ("plugin" only when
+ * not NULL, "cut":true when the line was longer and cut at length), bytes that are not UTF-8 as
+ * U+FFFD; in text, the bytes and a newline as they came. length is at most LOG_OUTPUT_MOST.
+ * Thread-safe.
+ */
+void log_output(const char *plugin, const char *stream, const char *bytes, size_t length, bool cut);
 
 /* Writes "rpcd: LEVEL: [prefix: ]message\n" when level is enabled. Thread-safe. */
 void log_message(int level, const char *format, ...) __attribute__((format(printf, 2, 3)));

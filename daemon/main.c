@@ -356,7 +356,7 @@ int main(int argc, char **argv)
     }
 
     rpcd_runtime runtime;
-    rt_flags flags = {asked.log_level, asked.insecure, false};
+    rt_flags flags = {asked.log_level, asked.insecure, false, true};
     if (rt_start(asked.config_path, &flags, &runtime, error, sizeof error) != 0) {
         log_message(LOG_ERROR, "%s", error);
         return EXIT_CONFIG;

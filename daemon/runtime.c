@@ -9,6 +9,7 @@
 #include "call_log.h"
 #include "file_safety.h"
 #include "log.h"
+#include "log_capture.h"
 #include "privileges.h"
 
 #include <stdio.h>
@@ -46,6 +47,9 @@ int rt_start_config(rpcd_config *config, const rt_flags *flags, rpcd_runtime *ru
     const char *config_path = config->path;
     log_set_level(flags->log_level >= 0 ? flags->log_level : runtime->config->log_level);
     log_set_format(runtime->config->log_format);
+    if (flags->capture_output && runtime->config->log_format == LOG_FORMAT_JSON &&
+        lcap_take_std(error, error_size) != 0)
+        goto fail;
     call_log_enable(runtime->config->log_calls);
     if (flags->insecure)
         log_message(LOG_WARNING,
@@ -126,5 +130,6 @@ void rt_stop(rpcd_runtime *runtime)
     cfg_free(runtime->config);
     call_store_release();
     block_store_release();
+    lcap_release_std(); /* the plugins are gone: nothing of theirs is left to capture */
     memset(runtime, 0, sizeof *runtime);
 }

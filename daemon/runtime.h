@@ -33,6 +33,9 @@ typedef struct rt_flags {
     int log_level; /* replaces the config's log_level when >= 0 */
     bool insecure; /* skip the owner and permission checks of config and plugin files */
     bool one_shot; /* a one-shot command: serves nobody, so running as root is no warning */
+    /* With log_format = json, fds 1 and 2 become captures (log_capture.h) before the plugins
+     * load: for the serving daemon only, whose fds 1 and 2 nobody else reads. */
+    bool capture_output;
 } rt_flags;
 
 /*

@@ -84,10 +84,18 @@ typedef enum chan_kind {
 #define CHAN_MAX_LOG_TEXT ((size_t)2048)
 
 /*
- * The fixed descriptors of a host process: what rpcd sends (a socket), the plugin's file, and
- * the two pipes the host answers on: the main lane, and the fast lane.
+ * The fixed descriptors of a host process: what rpcd sends (a socket), the plugin's file, the
+ * two pipes the host answers on (the main lane, and the fast lane), and rpcd's log, which the
+ * host writes its log lines to (its stdout and stderr are the plugin's).
  */
-enum { CHAN_HOST_FD = 3, CHAN_PLUGIN_FD = 4, CHAN_ANSWER_FD = 5, CHAN_FAST_ANSWER_FD = 6 };
+enum {
+    CHAN_HOST_FD = 3,
+    CHAN_PLUGIN_FD = 4,
+    CHAN_ANSWER_FD = 5,
+    CHAN_FAST_ANSWER_FD = 6,
+    CHAN_LOG_FD = 7,
+    CHAN_LAST_FD = CHAN_LOG_FD
+};
 
 /*
  * The lanes a host answers on. Every frame about a call goes on the call's lane, and so does

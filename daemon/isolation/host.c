@@ -422,9 +422,11 @@ int iso_host_main(void)
     signal(SIGPIPE, SIG_IGN);
     /* Nothing of rpcd's but the channel and the plugin's file; neither goes to a program the
      * plugin runs. */
-    close_range(CHAN_FAST_ANSWER_FD + 1, ~0u, 0);
-    for (int fd = CHAN_HOST_FD; fd <= CHAN_FAST_ANSWER_FD; fd++)
+    close_range(CHAN_LAST_FD + 1, ~0u, 0);
+    for (int fd = CHAN_HOST_FD; fd <= CHAN_LAST_FD; fd++)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
+    /* Its stdout and stderr are the plugin's: its own lines go to rpcd's log as they are. */
+    log_set_fd(CHAN_LOG_FD);
 
     buffer in = BUFFER_INIT;
     cfg_plugin config = {0};

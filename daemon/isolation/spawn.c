@@ -14,6 +14,7 @@
 #include "isolation/host_life.h"
 #include "isolation/sandbox.h"
 #include "log.h"
+#include "log_capture.h"
 #include "mcp_events.h"
 
 #include <errno.h>
@@ -254,14 +255,18 @@ static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error,
 /* fd moved above the descriptors the host gets them on, so that no dup2 overwrites another. */
 static int move_high(int fd)
 {
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, CHAN_FAST_ANSWER_FD + 1);
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, CHAN_LAST_FD + 1);
     close(fd);
     return high;
 }
 
-/* The host's ends of its channel, each moved high (see move_high), and the plugin's file. */
+/*
+ * The host's ends of its channel, each moved high (see move_high), the plugin's file, rpcd's
+ * log, and with log_format = json the write ends of the captures of its stdout and stderr (-1
+ * otherwise: both are then rpcd's stderr).
+ */
 typedef struct child_ends {
-    int requests, answers, fast_answers, plugin;
+    int requests, answers, fast_answers, plugin, log, output, errors;
 } child_ends;
 
 static void close_if_open(int fd)
@@ -276,6 +281,9 @@ static void close_child_ends(const child_ends *ends)
     close_if_open(ends->answers);
     close_if_open(ends->fast_answers);
     close_if_open(ends->plugin);
+    close_if_open(ends->log);
+    close_if_open(ends->output);
+    close_if_open(ends->errors);
 }
 
 /*
@@ -289,11 +297,16 @@ static int make_channel(int plugin_fd, iso_channel *own, child_ends *child)
     int status = -1;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, requests) == 0 &&
         pipe2(answers, O_CLOEXEC) == 0 && pipe2(fast, O_CLOEXEC) == 0) {
-        *child = (child_ends){move_high(requests[1]), move_high(answers[1]), move_high(fast[1]),
-                              fcntl(plugin_fd, F_DUPFD_CLOEXEC, CHAN_FAST_ANSWER_FD + 1)};
+        *child = (child_ends){move_high(requests[1]),
+                              move_high(answers[1]),
+                              move_high(fast[1]),
+                              fcntl(plugin_fd, F_DUPFD_CLOEXEC, CHAN_LAST_FD + 1),
+                              fcntl(log_get_fd(), F_DUPFD_CLOEXEC, CHAN_LAST_FD + 1),
+                              -1,
+                              -1};
         requests[1] = answers[1] = fast[1] = -1; /* closed by move_high */
         status = child->requests >= 0 && child->answers >= 0 && child->fast_answers >= 0 &&
-                         child->plugin >= 0
+                         child->plugin >= 0 && child->log >= 0
                      ? 0
                      : -1;
         if (status != 0)
@@ -317,6 +330,24 @@ void iso_channel_close(iso_channel *channel)
     close_if_open(channel->answers);
     close_if_open(channel->fast_answers);
     *channel = (iso_channel){-1, -1, -1};
+}
+
+/*
+ * With log_format = json, the host's stdout and stderr become captures naming the plugin
+ * (log_capture.h), which end by themselves when the host and whatever it started are gone.
+ * Returns 0, or -1 with errno.
+ */
+static int capture_output(const char *name, child_ends *child)
+{
+    if (log_get_format() != LOG_FORMAT_JSON)
+        return 0;
+    if (lcap_start(name, "stdout", true, NULL, &child->output) != 0)
+        return -1;
+    child->output = move_high(child->output);
+    if (child->output < 0 || lcap_start(name, "stderr", true, NULL, &child->errors) != 0)
+        return -1;
+    child->errors = move_high(child->errors);
+    return child->errors < 0 ? -1 : 0;
 }
 
 /*
@@ -348,9 +379,15 @@ static int start_process(const char *program, const child_ends *ends, pid_t *pid
     failed |= posix_spawn_file_actions_adddup2(&actions, ends->plugin, CHAN_PLUGIN_FD);
     failed |= posix_spawn_file_actions_adddup2(&actions, ends->answers, CHAN_ANSWER_FD);
     failed |= posix_spawn_file_actions_adddup2(&actions, ends->fast_answers, CHAN_FAST_ANSWER_FD);
+    failed |= posix_spawn_file_actions_adddup2(&actions, ends->log, CHAN_LOG_FD);
     failed |= posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     /* What a plugin prints goes to the log, never into the protocol. */
-    failed |= posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+    if (ends->output >= 0) {
+        failed |= posix_spawn_file_actions_adddup2(&actions, ends->output, STDOUT_FILENO);
+        failed |= posix_spawn_file_actions_adddup2(&actions, ends->errors, STDERR_FILENO);
+    } else {
+        failed |= posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+    }
     char *const argv[] = {(char *)ISO_HOST_NAME, (char *)"--plugin-host", NULL};
     posix_spawnattr_t attributes;
     failed |= posix_spawnattr_init(&attributes);
@@ -385,6 +422,12 @@ int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
     child_ends child_end;
     if (make_channel(plugin_fd, &own, &child_end) != 0) {
         snprintf(error, error_size, "cannot make its channel: %s", strerror(errno));
+        return -1;
+    }
+    if (capture_output(config->name, &child_end) != 0) {
+        snprintf(error, error_size, "cannot capture its output: %s", strerror(errno));
+        close_child_ends(&child_end);
+        iso_channel_close(&own);
         return -1;
     }
     pid_t child = -1;

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fixture: a plugin that prints from its init, as a careless library would, on stdout and
+ * stderr: plain lines, bytes that are not UTF-8, a line of 1 MiB, and a last line without its
+ * newline; "prints done" on stderr comes last of all.
+ */
+#include <rpcd/plugin.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { LONG_LINE = 1024 * 1024 };
+
+static const rpcd_host_api *host;
+
+/* prints.ping: true. */
+static int ping(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    return host->call_result(call, "true", 4);
+}
+
+static int prints_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state,
+                       char *error, size_t error_size)
+{
+    (void)state;
+    host = host_api;
+    char *line = malloc(LONG_LINE);
+    if (!line) {
+        snprintf(error, error_size, "out of memory");
+        return RPCD_ERR_NO_MEMORY;
+    }
+    memset(line, 'x', LONG_LINE);
+    printf("hello on stdout\n");
+    printf("bad \xff\xfe bytes\n");
+    fwrite(line, 1, LONG_LINE, stdout);
+    printf("\nafter the long line\n");
+    fflush(stdout);
+    fprintf(stderr, "hello on stderr\n");
+    ssize_t ignored = write(STDOUT_FILENO, "no newline at the end", 21);
+    (void)ignored;
+    free(line);
+    fprintf(stderr, "prints done\n");
+    rpcd_method method = rpcd_method_new("prints.ping", ping);
+    return host->register_method(plugin, &method);
+}
+
+RPCD_PLUGIN_DEFINE("prints", "1.0.0", prints_init, NULL);
