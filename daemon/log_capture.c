@@ -203,8 +203,7 @@ void lcap_release_std(void)
     close(std_capture.err_fd);
     lcap_stop(std_capture.out);
     lcap_stop(std_capture.err);
-    log_set_fd(STDERR_FILENO);
-    close(std_capture.log_fd);
+    /* The log keeps its descriptor open: a host's capture may still be writing its last lines. */
     std_capture.taken = false;
 }
 
