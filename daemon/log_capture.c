@@ -114,13 +114,17 @@ int lcap_start(const char *plugin, const char *stream, bool detached, log_captur
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
-    int failed = pthread_create(&capture->thread, &attributes, capture_main, capture);
+    /* Not into capture: a detached thread may have freed it by the time pthread_create returns. */
+    pthread_t thread;
+    int failed = pthread_create(&thread, &attributes, capture_main, capture);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     pthread_attr_destroy(&attributes);
     if (failed != 0) {
         errno = failed;
         goto fail;
     }
+    if (!detached)
+        capture->thread = thread;
     *write_fd = ends[1];
     if (out)
         *out = detached ? NULL : capture;
