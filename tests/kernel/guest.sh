@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Runs inside the guest, as root, on the host's root file system (read-only, under a tmpfs
+# overlay): the kernel's facts, rpcd --check on an isolated plugin, and the kernel-dependent
+# meson tests. Writes its log and status to the results share; prints the status as a marker.
+# Usage: guest.sh BUILD_DIR RESULTS_DIR
+build=$1 results=$2
+here=$(dirname "$0")
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /run
+mkdir -p /dev/shm /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+log=$results/guest.log
+
+run() {
+    echo "== kernel (booted in $(cut -d" " -f1 /proc/uptime) s of guest time)"
+    echo "cmdline: $(cat /proc/cmdline)"
+    "$results/probe"
+    grep -E '^(Seccomp|NoNewPrivs)' /proc/self/status
+    echo "== rpcd --check (an isolated plugin, read_paths and write_paths)"
+    "$build/daemon/rpcd" --check --config "$results/check.conf" 2>&1
+    echo "rpcd --check: exit $?"
+    echo "== meson test"
+    start=$(date +%s)
+    status=0
+    for suite in unit integration; do
+        # shellcheck disable=SC2046
+        meson test -C "$build" --no-rebuild --print-errorlogs --timeout-multiplier 10 \
+            --num-processes 2 --suite "$suite" $(cat "$results/$suite") || status=1
+        cp "$build/meson-logs/testlog.txt" "$results/testlog-$suite.txt" 2>/dev/null
+    done
+    echo "meson test: exit $status after $(($(date +%s) - start)) s"
+    return $status
+}
+run > "$log" 2>&1
+status=$?
+sync
+echo "RPCD-KERNEL-STATUS=$status"
+/usr/bin/busybox poweroff -f 2>/dev/null || echo o > /proc/sysrq-trigger
