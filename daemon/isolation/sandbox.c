@@ -422,6 +422,40 @@ size_t sandbox_unenforced(sandbox_seccomp profile, int landlock_abi, char *out, 
     return length < 0 ? 0 : (size_t)length;
 }
 
+/* ---- what the kernel cannot enforce ------------------------------------------------------ */
+
+size_t sandbox_unenforced(const sandbox_settings *s, int abi, size_t index, char *out, size_t size)
+{
+    const char *gaps[3];
+    size_t count = 0;
+    char write[192], scope[224];
+    if (abi <= 0 && (s->read_paths || s->write_paths))
+        gaps[count++] = "this kernel has no Landlock (or it is not among the LSMs it booted with): "
+                        "read_paths and write_paths are not enforced";
+    if (abi > 0 && abi < 5 && s->write_paths) {
+        snprintf(write, sizeof write,
+                 "this kernel's Landlock (ABI %d) does not confine %s beneath write_paths", abi,
+                 abi < 3 ? "truncation (ABI 3, Linux 6.2) nor device ioctls (ABI 5, Linux 6.10)"
+                         : "device ioctls (ABI 5, Linux 6.10)");
+        gaps[count++] = write;
+    }
+    /* A host of another user cannot signal rpcd anyway: the kernel's own permission check. */
+    if (abi < 6 && s->seccomp != SANDBOX_SECCOMP_OFF && !s->target.change) {
+        snprintf(scope, sizeof scope,
+                 "this kernel's Landlock (ABI %d) has no signal scope (ABI 6, Linux 6.12): the "
+                 "host, of rpcd's own user, can signal rpcd",
+                 abi);
+        gaps[count++] = scope;
+    }
+    if (index >= count) {
+        if (size)
+            out[0] = '\0';
+        return 0;
+    }
+    int length = snprintf(out, size, "plugin %s: %s", s->name ? s->name : "?", gaps[index]);
+    return length < 0 ? 0 : (size_t)length;
+}
+
 /* ---- rpcd --check ------------------------------------------------------------------------ */
 
 static const char *limit_text(char *buffer, size_t size, size_t value, const char *unit)

@@ -78,4 +78,14 @@ size_t sandbox_unenforced(sandbox_seccomp profile, int landlock_abi, char *out, 
 /* The Landlock ABI version the kernel offers, 0 when it has none (or it is disabled). */
 int sandbox_landlock_abi(void);
 
+/*
+ * What a kernel with Landlock ABI landlock_abi (0: none) cannot enforce of settings: the
+ * index-th gap, as one line naming the plugin, the key and the ABI and Linux release that
+ * would enforce it. Returns the length snprintf would (0: no such gap, the last one was before).
+ * Gaps: read_paths and write_paths without Landlock; truncation (ABI 3) and device ioctls
+ * (ABI 5) under write_paths; the signal scope (ABI 6) for a filtered host of rpcd's own user.
+ */
+size_t sandbox_unenforced(const sandbox_settings *settings, int landlock_abi, size_t index,
+                          char *out, size_t size);
+
 #endif

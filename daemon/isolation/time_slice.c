@@ -82,3 +82,11 @@ int slice_of(pid_t thread, uint64_t *slice_ns)
     *slice_ns = has_slice(attr.policy) ? attr.runtime : 0;
     return 0;
 }
+
+int slice_honoured(void)
+{
+    struct slice_attr attr;
+    if (get_attr(0, &attr) != 0 || !has_slice(attr.policy))
+        return -1;
+    return attr.runtime != 0;
+}

@@ -30,5 +30,12 @@ int slice_request(size_t slice_us, char *error, size_t error_size);
  * none. Returns 0, or -1 with errno set (ESRCH: no such thread).
  */
 int slice_of(pid_t thread, uint64_t *slice_ns);
+/*
+ * Whether the kernel gives a task the slice it asks for (Linux 6.12 and later, EEVDF): 1 when
+ * the calling thread's slice reads back (a kernel before 6.12 reads 0 for every task), 0 when
+ * it does not, -1 when it cannot tell (sched_getattr fails, or the thread's policy has no
+ * slice, as SCHED_FIFO). Changes nothing.
+ */
+int slice_honoured(void);
 
 #endif
