@@ -661,7 +661,8 @@ static void test_deadline(void **state)
     (void)state;
     session s;
     /* a.echo only shows that the host serves again: its first call, on the host started anew,
-     * is not held to the 300 ms, which a slow build (valgrind) can spend starting that host. */
+     * is not held to the 300 ms, which a slow build (valgrind) or an emulated CPU (QEMU without
+     * KVM, tests/kernel) can spend starting that host. */
     start(&s, "[rpcd]\nshutdown_grace_ms = 200\n"
               "[plugin a]\npath = ${RPCD_FIXTURE_ISOLATED_A}\nisolation = process\n"
               "timeout_ms = 300\ntimeout_ms.a.wait = 100\ntimeout_ms.a.echo = 3600000\n"

@@ -33,6 +33,8 @@ run() {
         cp "$build/meson-logs/testlog.txt" "$results/testlog-$suite.txt" 2>/dev/null
     done
     echo "meson test: exit $status after $(($(date +%s) - start)) s"
+    echo "== what the tests said of this kernel (skips, and where they took its older behaviour)"
+    grep -hE '^\[  SKIPPED \] test_|this kernel|skipped' "$results"/testlog-*.txt | sort | uniq -c
     return $status
 }
 run > "$log" 2>&1
