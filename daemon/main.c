@@ -8,7 +8,6 @@
 #include "grace.h"
 #include "isolation/sandbox.h"
 #include "isolation/host.h"
-#include "isolation/time_slice.h"
 #include "log.h"
 #include "privileges.h"
 #include "reload.h"
@@ -207,41 +206,6 @@ static void describe_timeouts(const cfg_plugin *plugin, char *text, size_t size)
                                  plugin->timeouts[i].value);
 }
 
-/*
- * What the running kernel cannot enforce for an isolated plugin, one warning each, naming the
- * plugin and what is missing: rpcd promises no more than it enforces (rpcd.conf(5),
- * ISOLATION). Read once, from the kernel's answers: the Landlock ABI and whether a time slice
- * asked for is taken (Linux 6.12).
- */
-static void warn_unenforced(const rpcd_config *config)
-{
-    int abi = -1, slice = -2;
-    for (size_t i = 0; i < config->plugin_count; i++) {
-        const cfg_plugin *plugin = &config->plugins[i];
-        if (plugin->isolation != CFG_ISOLATION_PROCESS)
-            continue;
-        if (abi < 0)
-            abi = sandbox_landlock_abi();
-        if (plugin->scheduler_slice_us) {
-            if (slice == -2)
-                slice = slice_honoured();
-            if (slice == 0)
-                log_message(LOG_WARNING,
-                            "plugin %s: this kernel gives no task a time slice of its own (Linux "
-                            "6.12): scheduler_slice_us = %zu is not honoured, its host runs with "
-                            "the kernel's",
-                            plugin->name, plugin->scheduler_slice_us);
-        }
-        sandbox_settings sandbox;
-        char text[512];
-        if (sandbox_settings_from_config(config, plugin, &sandbox, text, sizeof text) != 0)
-            continue; /* the host says why when it starts */
-        for (size_t gap = 0; sandbox_unenforced(&sandbox, abi, gap, text, sizeof text); gap++)
-            log_message(LOG_WARNING, "%s", text);
-        sandbox_settings_free(&sandbox);
-    }
-}
-
 /* --check: each plugin's isolation and deadlines, and what confines an isolated one and the
  * time slice its host asks for. */
 static void report_check(const rpcd_config *config)
@@ -397,7 +361,7 @@ int main(int argc, char **argv)
         log_message(LOG_ERROR, "%s", error);
         return EXIT_CONFIG;
     }
-    warn_unenforced(runtime.config);
+    sandbox_warn_unenforced(runtime.config);
     if (asked.check_only) {
         report_check(runtime.config);
         log_message(LOG_INFO, "config %s is valid", asked.config_path);

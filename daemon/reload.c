@@ -8,6 +8,7 @@
 #include "buffer.h"
 #include "clock.h"
 #include "generation.h"
+#include "isolation/sandbox.h"
 #include "loader.h"
 #include "log.h"
 #include "mcp.h"
@@ -142,6 +143,7 @@ int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *resu
     }
     if (ld_load(config, &previous, methods, &plugins, error, error_size) != 0)
         goto done;
+    sandbox_warn_unenforced(config);
     if (mcp_tools_new(methods, config, &tools, error, error_size) != 0)
         goto done;
     /* Stolen, freed on failure too. */

@@ -6,6 +6,7 @@
  */
 #include "sandbox.h"
 
+#include "isolation/time_slice.h"
 #include "log.h"
 
 #include <dirent.h>
@@ -454,6 +455,39 @@ size_t sandbox_unenforced(const sandbox_settings *s, int abi, size_t index, char
     }
     int length = snprintf(out, size, "plugin %s: %s", s->name ? s->name : "?", gaps[index]);
     return length < 0 ? 0 : (size_t)length;
+}
+
+/*
+ * Read once a call, from the kernel's answers: the Landlock ABI and whether a time slice asked
+ * for is taken (Linux 6.12).
+ */
+void sandbox_warn_unenforced(const rpcd_config *config)
+{
+    int abi = -1, slice = -2;
+    for (size_t i = 0; i < config->plugin_count; i++) {
+        const cfg_plugin *plugin = &config->plugins[i];
+        if (plugin->isolation != CFG_ISOLATION_PROCESS)
+            continue;
+        if (abi < 0)
+            abi = sandbox_landlock_abi();
+        if (plugin->scheduler_slice_us) {
+            if (slice == -2)
+                slice = slice_honoured();
+            if (slice == 0)
+                log_message(LOG_WARNING,
+                            "plugin %s: this kernel gives no task a time slice of its own (Linux "
+                            "6.12): scheduler_slice_us = %zu is not honoured, its host runs with "
+                            "the kernel's",
+                            plugin->name, plugin->scheduler_slice_us);
+        }
+        sandbox_settings sandbox;
+        char text[512];
+        if (sandbox_settings_from_config(config, plugin, &sandbox, text, sizeof text) != 0)
+            continue; /* the host says why when it starts */
+        for (size_t gap = 0; sandbox_unenforced(&sandbox, abi, gap, text, sizeof text); gap++)
+            log_message(LOG_WARNING, "%s", text);
+        sandbox_settings_free(&sandbox);
+    }
 }
 
 /* ---- rpcd --check ------------------------------------------------------------------------ */

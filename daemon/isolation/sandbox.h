@@ -88,4 +88,12 @@ int sandbox_landlock_abi(void);
 size_t sandbox_unenforced(const sandbox_settings *settings, int landlock_abi, size_t index,
                           char *out, size_t size);
 
+/*
+ * Logs a warning for each thing the running kernel cannot enforce for an isolated plugin of
+ * config, naming the plugin and what is missing (sandbox_unenforced, and scheduler_slice_us
+ * before Linux 6.12): rpcd promises no more than it enforces. At start-up, in --check and after
+ * each reload.
+ */
+void sandbox_warn_unenforced(const rpcd_config *config);
+
 #endif

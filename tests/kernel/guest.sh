@@ -7,6 +7,8 @@
 build=$1 results=$2
 here=$(dirname "$0")
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+# The tests that count their work by the clock do less of it on an emulated CPU.
+export RPCD_TEST_EMULATED=1
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=0755 tmpfs /run
 mkdir -p /dev/shm /dev/pts
