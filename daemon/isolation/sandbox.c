@@ -425,7 +425,8 @@ size_t sandbox_unenforced(sandbox_seccomp profile, int landlock_abi, char *out, 
 
 /* ---- what the kernel cannot enforce ------------------------------------------------------ */
 
-size_t sandbox_unenforced(const sandbox_settings *s, int abi, size_t index, char *out, size_t size)
+size_t sandbox_unenforced(const sandbox_settings *s, int abi, bool apart, size_t index, char *out,
+                          size_t size)
 {
     const char *gaps[3];
     size_t count = 0;
@@ -441,7 +442,7 @@ size_t sandbox_unenforced(const sandbox_settings *s, int abi, size_t index, char
         gaps[count++] = write;
     }
     /* A host of another user cannot signal rpcd anyway: the kernel's own permission check. */
-    if (abi < 6 && s->seccomp != SANDBOX_SECCOMP_OFF && !s->target.change) {
+    if (abi < 6 && s->seccomp != SANDBOX_SECCOMP_OFF && !apart) {
         snprintf(scope, sizeof scope,
                  "this kernel's Landlock (ABI %d) has no signal scope (ABI 6, Linux 6.12): the "
                  "host, of rpcd's own user, can signal rpcd",
@@ -464,6 +465,13 @@ size_t sandbox_unenforced(const sandbox_settings *s, int abi, size_t index, char
 void sandbox_warn_unenforced(const rpcd_config *config)
 {
     int abi = -1, slice = -2;
+    /* The user rpcd serves as: [rpcd]'s, once the plugins are loaded, else its own. */
+    uid_t served_as = geteuid();
+    if (config->user) {
+        const struct passwd *account = getpwnam(config->user);
+        if (account)
+            served_as = account->pw_uid;
+    }
     for (size_t i = 0; i < config->plugin_count; i++) {
         const cfg_plugin *plugin = &config->plugins[i];
         if (plugin->isolation != CFG_ISOLATION_PROCESS)
@@ -484,7 +492,11 @@ void sandbox_warn_unenforced(const rpcd_config *config)
         char text[512];
         if (sandbox_settings_from_config(config, plugin, &sandbox, text, sizeof text) != 0)
             continue; /* the host says why when it starts */
-        for (size_t gap = 0; sandbox_unenforced(&sandbox, abi, gap, text, sizeof text); gap++)
+        /* A host of a user neither rpcd's nor root's cannot signal rpcd. */
+        bool apart =
+            sandbox.target.change && sandbox.target.uid != served_as && sandbox.target.uid != 0;
+        for (size_t gap = 0; sandbox_unenforced(&sandbox, abi, apart, gap, text, sizeof text);
+             gap++)
             log_message(LOG_WARNING, "%s", text);
         sandbox_settings_free(&sandbox);
     }

@@ -83,10 +83,11 @@ int sandbox_landlock_abi(void);
  * index-th gap, as one line naming the plugin, the key and the ABI and Linux release that
  * would enforce it. Returns the length snprintf would (0: no such gap, the last one was before).
  * Gaps: read_paths and write_paths without Landlock; truncation (ABI 3) and device ioctls
- * (ABI 5) under write_paths; the signal scope (ABI 6) for a filtered host of rpcd's own user.
+ * (ABI 5) under write_paths; the signal scope (ABI 6) for a filtered host, unless apart (it runs
+ * as a user neither rpcd's nor root, which the kernel itself keeps from signalling rpcd).
  */
-size_t sandbox_unenforced(const sandbox_settings *settings, int landlock_abi, size_t index,
-                          char *out, size_t size);
+size_t sandbox_unenforced(const sandbox_settings *settings, int landlock_abi, bool apart,
+                          size_t index, char *out, size_t size);
 
 /*
  * Logs a warning for each thing the running kernel cannot enforce for an isolated plugin of

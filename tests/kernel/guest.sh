@@ -43,4 +43,4 @@ run > "$log" 2>&1
 status=$?
 sync
 echo "RPCD-KERNEL-STATUS=$status"
-/usr/bin/busybox poweroff -f 2>/dev/null || echo o > /proc/sysrq-trigger
+/bin/busybox poweroff -f 2>/dev/null || echo o > /proc/sysrq-trigger

@@ -23,7 +23,7 @@ started=$(date +%s)
 
 need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
-[ -x /bin/busybox ] && /bin/busybox --list | grep -qx switch_root || need+=(busybox-static)
+# The static build: the initramfs has no C library.
 dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "install ok installed" ||
     need+=(busybox-static)
 if [ ${#need[@]} -gt 0 ]; then
@@ -34,7 +34,7 @@ if [ ${#need[@]} -gt 0 ]; then
     "${sudo[@]}" apt-get update -qq
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
-busybox=$(command -v busybox)
+busybox=/bin/busybox
 
 # The kernel: the package linux-image-amd64 depends on, fetched (not installed) and unpacked.
 mkdir -p "$cache"

@@ -832,42 +832,43 @@ static void test_unenforced(void **state)
     (void)state;
     char line[512];
     sandbox_settings paths = {.name = "p", .read_paths = "/srv", .write_paths = "/tmp"};
-    size_t length = sandbox_unenforced(&paths, 0, 0, line, sizeof line);
+    size_t length = sandbox_unenforced(&paths, 0, false, 0, line, sizeof line);
     assert_int_equal(length, strlen(line));
     assert_string_equal(line, "plugin p: this kernel has no Landlock (or it is not among the LSMs "
                               "it booted with): read_paths and write_paths are not enforced");
-    assert_true(sandbox_unenforced(&paths, 0, 1, line, sizeof line) > 0);
+    assert_true(sandbox_unenforced(&paths, 0, false, 1, line, sizeof line) > 0);
     assert_non_null(strstr(line, "no signal scope (ABI 6, Linux 6.12)"));
-    assert_int_equal(sandbox_unenforced(&paths, 0, 2, line, sizeof line), 0);
+    assert_int_equal(sandbox_unenforced(&paths, 0, false, 2, line, sizeof line), 0);
     assert_string_equal(line, "");
     /* Debian 12's Linux 6.1: ABI 2. */
-    assert_true(sandbox_unenforced(&paths, 2, 0, line, sizeof line) > 0);
+    assert_true(sandbox_unenforced(&paths, 2, false, 0, line, sizeof line) > 0);
     assert_string_equal(line, "plugin p: this kernel's Landlock (ABI 2) does not confine "
                               "truncation (ABI 3, Linux 6.2) nor device ioctls (ABI 5, Linux "
                               "6.10) beneath write_paths");
-    assert_true(sandbox_unenforced(&paths, 2, 1, line, sizeof line) > 0);
+    assert_true(sandbox_unenforced(&paths, 2, false, 1, line, sizeof line) > 0);
     assert_string_equal(line, "plugin p: this kernel's Landlock (ABI 2) has no signal scope (ABI "
                               "6, Linux 6.12): the host, of rpcd's own user, can signal rpcd");
-    assert_int_equal(sandbox_unenforced(&paths, 2, 2, line, sizeof line), 0);
-    assert_true(sandbox_unenforced(&paths, 4, 0, line, sizeof line) > 0);
+    assert_int_equal(sandbox_unenforced(&paths, 2, false, 2, line, sizeof line), 0);
+    assert_true(sandbox_unenforced(&paths, 4, false, 0, line, sizeof line) > 0);
     assert_string_equal(line, "plugin p: this kernel's Landlock (ABI 4) does not confine device "
                               "ioctls (ABI 5, Linux 6.10) beneath write_paths");
-    assert_true(sandbox_unenforced(&paths, 5, 0, line, sizeof line) > 0);
+    assert_true(sandbox_unenforced(&paths, 5, false, 0, line, sizeof line) > 0);
     assert_non_null(strstr(line, "(ABI 5) has no signal scope"));
     /* From ABI 6 everything holds. */
-    assert_int_equal(sandbox_unenforced(&paths, 6, 0, line, sizeof line), 0);
-    /* read_paths alone needs nothing past ABI 1; the scope only matters to a filtered host of
-     * rpcd's own user. */
+    assert_int_equal(sandbox_unenforced(&paths, 6, false, 0, line, sizeof line), 0);
+    /* read_paths alone needs nothing past ABI 1; the scope only matters to a filtered host
+     * that is not apart: one of rpcd's user (a user = that [rpcd] has too), or root. */
     sandbox_settings reads = {.name = "r", .read_paths = "/srv", .seccomp = SANDBOX_SECCOMP_OFF};
-    assert_int_equal(sandbox_unenforced(&reads, 1, 0, line, sizeof line), 0);
+    assert_int_equal(sandbox_unenforced(&reads, 1, false, 0, line, sizeof line), 0);
     sandbox_settings other_user = {.name = "u", .target = {.change = true, .uid = 65534}};
-    assert_int_equal(sandbox_unenforced(&other_user, 2, 0, line, sizeof line), 0);
+    assert_true(sandbox_unenforced(&other_user, 2, false, 0, line, sizeof line) > 0);
+    assert_int_equal(sandbox_unenforced(&other_user, 2, true, 0, line, sizeof line), 0);
     sandbox_settings plain = {.name = "d"};
-    assert_true(sandbox_unenforced(&plain, 2, 0, line, sizeof line) > 0);
-    assert_int_equal(sandbox_unenforced(&plain, 2, 1, line, sizeof line), 0);
+    assert_true(sandbox_unenforced(&plain, 2, false, 0, line, sizeof line) > 0);
+    assert_int_equal(sandbox_unenforced(&plain, 2, false, 1, line, sizeof line), 0);
     /* A cut line is still a string. */
     char tiny[8];
-    assert_true(sandbox_unenforced(&plain, 2, 0, tiny, sizeof tiny) > sizeof tiny);
+    assert_true(sandbox_unenforced(&plain, 2, false, 0, tiny, sizeof tiny) > sizeof tiny);
     assert_string_equal(tiny, "plugin ");
 }
 
