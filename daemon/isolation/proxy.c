@@ -351,12 +351,6 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
     iso_host_info_free(&info);
     log_message(LOG_DEBUG, "loaded plugin %s (%s) in host process %d", config->path, proxy->name,
                 (int)pid);
-    /* Never promise more than the kernel enforces: once per start, not per restart. */
-    char missing[256];
-    if (sandbox_unenforced(config->confinement.seccomp == CFG_SECCOMP_OFF ? SANDBOX_SECCOMP_OFF
-                                                                          : SANDBOX_SECCOMP_DEFAULT,
-                           sandbox_landlock_abi(), missing, sizeof missing) > 0)
-        log_message(LOG_WARNING, "plugin %s: %s", proxy->name, missing);
     *out = proxy;
     return 0;
 }

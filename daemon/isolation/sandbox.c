@@ -399,41 +399,24 @@ int sandbox_apply(const sandbox_settings *s, char *error, size_t error_size)
     return sandbox_filter_apply(s, error, error_size);
 }
 
-/* ---- what is not enforced ---------------------------------------------------------------- */
-
-size_t sandbox_unenforced(sandbox_seccomp profile, int landlock_abi, char *out, size_t size)
-{
-    int length = 0;
-    if (profile == SANDBOX_SECCOMP_OFF)
-        length = snprintf(out, size,
-                          "seccomp = off: nothing keeps its host from signalling rpcd or other "
-                          "plugins' hosts of its user");
-    else if (landlock_abi <= 0)
-        length = snprintf(out, size,
-                          "the kernel has no Landlock: its host may write wherever its user may, "
-                          "and signal other plugins' hosts of its user (rpcd itself stays out of "
-                          "reach)");
-    else if (landlock_abi < 6)
-        length = snprintf(out, size,
-                          "the kernel has no Landlock signal scoping (ABI 6, Linux 6.12): its host "
-                          "can signal other plugins' hosts of its user (rpcd itself stays out of "
-                          "reach)");
-    else if (size > 0)
-        out[0] = '\0';
-    return length < 0 ? 0 : (size_t)length;
-}
-
 /* ---- what the kernel cannot enforce ------------------------------------------------------ */
 
 size_t sandbox_unenforced(const sandbox_settings *s, int abi, bool apart, size_t index, char *out,
                           size_t size)
 {
-    const char *gaps[3];
+    const char *gaps[4];
     size_t count = 0;
-    char write[192], scope[224];
+    char write[192], scope[256];
+    /* Without the filter only the kernel's permission checks stand between the host and rpcd. */
+    if (s->seccomp == SANDBOX_SECCOMP_OFF && !apart)
+        gaps[count++] = "seccomp = off: nothing keeps its host from signalling rpcd or other "
+                        "plugins' hosts of its user";
     if (abi <= 0 && (s->read_paths || s->write_paths))
         gaps[count++] = "this kernel has no Landlock (or it is not among the LSMs it booted with): "
                         "read_paths and write_paths are not enforced";
+    else if (abi <= 0 && s->seccomp != SANDBOX_SECCOMP_OFF)
+        gaps[count++] = "this kernel has no Landlock (or it is not among the LSMs it booted with): "
+                        "its host may write wherever its user may";
     if (abi > 0 && abi < 5 && s->write_paths) {
         snprintf(write, sizeof write,
                  "this kernel's Landlock (ABI %d) does not confine %s beneath write_paths", abi,
@@ -441,12 +424,13 @@ size_t sandbox_unenforced(const sandbox_settings *s, int abi, bool apart, size_t
                          : "device ioctls (ABI 5, Linux 6.10)");
         gaps[count++] = write;
     }
-    /* A host of another user cannot signal rpcd anyway: the kernel's own permission check. */
-    if (abi < 6 && s->seccomp != SANDBOX_SECCOMP_OFF && !apart) {
+    /* The filter keeps rpcd itself out of reach on any kernel (sandbox_filter.c); hosts of the
+     * same user, whichever it is, only Landlock's scope keeps apart. */
+    if (abi < 6 && s->seccomp != SANDBOX_SECCOMP_OFF) {
         snprintf(scope, sizeof scope,
-                 "this kernel's Landlock (ABI %d) has no signal scope (ABI 6, Linux 6.12): the "
-                 "host, of rpcd's own user, can signal rpcd",
-                 abi);
+                 "this kernel's Landlock (ABI %d) has no signal scope (ABI 6, Linux 6.12): its "
+                 "host can signal other plugins' hosts of its user (rpcd stays out of its reach)",
+                 abi < 0 ? 0 : abi);
         gaps[count++] = scope;
     }
     if (index >= count) {

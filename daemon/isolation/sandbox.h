@@ -68,13 +68,6 @@ size_t sandbox_describe(const sandbox_settings *settings, char *out, size_t size
  */
 int sandbox_filter_apply(const sandbox_settings *settings, char *error, size_t error_size);
 
-/*
- * What a host confined with profile does not get on a kernel with landlock_abi: a line for a
- * warning, in out (always NUL-terminated; "" when everything is enforced). Returns its length,
- * 0 when nothing is missing.
- */
-size_t sandbox_unenforced(sandbox_seccomp profile, int landlock_abi, char *out, size_t size);
-
 /* The Landlock ABI version the kernel offers, 0 when it has none (or it is disabled). */
 int sandbox_landlock_abi(void);
 
@@ -82,9 +75,11 @@ int sandbox_landlock_abi(void);
  * What a kernel with Landlock ABI landlock_abi (0: none) cannot enforce of settings: the
  * index-th gap, as one line naming the plugin, the key and the ABI and Linux release that
  * would enforce it. Returns the length snprintf would (0: no such gap, the last one was before).
- * Gaps: read_paths and write_paths without Landlock; truncation (ABI 3) and device ioctls
- * (ABI 5) under write_paths; the signal scope (ABI 6) for a filtered host, unless apart (it runs
- * as a user neither rpcd's nor root, which the kernel itself keeps from signalling rpcd).
+ * Gaps: a host without the seccomp filter can signal rpcd, unless apart (it runs as a user
+ * neither rpcd's nor root, which the kernel itself keeps from signalling rpcd); without
+ * Landlock, read_paths and write_paths, or (filtered) the closed writes; truncation (ABI 3) and
+ * device ioctls (ABI 5) under write_paths; for a filtered host, the signal scope (ABI 6) that
+ * keeps it from other hosts of its user (rpcd the filter keeps out of reach on any kernel).
  */
 size_t sandbox_unenforced(const sandbox_settings *settings, int landlock_abi, bool apart,
                           size_t index, char *out, size_t size);

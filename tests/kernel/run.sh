@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$(cd "$1" && pwd)
 cache=${RPCD_KERNEL_CACHE:-$HOME/.cache/rpcd/kernel}
 unit=${RPCD_KERNEL_UNIT:-"sandbox privileges time_slice signals supervisor"}
-integration=${RPCD_KERNEL_INTEGRATION:-"isolation confinement isolation_mcp cases_isolated reload"}
+integration=${RPCD_KERNEL_INTEGRATION:-"isolation confinement containment upgrade_isolated isolation_mcp cases_isolated reload"}
 limit=${RPCD_KERNEL_TIMEOUT:-840}
 started=$(date +%s)
 

@@ -847,7 +847,8 @@ static void test_unenforced(void **state)
                               "6.10) beneath write_paths");
     assert_true(sandbox_unenforced(&paths, 2, false, 1, line, sizeof line) > 0);
     assert_string_equal(line, "plugin p: this kernel's Landlock (ABI 2) has no signal scope (ABI "
-                              "6, Linux 6.12): the host, of rpcd's own user, can signal rpcd");
+                              "6, Linux 6.12): its host can signal other plugins' hosts of its "
+                              "user (rpcd stays out of its reach)");
     assert_int_equal(sandbox_unenforced(&paths, 2, false, 2, line, sizeof line), 0);
     assert_true(sandbox_unenforced(&paths, 4, false, 0, line, sizeof line) > 0);
     assert_string_equal(line, "plugin p: this kernel's Landlock (ABI 4) does not confine device "
@@ -856,14 +857,24 @@ static void test_unenforced(void **state)
     assert_non_null(strstr(line, "(ABI 5) has no signal scope"));
     /* From ABI 6 everything holds. */
     assert_int_equal(sandbox_unenforced(&paths, 6, false, 0, line, sizeof line), 0);
-    /* read_paths alone needs nothing past ABI 1; the scope only matters to a filtered host
-     * that is not apart: one of rpcd's user (a user = that [rpcd] has too), or root. */
+    /* read_paths alone needs nothing past ABI 1. Without the filter a host can signal rpcd,
+     * unless apart: of a user neither rpcd's (a user = that [rpcd] has too) nor root. */
     sandbox_settings reads = {.name = "r", .read_paths = "/srv", .seccomp = SANDBOX_SECCOMP_OFF};
-    assert_int_equal(sandbox_unenforced(&reads, 1, false, 0, line, sizeof line), 0);
+    assert_true(sandbox_unenforced(&reads, 1, false, 0, line, sizeof line) > 0);
+    assert_string_equal(line, "plugin r: seccomp = off: nothing keeps its host from signalling "
+                              "rpcd or other plugins' hosts of its user");
+    assert_int_equal(sandbox_unenforced(&reads, 1, false, 1, line, sizeof line), 0);
+    assert_int_equal(sandbox_unenforced(&reads, 1, true, 0, line, sizeof line), 0);
+    /* A filtered host of another user still reaches the other hosts of that user. */
     sandbox_settings other_user = {.name = "u", .target = {.change = true, .uid = 65534}};
-    assert_true(sandbox_unenforced(&other_user, 2, false, 0, line, sizeof line) > 0);
-    assert_int_equal(sandbox_unenforced(&other_user, 2, true, 0, line, sizeof line), 0);
+    assert_true(sandbox_unenforced(&other_user, 2, true, 0, line, sizeof line) > 0);
+    assert_non_null(strstr(line, "other plugins' hosts of its user"));
+    assert_int_equal(sandbox_unenforced(&other_user, 2, true, 1, line, sizeof line), 0);
+    /* Without Landlock a filtered host's writes are not closed either. */
     sandbox_settings plain = {.name = "d"};
+    assert_true(sandbox_unenforced(&plain, 0, false, 0, line, sizeof line) > 0);
+    assert_string_equal(line, "plugin d: this kernel has no Landlock (or it is not among the LSMs "
+                              "it booted with): its host may write wherever its user may");
     assert_true(sandbox_unenforced(&plain, 2, false, 0, line, sizeof line) > 0);
     assert_int_equal(sandbox_unenforced(&plain, 2, false, 1, line, sizeof line), 0);
     /* A cut line is still a string. */
