@@ -16,8 +16,8 @@ typedef struct isolated_plugin isolated_plugin;
 
 /*
  * Starts the host of the plugin of config (a section of daemon, both only read here) on fd
- * (stolen: the sealed copy of its file, opened and checked) and registers its methods in methods, owned by owner.
- * Returns 0 and *out (new), or -1 with a one-line reason in error.
+ * (stolen: the sealed copy of its file, opened and checked) and registers its methods in methods,
+ * owned by owner. Returns 0 and *out (new), or -1 with a one-line reason in error.
  */
 int isolated_start(const rpcd_config *daemon, const cfg_plugin *config, int fd, registry *methods,
                    const void *owner, isolated_plugin **out, char *error, size_t error_size);

@@ -34,9 +34,9 @@ typedef struct iso_settings {
 
 /*
  * Starts the host of the plugin of config (borrowed, outlives the proxy) on fd (stolen: the
- * sealed copy of the plugin's file, opened and checked, which every restart loads again), waits for its init and registers a proxy for each method
- * it registered in methods, owned by owner. Returns 0 and *out (new), or -1 with a one-line
- * reason in error (fd closed, nothing registered).
+ * sealed copy of the plugin's file, opened and checked, which every restart loads again), waits for
+ * its init and registers a proxy for each method it registered in methods, owned by owner. Returns
+ * 0 and *out (new), or -1 with a one-line reason in error (fd closed, nothing registered).
  */
 int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, registry *methods,
                     const void *owner, iso_proxy **out, char *error, size_t error_size);
