@@ -6,10 +6,12 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sched.h>
 #include <unistd.h>
@@ -90,6 +92,23 @@ static int protect_rpcd(scmp_filter_ctx filter, pid_t rpcd, pid_t group)
     for (size_t i = 0; status == 0 && i < sizeof by_process / sizeof by_process[0]; i++)
         status = seccomp_rule_add(filter, denied, by_process[i], 1,
                                   SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)rpcd));
+    /* A signal sent by the kernel on the host's behalf: SIGIO (or any signal, F_SETSIG) to
+     * whichever process or group a descriptor's owner names, checked only against the host's
+     * user when it is set. */
+    const int owner_commands[] = {F_SETOWN, F_SETOWN_EX, F_SETSIG};
+    for (size_t i = 0; status == 0 && i < sizeof owner_commands / sizeof owner_commands[0]; i++)
+        status = seccomp_rule_add(filter, denied, SCMP_SYS(fcntl), 1,
+                                  SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)owner_commands[i]));
+    /* The same owner by ioctl, and TIOCSTI, which types into a terminal rpcd may be reading. */
+    const unsigned long owner_requests[] = {FIOSETOWN, SIOCSPGRP, TIOCSTI};
+    for (size_t i = 0; status == 0 && i < sizeof owner_requests / sizeof owner_requests[0]; i++)
+        status = seccomp_rule_add(filter, denied, SCMP_SYS(ioctl), 1,
+                                  SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)owner_requests[i]));
+    /* A child made rpcd's instead of the host's: out of the host's reach at its end, and a
+     * zombie rpcd would never reap. */
+    if (status == 0)
+        status = seccomp_rule_add(filter, denied, SCMP_SYS(clone), 1,
+                                  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_PARENT, CLONE_PARENT));
 #ifdef SANDBOX_LEAK_CHECKED
     /* ptrace stays for LeakSanitizer (forbidden_default), but never on rpcd. */
     if (status == 0)

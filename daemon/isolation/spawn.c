@@ -391,9 +391,9 @@ static int start_process(const char *program, const child_ends *ends, pid_t *pid
     char *const argv[] = {(char *)ISO_HOST_NAME, (char *)"--plugin-host", NULL};
     posix_spawnattr_t attributes;
     failed |= posix_spawnattr_init(&attributes);
-    /* A group of its own, which what the plugin starts shares: a signal to rpcd's group (a
-     * terminal's, a service manager's) does not reach it, and rpcd ends the group with it. */
-    failed |= posix_spawnattr_setpgroup(&attributes, 0);
+    /* A session of its own, and so a group of its own, which what the plugin starts shares: a
+     * signal to rpcd's group (a terminal's, a service manager's) does not reach it, rpcd ends the
+     * group with it, and no setpgid() can take it back into rpcd's group to signal it there. */
     /* Back to the default dispositions and an empty mask: the host's signals are its own. */
     sigset_t all, none;
     sigfillset(&all);
@@ -401,7 +401,7 @@ static int start_process(const char *program, const child_ends *ends, pid_t *pid
     failed |= posix_spawnattr_setsigdefault(&attributes, &all);
     failed |= posix_spawnattr_setsigmask(&attributes, &none);
     failed |= posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                                                        POSIX_SPAWN_SETPGROUP);
+                                                        POSIX_SPAWN_SETSID);
     if (failed == 0)
         failed = posix_spawn(pid, program, &actions, &attributes, argv, environ);
     posix_spawnattr_destroy(&attributes);

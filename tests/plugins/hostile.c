@@ -2,21 +2,24 @@
 /*
  * Fixture for the containment tests: an isolated plugin that turns on rpcd and on another
  * plugin's host (their descriptors and memory through /proc, a signal, ptrace, its own file on
- * disk) and reports the errno of each try (0: it worked), leaves programs behind (a child, and
- * a daemon that left its process group), and says on stderr when its shutdown runs. Built
- * twice, with the method prefix HOSTILE_PREFIX ("a" and "b"), so that one host can turn on the
- * other.
+ * disk, and the ways around a filter that names rpcd's pid) and reports the errno of each try (0:
+ * it worked), leaves programs behind (a child, and a daemon that left its process group), and says
+ * on stderr when its shutdown runs. Built twice, with the method prefix HOSTILE_PREFIX ("a" and
+ * "b"), so that one host can turn on the other.
  */
 #include <rpcd/plugin.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,6 +95,51 @@ static int attack(rpcd_call *call, const char *params, size_t params_length, voi
         ptrace(PTRACE_DETACH, target, NULL, NULL);
     }
     return reply(call, "{\"fd\":%d,\"mem\":%d,\"kill\":%d,\"ptrace\":%d}", fd, mem, signal, traced);
+}
+
+/* One of pid's threads other than its first, by id (0 when none is found). */
+static pid_t other_thread(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return 0;
+    pid_t found = 0;
+    for (struct dirent *entry; !found && (entry = readdir(tasks));) {
+        long id = strtol(entry->d_name, NULL, 10);
+        if (id > 0 && id != (long)pid)
+            found = (pid_t)id;
+    }
+    closedir(tasks);
+    return found;
+}
+
+/*
+ * PREFIX.routes: the errnos of the ways around a filter that names rpcd's pid (0: it worked):
+ * "group", joining rpcd's process group (to signal it there with kill(0)); "owner", a pipe's
+ * owner set to rpcd (SIGIO, sent by the kernel); "parent", a child made rpcd's (CLONE_PARENT);
+ * "thread", a signal 0 to one of rpcd's threads by its id (-1: none found).
+ */
+static int routes(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params, (void)params_length, (void)user_data;
+    pid_t rpcd = getppid();
+    int group = setpgid(0, getpgid(rpcd)) == 0 ? 0 : errno;
+    int ends[2], owner = -1;
+    if (pipe(ends) == 0) {
+        owner = fcntl(ends[0], F_SETOWN, (int)rpcd) == 0 ? 0 : errno;
+        close(ends[0]);
+        close(ends[1]);
+    }
+    long child = syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, 0);
+    if (child == 0)
+        _exit(0);
+    int parent = child > 0 ? 0 : errno;
+    pid_t thread = other_thread(rpcd);
+    int signal = thread <= 0 ? -1 : kill(thread, 0) == 0 ? 0 : errno;
+    return reply(call, "{\"group\":%d,\"owner\":%d,\"parent\":%d,\"thread\":%d}", group, owner,
+                 parent, signal);
 }
 
 /* PREFIX.rewrite {"path": "..."}: opens the file (its own .so) for writing; writes nothing. */
@@ -173,6 +221,7 @@ static int hostile_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **st
     } methods[] = {
         {"hostile_" HOSTILE_PREFIX ".whoami", whoami},
         {"hostile_" HOSTILE_PREFIX ".attack", attack},
+        {"hostile_" HOSTILE_PREFIX ".routes", routes},
         {"hostile_" HOSTILE_PREFIX ".rewrite", rewrite},
         {"hostile_" HOSTILE_PREFIX ".spawn", spawn},
         {"hostile_" HOSTILE_PREFIX ".hang", hang},
