@@ -406,7 +406,7 @@ size_t sandbox_unenforced(const sandbox_settings *s, int abi, bool apart, size_t
 {
     const char *gaps[4];
     size_t count = 0;
-    char write[192], scope[256];
+    char write[192], scope[320];
     /* Without the filter only the kernel's permission checks stand between the host and rpcd. */
     if (s->seccomp == SANDBOX_SECCOMP_OFF && !apart)
         gaps[count++] = "seccomp = off: nothing keeps its host from signalling rpcd or other "
@@ -424,13 +424,18 @@ size_t sandbox_unenforced(const sandbox_settings *s, int abi, bool apart, size_t
                          : "device ioctls (ABI 5, Linux 6.10)");
         gaps[count++] = write;
     }
-    /* The filter keeps rpcd itself out of reach on any kernel (sandbox_filter.c); hosts of the
-     * same user, whichever it is, only Landlock's scope keeps apart. */
+    /* The filter refuses the ways of signalling rpcd it can name (sandbox_filter.c), but not a
+     * kill() aimed at one of rpcd's threads by its id, which signals the whole of rpcd: only
+     * Landlock's scope, or a user of the host's own, closes that; and hosts of one user, only
+     * the scope keeps apart. */
     if (abi < 6 && s->seccomp != SANDBOX_SECCOMP_OFF) {
         snprintf(scope, sizeof scope,
                  "this kernel's Landlock (ABI %d) has no signal scope (ABI 6, Linux 6.12): its "
-                 "host can signal other plugins' hosts of its user (rpcd stays out of its reach)",
-                 abi < 0 ? 0 : abi);
+                 "host can signal %sother plugins' hosts of its user",
+                 abi < 0 ? 0 : abi,
+                 apart ? ""
+                       : "rpcd (through the id of one of rpcd's threads; give it a user of "
+                         "its own to prevent that), and ");
         gaps[count++] = scope;
     }
     if (index >= count) {

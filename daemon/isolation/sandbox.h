@@ -79,7 +79,8 @@ int sandbox_landlock_abi(void);
  * neither rpcd's nor root, which the kernel itself keeps from signalling rpcd); without
  * Landlock, read_paths and write_paths, or (filtered) the closed writes; truncation (ABI 3) and
  * device ioctls (ABI 5) under write_paths; for a filtered host, the signal scope (ABI 6) that
- * keeps it from other hosts of its user (rpcd the filter keeps out of reach on any kernel).
+ * keeps it from other hosts of its user and, unless apart, from rpcd's threads named by id
+ * (the filter refuses every other way it can name on any kernel).
  */
 size_t sandbox_unenforced(const sandbox_settings *settings, int landlock_abi, bool apart,
                           size_t index, char *out, size_t size);
