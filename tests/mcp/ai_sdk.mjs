@@ -44,6 +44,11 @@ await run.check(`connect (${mode})`, async () => {
         env: { ...serverEnv(), PATH: process.env.PATH },
         stderr: 'inherit',
     });
+    // The SDK's stdio transport gives server/discover 1 s, then falls back to initialize, since
+    // a legacy server may never answer it; rpcd answers every request, so the client may wait:
+    // on a busy machine rpcd's start alone can take that second, and what is checked here is
+    // that discovery is answered, not how soon.
+    transport.waitsForProtocolVersionDiscovery = true;
     client = await createMCPClient({
         transport,
         clientName: 'rpcd-ai-sdk-test',
@@ -59,8 +64,7 @@ await run.check(`connect (${mode})`, async () => {
     const version = sent().findLast((m) => m.method === 'tools/list')
         ?.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
     assert.equal(version, mode === 'discover' ? '2026-07-28' : undefined,
-        'the protocol version in tools/list (the client waits 1 s for the server/discover ' +
-        'answer, then falls back to initialize)');
+        'the protocol version in tools/list (after server/discover the client speaks 2026-07-28)');
 }, { needsConnection: false });
 
 await run.check('listTools: bundled tools, valid names, notes_add annotations', async () => {
