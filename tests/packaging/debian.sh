@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Builds the Debian packages from a copy of the tree, checks them with lintian (no error), installs
-# them, builds examples/hello-plugin against the installed rpcd-dev alone (pkg-config, nothing
-# from the tree), serves a call through the installed daemon, then purges the packages.
+# Builds the Debian packages from a copy of the tree the way Debian's builders do, the package's own
+# test run included, checks them with lintian (no error), installs them, builds
+# examples/hello-plugin against the installed rpcd-dev alone (pkg-config, nothing from the tree),
+# serves a call through the installed daemon, then purges the packages.
 # Needs root (or sudo) and a Debian machine: scripts/test runs it as one of its stages.
+# RPCD_DEB_UMASK (default 022) is the build's umask: 002 is the other one Debian's builders use.
 set -euo pipefail
 source_dir=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -33,27 +35,57 @@ cleanup() {
 trap cleanup EXIT
 
 # dpkg-buildpackage writes its packages next to the source directory: build from a copy, with
-# nothing of the developer's build directories in it.
-mkdir "$work/rpcd"
+# nothing of the developer's build directories in it, in a directory of the build's own.
+build=$work/build
+mkdir -p "$build/rpcd"
 if git -C "$source_dir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     (cd "$source_dir" && git ls-files -z --cached --others --exclude-standard |
         while IFS= read -r -d '' file; do [ -e "$file" ] && printf '%s\0' "$file"; done |
-        tar --null -T - -cf -) | tar -xf - -C "$work/rpcd"
+        tar --null -T - -cf -) | tar -xf - -C "$build/rpcd"
 else
-    tar -C "$source_dir" --exclude='./build*' --exclude='./obj-*' -cf - . | tar -xf - -C "$work/rpcd"
+    tar -C "$source_dir" --exclude='./build*' --exclude='./obj-*' -cf - . | tar -xf - -C "$build/rpcd"
 fi
 
-# The package build's own test run is skipped: scripts/test runs the whole suite elsewhere.
-start=$SECONDS
-if ! (cd "$work/rpcd" && DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" \
-        dpkg-buildpackage -us -uc -b -J"$jobs" >"$work/build.log" 2>&1); then
-    tail -n 60 "$work/build.log" >&2
-    fail "dpkg-buildpackage failed"
+# As Debian's builders (buildd, sbuild) build a package: its own test run included (no nocheck),
+# as a user without privileges (nobody when this runs as root), with HOME a directory that does
+# not exist, in the C.UTF-8 locale and nothing else of this shell's environment. The packages
+# installed below are those of this build.
+as_builder=()
+if [ "$(id -u)" -eq 0 ]; then
+    chmod 755 "$work"
+    chown -R nobody:nogroup "$build"
+    as_builder=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
 fi
-echo "packages built in $((SECONDS - start)) s: $(cd "$work" && echo *.deb)"
+umask_build=${RPCD_DEB_UMASK:-022}
+start=$SECONDS
+# shellcheck disable=SC2016 # the umask and the jobs are the inner shell's arguments
+if ! (cd "$build/rpcd" && "${as_builder[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+        LC_ALL=C.UTF-8 DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-}" \
+        sh -c 'umask "$1" && exec dpkg-buildpackage -us -uc -b -J"$2"' sh "$umask_build" "$jobs" \
+        >"$work/build.log" 2>&1); then
+    tail -n 80 "$work/build.log" >&2
+    fail "dpkg-buildpackage failed (umask $umask_build, as $(id -un) or nobody; log above)"
+fi
+echo "packages built and tested in $((SECONDS - start)) s (umask $umask_build): $(cd "$build" && echo *.deb)"
+
+# The test run happened, with the suites debian/rules names, and without valgrind (no
+# Build-Depends of the package: a clean chroot has none).
+testlog=$(echo "$build"/rpcd/obj-*/meson-logs/testlog.txt)
+case " ${DEB_BUILD_OPTIONS:-} " in
+*" nocheck "*) ;;
+*)
+    [ -f "$testlog" ] || fail "the package build ran no test (no $testlog)"
+    for suite in unit plugins demo install; do
+        grep -q "^test: *rpcd:$suite / " "$testlog" ||
+            fail "the package build's test run has no test of the $suite suite"
+    done
+    ! grep -q 'valgrind --quiet' "$testlog" ||
+        fail "the package build ran tests under valgrind: debian/rules leaves it to be found"
+    ;;
+esac
 
 # lintian: an error fails; the tags it gives (warnings, information) are printed.
-changes=$(echo "$work"/rpcd_*.changes)
+changes=$(echo "$build"/rpcd_*.changes)
 lintian_status=0
 lintian --fail-on error --display-info "$changes" >"$work/lintian.log" 2>&1 || lintian_status=$?
 grep -v 'root privileges' "$work/lintian.log" || echo "lintian: no tag"
@@ -61,7 +93,7 @@ grep -v 'root privileges' "$work/lintian.log" || echo "lintian: no tag"
 
 installed=1
 if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-        "$work"/rpcd_*.deb "$work"/rpcd-dev_*.deb >"$work/apt.log" 2>&1; then
+        "$build"/rpcd_*.deb "$build"/rpcd-dev_*.deb >"$work/apt.log" 2>&1; then
     cat "$work/apt.log" >&2
     fail "apt-get could not install the packages"
 fi
