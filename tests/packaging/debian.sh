@@ -5,7 +5,8 @@
 # examples/hello-plugin against the installed rpcd-dev alone (pkg-config, nothing from the tree),
 # serves a call through the installed daemon, then purges the packages.
 # Needs root (or sudo) and a Debian machine: scripts/test runs it as one of its stages.
-# RPCD_DEB_UMASK (default 022) is the build's umask: 002 is the other one Debian's builders use.
+# RPCD_DEB_UMASK (default 022) is the build's umask: 002 is the other one Debian's builders use
+# (dh sets 022 again for all it runs, the package's tests included).
 set -euo pipefail
 source_dir=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -66,7 +67,8 @@ if ! (cd "$build/rpcd" && "${as_builder[@]}" env -i PATH=/usr/bin:/bin HOME=/non
     tail -n 80 "$work/build.log" >&2
     fail "dpkg-buildpackage failed (umask $umask_build, as $(id -un) or nobody; log above)"
 fi
-echo "packages built and tested in $((SECONDS - start)) s (umask $umask_build): $(cd "$build" && echo *.deb)"
+debs=$(cd "$build" && echo *.deb)
+echo "packages built and tested in $((SECONDS - start)) s (umask $umask_build): $debs"
 
 # The test run happened, with the suites debian/rules names, and without valgrind (no
 # Build-Depends of the package: a clean chroot has none).
