@@ -23,11 +23,11 @@ run() {
     "$results/probe"
     grep -E '^(Seccomp|NoNewPrivs)' /proc/self/status
     echo "== rpcd --check (an isolated plugin, read_paths and write_paths)"
-    "$build/daemon/rpcd" --check --config "$results/check.conf" 2>&1
-    echo "rpcd --check: exit $?"
+    status=0
+    "$build/daemon/rpcd" --check --config "$results/check.conf" 2>&1 || status=1
+    echo "rpcd --check: exit status $status"
     echo "== meson test"
     start=$(date +%s)
-    status=0
     for suite in unit integration; do
         # shellcheck disable=SC2046
         meson test -C "$build" --no-rebuild --print-errorlogs --timeout-multiplier 10 \

@@ -15,12 +15,14 @@ if [ $# -ne 1 ] || [ ! -f "$1/build.ninja" ]; then
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$(cd "$1" && pwd)
-cache=${RPCD_KERNEL_CACHE:-$HOME/.cache/rpcd/kernel}
+cache=${RPCD_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/rpcd/kernel}
 unit=${RPCD_KERNEL_UNIT:-"sandbox privileges time_slice signals supervisor"}
 integration=${RPCD_KERNEL_INTEGRATION:-"isolation confinement containment upgrade_isolated isolation_mcp cases_isolated reload"}
 limit=${RPCD_KERNEL_TIMEOUT:-840}
 started=$(date +%s)
 
+sudo=()
+[ "$(id -u)" -ne 0 ] && sudo=(sudo)
 need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 # The static build: the initramfs has no C library.
@@ -28,8 +30,6 @@ dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "install ok in
     need+=(busybox-static)
 if [ ${#need[@]} -gt 0 ]; then
     echo "== installing ${need[*]}"
-    sudo=()
-    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
     export DEBIAN_FRONTEND=noninteractive
     "${sudo[@]}" apt-get update -qq
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
@@ -41,7 +41,7 @@ mkdir -p "$cache"
 package=$(apt-cache depends linux-image-amd64 2>/dev/null |
     sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1)
 if [ -z "$package" ]; then
-    apt-get update -qq 2>/dev/null || true
+    "${sudo[@]}" apt-get update -qq 2>/dev/null || true
     package=$(apt-cache depends linux-image-amd64 |
         sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1)
 fi
