@@ -86,6 +86,12 @@ if [ "$tested" -eq 1 ]; then
         fail "the package build ran tests under valgrind: debian/rules leaves it to be found"
 fi
 
+# rpcd carries libseccomp and jansson linked in: the package names their sources.
+built_using=$(dpkg-deb -f "$(echo "$build"/rpcd_*.deb)" Built-Using)
+for source in libseccomp jansson; do
+    grep -q "\b$source (= " <<<"$built_using" || fail "rpcd's Built-Using lacks $source: '$built_using'"
+done
+
 # lintian: an error fails; the tags it gives (warnings, information) are printed.
 changes=$(echo "$build"/rpcd_*.changes)
 lintian_status=0
