@@ -487,7 +487,10 @@ static void test_routes_around_the_filter(void **state)
     const char *warning = "plugin hostile_b: this kernel's Landlock";
     if (landlock_abi() >= 6) {
         assert_int_equal(thread, EPERM);
-        assert_null(strstr(harness_stderr(s.rpcd), warning));
+        /* Under a wrapper rpcd sees the kernel through it: valgrind knows no Landlock system
+         * call, so rpcd finds no Landlock there, and warns. */
+        if (!harness_wrapped())
+            assert_null(strstr(harness_stderr(s.rpcd), warning));
     } else {
         /* rpcd runs worker threads: one is found, and the signal goes through. */
         assert_int_equal(thread, 0);

@@ -780,7 +780,11 @@ static void test_check_reports_isolation(void **state)
     /* What this kernel cannot enforce, --check says too: before Linux 6.12, the slice and the
      * signal scope. */
     assert_int_equal(count_of(err, SLICE_IGNORED("a", "500")), kernel_has_slices() ? 0 : 1);
-    assert_int_equal(count_of(err, "plugin a: this kernel's Landlock"), signals_scoped() ? 0 : 1);
+    /* Under a wrapper rpcd sees the kernel through it: valgrind knows no Landlock system call,
+     * so rpcd finds no Landlock there, and says so. */
+    if (!harness_wrapped())
+        assert_int_equal(count_of(err, "plugin a: this kernel's Landlock"),
+                         signals_scoped() ? 0 : 1);
     assert_int_equal(count_of(err, "plugin b: this kernel"), 0);
     free(err);
 
