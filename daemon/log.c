@@ -6,6 +6,7 @@
  */
 #include "log.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -209,8 +210,10 @@ void log_output(const char *plugin, const char *stream, const char *bytes, size_
 {
     if (length > LOG_OUTPUT_MOST)
         length = LOG_OUTPUT_MOST;
-    /* Room for every byte escaped at its longest (\u00XX, or \ufffd for a byte not UTF-8). */
-    char text[LOG_OUTPUT_MOST * 6 + 512];
+    /* Room for every byte escaped at its longest (\u00XX, or \ufffd for a byte not UTF-8), and
+     * no more than one atomic write to a pipe: json_raw drops what would not fit, whole. */
+    char text[PIPE_BUF];
+    _Static_assert(LOG_OUTPUT_MOST * 6 + 512 <= PIPE_BUF, "a plugin's line fits one pipe write");
     if (atomic_load(&current_format) != LOG_FORMAT_JSON) {
         memcpy(text, bytes, length);
         text[length] = '\n';

@@ -33,8 +33,13 @@ int log_format_parse(const char *name, int *format);
 void log_set_fd(int fd);
 int log_get_fd(void);
 
-/* The most bytes of a plugin's output line that log_output takes. */
-enum { LOG_OUTPUT_MOST = 2048 };
+/*
+ * The most bytes of a plugin's output line that log_output takes: escaped at their longest
+ * (six bytes each), with the rest of the JSON line, they stay within PIPE_BUF (4096), so that a
+ * line reaches a pipe (a service manager's, journald's) in one write, never interleaved with
+ * another writer's.
+ */
+enum { LOG_OUTPUT_MOST = 512 };
 /*
  * One line a plugin wrote on its stdout or stderr (log_capture.h), whatever the level: in JSON
  * {"time":...,"level":"info","plugin":plugin,"message":bytes,"stream":stream} ("plugin" only when
