@@ -8,6 +8,7 @@
 #include "harness.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,7 +71,8 @@ static char *run_prints(const char *format, const char *isolation)
 /* What the JSON lines of the plugin's output held. */
 typedef struct seen {
     bool out_hello, err_hello, bad_bytes, after_long, no_newline, rpcd_own;
-    int cut; /* lines of the long line: one, cut and marked */
+    int cut;         /* lines of the long line: one, cut and marked */
+    int escaped_cut; /* lines of the long line of control bytes: the same */
 } seen;
 
 /* Every line of err is a JSON object of the log; the plugin's lines are noted in *out. */
@@ -78,6 +80,8 @@ static void check_json_lines(char *err, seen *out)
 {
     *out = (seen){0};
     for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n")) {
+        /* One write to a pipe each, never interleaved with another writer's (PIPE_BUF). */
+        assert_true(strlen(line) + 1 <= PIPE_BUF);
         /* A wrapper's own lines (valgrind: "--PID--", "==PID==") are not rpcd's. */
         if (harness_wrapped() && (strncmp(line, "--", 2) == 0 || strncmp(line, "==", 2) == 0))
             continue;
@@ -120,6 +124,12 @@ static void check_json_lines(char *err, seen *out)
             assert_int_equal(strspn(message, "x"), length);
             out->cut++;
         }
+        if (message[0] == '\x01') {
+            assert_true(json_is_true(json_object_get(object, "cut")));
+            assert_false(on_stdout);
+            assert_int_equal(strspn(message, "\x01"), length);
+            out->escaped_cut++;
+        }
         json_decref(object);
     }
 }
@@ -134,6 +144,7 @@ static void test_json_in_process(void **state)
     assert_true(found.err_hello);
     assert_true(found.bad_bytes);
     assert_int_equal(found.cut, 1);
+    assert_int_equal(found.escaped_cut, 1);
     assert_true(found.after_long);
     /* Logged when init ended, its output then complete. */
     assert_true(found.no_newline);
@@ -151,6 +162,7 @@ static void test_json_isolated(void **state)
     assert_true(found.err_hello);
     assert_true(found.bad_bytes);
     assert_int_equal(found.cut, 1);
+    assert_int_equal(found.escaped_cut, 1);
     assert_true(found.after_long);
     assert_true(found.rpcd_own);
     free(err);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fixture: a plugin that prints from its init, as a careless library would, on stdout and
- * stderr: plain lines, bytes that are not UTF-8, a line of 1 MiB, and a last line without its
- * newline; "prints done" on stderr comes last of all.
+ * stderr: plain lines, bytes that are not UTF-8, a line of 1 MiB, one of control bytes (each
+ * escaped at its longest in a JSON log), and a last line without its newline; "prints done" on
+ * stderr comes last of all.
  */
 #include <rpcd/plugin.h>
 
@@ -39,6 +40,9 @@ static int prints_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void 
     printf("\nafter the long line\n");
     fflush(stdout);
     fprintf(stderr, "hello on stderr\n");
+    memset(line, '\x01', LONG_LINE);
+    fwrite(line, 1, LONG_LINE, stderr);
+    fputc('\n', stderr);
     ssize_t ignored = write(STDOUT_FILENO, "no newline at the end", 21);
     (void)ignored;
     free(line);
