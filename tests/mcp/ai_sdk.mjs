@@ -24,10 +24,18 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const { rpcd, config, rest: [mode] } = parseArgs(
     'node ai_sdk.mjs <rpcd> <config> <discover|initialize>', [['discover', 'initialize']]);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rpcd-ai-sdk-'));
-const sent = () => (fs.existsSync(path.join(dir, 'input'))
-    ? fs.readFileSync(path.join(dir, 'input'), 'utf8').split('\n').filter(Boolean)
-        .map((line) => JSON.parse(line))
-    : []);
+// What the client sent, as record.sh's tee wrote it down. tee hands a line to rpcd before it
+// writes it to the file: a line rpcd has already answered may not be there yet (wait for it),
+// and the last one may be there in part (left out until whole).
+const sent = () => {
+    const file = path.join(dir, 'input');
+    if (!fs.existsSync(file)) {
+        return [];
+    }
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    lines.pop();
+    return lines.filter(Boolean).map((line) => JSON.parse(line));
+};
 const statusFile = path.join(dir, 'status');
 
 const run = createRun(`AI SDK MCP client, ${mode}`);
@@ -61,6 +69,8 @@ await run.check(`connect (${mode})`, async () => {
     assert.equal(first, mode === 'discover' ? 'server/discover' : 'initialize');
     // After discovery the client speaks the stateless revision: its version in each request.
     await client.listTools({ options: request });
+    await waitFor(() => sent().some((m) => m.method === 'tools/list'), 5000,
+        'tools/list in what the client sent');
     const version = sent().findLast((m) => m.method === 'tools/list')
         ?.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
     assert.equal(version, mode === 'discover' ? '2026-07-28' : undefined,
