@@ -199,10 +199,12 @@ static void test_host_ignores_stray_signals(void **state)
     static const int stray[] = {SIGHUP, SIGUSR1, SIGUSR2, SIGINT};
     for (size_t i = 0; i < sizeof stray / sizeof stray[0]; i++) {
         assert_int_equal(kill(host, stray[i]), 0);
+        /* The call first: under ThreadSanitizer the handler runs only once the host's reading
+         * thread leaves read(), which the call makes it do. */
+        assert_int_equal(call_number(&s, "hostile_a.whoami", NULL, "pid"), host);
         char text[64];
         snprintf(text, sizeof text, "signal %d: ignored by a plugin host", stray[i]);
         expect_stderr(&s, text);
-        assert_int_equal(call_number(&s, "hostile_a.whoami", NULL, "pid"), host);
     }
     stop(&s);
     finish(&s);
