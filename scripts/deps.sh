@@ -13,7 +13,7 @@ RPCD_BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev binutils sed
 # tests/node_pinned.sh).
 RPCD_TEST_PACKAGES=(g++ libcmocka-dev clang-format git clang libclang-rt-dev valgrind golang-go
                     rustc scdoc groff-base man-db dpkg-dev debhelper lintian abigail-tools systemd
-                    python3 ca-certificates)
+                    python3 ca-certificates build-essential)
 
 rpcd_install_packages() {
     local missing=()

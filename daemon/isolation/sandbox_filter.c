@@ -62,6 +62,10 @@ static const uint64_t namespace_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_
                                            CLONE_NEWIPC, CLONE_NEWUSER,   CLONE_NEWPID,
                                            CLONE_NEWNET};
 
+/* An argument compared on its low 32 bits, as the kernel reads an int: SCMP_A0_32's meaning,
+ * written so that clang's -Wgnu-zero-variadic-macro-arguments has nothing to say of it. */
+#define LOW_32_BITS 0xffffffffULL
+
 static int forbid(scmp_filter_ctx filter, const char *name)
 {
     int number = seccomp_syscall_resolve_name(name);
@@ -86,24 +90,26 @@ static int protect_rpcd(scmp_filter_ctx filter, pid_t rpcd, pid_t group)
     for (size_t i = 0; status == 0 && i < sizeof targets / sizeof targets[0]; i++)
         if (i == 0 || targets[i] != targets[i - 1])
             status = seccomp_rule_add(filter, denied, SCMP_SYS(kill), 1,
-                                      SCMP_A0_32(SCMP_CMP_EQ, targets[i]));
+                                      SCMP_A0(SCMP_CMP_MASKED_EQ, LOW_32_BITS, targets[i]));
     const int by_process[] = {SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
                               SCMP_SYS(rt_tgsigqueueinfo), SCMP_SYS(pidfd_open)};
     for (size_t i = 0; status == 0 && i < sizeof by_process / sizeof by_process[0]; i++)
         status = seccomp_rule_add(filter, denied, by_process[i], 1,
-                                  SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)rpcd));
+                                  SCMP_A0(SCMP_CMP_MASKED_EQ, LOW_32_BITS, (uint32_t)rpcd));
     /* A signal sent by the kernel on the host's behalf: SIGIO (or any signal, F_SETSIG) to
      * whichever process or group a descriptor's owner names, checked only against the host's
      * user when it is set. */
     const int owner_commands[] = {F_SETOWN, F_SETOWN_EX, F_SETSIG};
     for (size_t i = 0; status == 0 && i < sizeof owner_commands / sizeof owner_commands[0]; i++)
-        status = seccomp_rule_add(filter, denied, SCMP_SYS(fcntl), 1,
-                                  SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)owner_commands[i]));
+        status =
+            seccomp_rule_add(filter, denied, SCMP_SYS(fcntl), 1,
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, LOW_32_BITS, (uint32_t)owner_commands[i]));
     /* The same owner by ioctl, and TIOCSTI, which types into a terminal rpcd may be reading. */
     const unsigned long owner_requests[] = {FIOSETOWN, SIOCSPGRP, TIOCSTI};
     for (size_t i = 0; status == 0 && i < sizeof owner_requests / sizeof owner_requests[0]; i++)
-        status = seccomp_rule_add(filter, denied, SCMP_SYS(ioctl), 1,
-                                  SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)owner_requests[i]));
+        status =
+            seccomp_rule_add(filter, denied, SCMP_SYS(ioctl), 1,
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, LOW_32_BITS, (uint32_t)owner_requests[i]));
     /* A child made rpcd's instead of the host's: out of the host's reach at its end, and a
      * zombie rpcd would never reap. */
     if (status == 0)
@@ -113,7 +119,7 @@ static int protect_rpcd(scmp_filter_ctx filter, pid_t rpcd, pid_t group)
     /* ptrace stays for LeakSanitizer (forbidden_default), but never on rpcd. */
     if (status == 0)
         status = seccomp_rule_add(filter, denied, SCMP_SYS(ptrace), 1,
-                                  SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)rpcd));
+                                  SCMP_A1(SCMP_CMP_MASKED_EQ, LOW_32_BITS, (uint32_t)rpcd));
 #endif
     return status;
 }
