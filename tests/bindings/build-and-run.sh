@@ -63,11 +63,12 @@ rust)
     prefix_name=rust name=rust_example
     ;;
 go)
-    # The Go fixture's build cache (tests/plugins): the runtime is compiled once for both.
+    # The Go fixtures' build cache (tests/plugins), or the one shared by build trees
+    # (RPCD_GO_CACHE): the runtime is compiled once for all.
     cache=$build_dir/tests/plugins/go-cache
     cp -R "$bindings/go" "$work/go"
     (cd "$work/go/example" &&
-        env GOCACHE="$cache" GOPATH="$cache/path" GOFLAGS=-mod=mod GO111MODULE=on \
+        env GOCACHE="${RPCD_GO_CACHE:-$cache}" GOPATH="$cache/path" GOFLAGS=-mod=mod GO111MODULE=on \
             CGO_ENABLED=1 CGO_CFLAGS="$cflags" \
             "$tool" build -buildmode=c-shared \
             -ldflags="-extldflags=-Wl,--version-script=$versionscript" -o "$plugin" .)
