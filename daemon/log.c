@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,6 +232,18 @@ void log_output(const char *plugin, const char *stream, const char *bytes, size_
     line.used += 2;
     ssize_t ignored = write(atomic_load(&log_fd), line.text, line.used);
     (void)ignored;
+}
+
+void log_relay(const char *line, size_t length)
+{
+    char *text = malloc(length + 1);
+    if (!text)
+        return;
+    memcpy(text, line, length);
+    text[length] = '\n';
+    ssize_t ignored = write(atomic_load(&log_fd), text, length + 1);
+    (void)ignored;
+    free(text);
 }
 
 /* ---- Lines of named values ---------------------------------------------------------------- */

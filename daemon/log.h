@@ -49,6 +49,12 @@ enum { LOG_OUTPUT_MOST = 512 };
  */
 void log_output(const char *plugin, const char *stream, const char *bytes, size_t length, bool cut);
 
+/*
+ * A line already in the log's form (a plugin host's own, which log_capture checked), written as
+ * it is with a newline, in one write, whatever the level. Thread-safe.
+ */
+void log_relay(const char *line, size_t length);
+
 /* Writes "rpcd: LEVEL: [prefix: ]message\n" when level is enabled. Thread-safe. */
 void log_message(int level, const char *format, ...) __attribute__((format(printf, 2, 3)));
 void log_message_prefixed(int level, const char *prefix, const char *format, va_list args)

@@ -8,11 +8,14 @@
 
 #include "log.h"
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +28,15 @@ struct log_capture {
     const char *stream;
     char *plugin; /* owned, or NULL */
     pthread_t thread;
-    size_t used;   /* bytes of the line so far in text */
-    bool dropping; /* the line was cut: its rest is dropped up to its newline */
-    char text[LOG_OUTPUT_MOST];
+    bool relay;      /* lines that are JSON objects go out as they are (lcap_start_relay) */
+    size_t capacity; /* of text: LOG_OUTPUT_MOST, or a host's longest log line when relaying */
+    size_t used;     /* bytes of the line so far in text */
+    bool dropping;   /* the line was cut: its rest is dropped up to its newline */
+    char text[];
 };
+
+/* The longest line a host's own log writes (log.c's longest JSON line): relayed whole. */
+enum { RELAY_MOST = 8192 };
 
 static void capture_free(log_capture *capture)
 {
@@ -41,19 +49,40 @@ static void capture_free(log_capture *capture)
     free(capture);
 }
 
+/* Whether text is one JSON object and nothing else: a line of the log as it is. */
+static bool is_log_line(const char *text, size_t length)
+{
+    json_t *value = json_loadb(text, length, 0, NULL);
+    bool object = json_is_object(value);
+    json_decref(value);
+    return object;
+}
+
+/* One whole line: relayed when it is a log line already, else wrapped (cut past the most). */
+static void capture_line(log_capture *capture)
+{
+    if (capture->relay && is_log_line(capture->text, capture->used)) {
+        log_relay(capture->text, capture->used);
+        return;
+    }
+    bool cut = capture->used > LOG_OUTPUT_MOST;
+    log_output(capture->plugin, capture->stream, capture->text,
+               cut ? LOG_OUTPUT_MOST : capture->used, cut);
+}
+
 /* Takes bytes into the line, logging each line as it ends or fills up. */
 static void capture_take(log_capture *capture, const char *bytes, size_t length)
 {
     for (size_t i = 0; i < length; i++) {
         if (bytes[i] == '\n') {
             if (!capture->dropping)
-                log_output(capture->plugin, capture->stream, capture->text, capture->used, false);
+                capture_line(capture);
             capture->used = 0;
             capture->dropping = false;
         } else if (!capture->dropping) {
             capture->text[capture->used++] = bytes[i];
-            if (capture->used == sizeof capture->text) {
-                log_output(capture->plugin, capture->stream, capture->text, capture->used, true);
+            if (capture->used == capture->capacity) {
+                log_output(capture->plugin, capture->stream, capture->text, LOG_OUTPUT_MOST, true);
                 capture->used = 0;
                 capture->dropping = true;
             }
@@ -87,21 +116,26 @@ static void *capture_main(void *context)
     }
     /* A last line without its newline is a line too. */
     if (capture->used > 0 && !capture->dropping)
-        log_output(capture->plugin, capture->stream, capture->text, capture->used, false);
+        capture_line(capture);
     if (capture->detached)
         capture_free(capture);
     return NULL;
 }
 
-int lcap_start(const char *plugin, const char *stream, bool detached, log_capture **out,
-               int *write_fd)
+static int start(const char *plugin, const char *stream, bool detached, bool relay,
+                 log_capture **out, int *write_fd)
 {
     int ends[2] = {-1, -1};
-    log_capture *capture = calloc(1, sizeof *capture);
+    size_t capacity = relay ? RELAY_MOST : LOG_OUTPUT_MOST;
+    log_capture *capture = calloc(1, sizeof *capture + capacity);
     if (!capture || pipe2(ends, O_CLOEXEC) != 0)
         goto fail;
-    *capture =
-        (log_capture){.read_fd = ends[0], .stop = {-1, -1}, .detached = detached, .stream = stream};
+    capture->read_fd = ends[0];
+    capture->stop[0] = capture->stop[1] = -1;
+    capture->detached = detached;
+    capture->stream = stream;
+    capture->relay = relay;
+    capture->capacity = capacity;
     if ((plugin && !(capture->plugin = strdup(plugin))) ||
         (!detached && pipe2(capture->stop, O_CLOEXEC) != 0))
         goto fail;
@@ -141,6 +175,17 @@ fail:;
     }
     errno = saved;
     return -1;
+}
+
+int lcap_start(const char *plugin, const char *stream, bool detached, log_capture **out,
+               int *write_fd)
+{
+    return start(plugin, stream, detached, false, out, write_fd);
+}
+
+int lcap_start_relay(const char *plugin, int *write_fd)
+{
+    return start(plugin, "log", true, true, NULL, write_fd);
 }
 
 void lcap_stop(log_capture *capture)

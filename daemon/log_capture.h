@@ -23,6 +23,15 @@ int lcap_start(const char *plugin, const char *stream, bool detached, log_captur
                int *write_fd);
 
 /*
+ * A detached capture for a plugin host's own log (its log descriptor) with log_format = json: a
+ * line that is one JSON object, as the host's log writes, goes to the log as it is; any other
+ * line a plugin wrote there is wrapped as its output (stream "log"), so that a plugin cannot put
+ * a raw line into the log through the host's descriptor. *write_fd as for lcap_start. Returns 0,
+ * or -1 with errno.
+ */
+int lcap_start_relay(const char *plugin, int *write_fd);
+
+/*
  * Logs what the pipe of capture (stolen; not detached) holds now, then ends it: whatever is
  * written into it later is lost. Returns when its thread has ended.
  */

@@ -334,8 +334,9 @@ void iso_channel_close(iso_channel *channel)
 
 /*
  * With log_format = json, the host's stdout and stderr become captures naming the plugin
- * (log_capture.h), which end by themselves when the host and whatever it started are gone.
- * Returns 0, or -1 with errno.
+ * (log_capture.h), and its log descriptor a relay that lets only JSON lines through as they
+ * are; all end by themselves when the host and whatever it started are gone. Returns 0, or -1
+ * with errno.
  */
 static int capture_output(const char *name, child_ends *child)
 {
@@ -347,7 +348,12 @@ static int capture_output(const char *name, child_ends *child)
     if (child->output < 0 || lcap_start(name, "stderr", true, NULL, &child->errors) != 0)
         return -1;
     child->errors = move_high(child->errors);
-    return child->errors < 0 ? -1 : 0;
+    int relay = -1;
+    if (child->errors < 0 || lcap_start_relay(name, &relay) != 0)
+        return -1;
+    close(child->log);
+    child->log = move_high(relay);
+    return child->log < 0 ? -1 : 0;
 }
 
 /*

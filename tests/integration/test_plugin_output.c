@@ -70,7 +70,7 @@ static char *run_prints(const char *format, const char *isolation)
 
 /* What the JSON lines of the plugin's output held. */
 typedef struct seen {
-    bool out_hello, err_hello, bad_bytes, after_long, no_newline, rpcd_own;
+    bool out_hello, err_hello, bad_bytes, after_long, no_newline, rpcd_own, log_raw;
     int cut;         /* lines of the long line: one, cut and marked */
     int escaped_cut; /* lines of the long line of control bytes: the same */
 } seen;
@@ -104,6 +104,13 @@ static void check_json_lines(char *err, seen *out)
         assert_non_null(plugin);
         assert_string_equal(plugin, "p");
         bool on_stdout = strcmp(stream, "stdout") == 0;
+        /* A raw line on a host's log descriptor is wrapped as output of that stream. */
+        if (strcmp(stream, "log") == 0) {
+            assert_string_equal(message, "raw on the log descriptor");
+            out->log_raw = true;
+            json_decref(object);
+            continue;
+        }
         assert_true(on_stdout || strcmp(stream, "stderr") == 0);
         size_t length = strlen(message);
         if (on_stdout && strcmp(message, "hello on stdout") == 0)
@@ -149,6 +156,7 @@ static void test_json_in_process(void **state)
     /* Logged when init ended, its output then complete. */
     assert_true(found.no_newline);
     assert_true(found.rpcd_own);
+    assert_false(found.log_raw);
     free(err);
 }
 
@@ -165,6 +173,7 @@ static void test_json_isolated(void **state)
     assert_int_equal(found.escaped_cut, 1);
     assert_true(found.after_long);
     assert_true(found.rpcd_own);
+    assert_true(found.log_raw);
     free(err);
 }
 
@@ -186,6 +195,10 @@ static void check_text(const char *isolation)
     assert_true(has_line(err, "hello on stderr"));
     assert_true(has_line(err, "after the long line"));
     assert_true(has_line(err, "bad \xff\xfe bytes"));
+    /* In text the log is people's: a host's raw line goes in as its stderr's do (here after
+     * the stdout line that had no newline). */
+    assert_true((strstr(err, "raw on the log descriptor\n") != NULL) ==
+                (strcmp(isolation, "process") == 0));
     assert_non_null(strstr(err, "rpcd: info: "));
     free(err);
 }
