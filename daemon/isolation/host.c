@@ -11,6 +11,7 @@
 #include "isolation/host.h"
 #include "isolation/host_internal.h"
 #include "isolation/host_life.h"
+#include "isolation/host_namespace.h"
 
 #include "config.h"
 #include "executor.h"
@@ -240,10 +241,11 @@ static int cancel_call(chan_frame *frame)
  * after the channel is set up and the settings are read, before the plugin's file is loaded and
  * before any thread starts. Returns 0, or -1 with the reason in error to refuse the start.
  */
-static int confine(const cfg_plugin *plugin, sandbox_settings *sandbox, char *error,
+static int confine(const cfg_plugin *plugin, sandbox_settings *sandbox, pid_t rpcd_pid, char *error,
                    size_t error_size)
 {
-    sandbox->rpcd_pid = getppid(); /* checked by host_life: still the rpcd that started it */
+    /* In a namespace of its own, rpcd's pid names nothing, or one of the plugin's processes. */
+    sandbox->rpcd_pid = sandbox->own_pid_namespace ? 0 : rpcd_pid;
     sandbox->name = strdup(plugin->name);
     sandbox->plugin_path = strdup(plugin->path);
     int status = sandbox->name && sandbox->plugin_path
@@ -410,8 +412,37 @@ static void free_config(cfg_plugin *config)
     free(config->path);
 }
 
+/*
+ * Enters a PID namespace of its own (host_namespace.h) where the kernel allows, as sandbox's
+ * user may: with a user namespace only when the host keeps its user, which such a namespace
+ * cannot change. Returns 0, or -1 with the reason in error when the host must not go on.
+ */
+static int enter_namespace(const cfg_plugin *config, sandbox_settings *sandbox, pid_t rpcd_pid,
+                           char *error, size_t error_size)
+{
+    bool keeps_user = !sandbox->target.change ||
+                      (sandbox->target.uid == geteuid() && sandbox->target.gid == getegid());
+    char why[256] = "";
+    bool entered = false;
+    if (host_ns_enter(rpcd_pid, keeps_user, &entered, why, sizeof why) != 0) {
+        snprintf(error, error_size, "[plugin %s]: %s", config->name, why);
+        return -1;
+    }
+    sandbox->own_pid_namespace = entered;
+    if (entered)
+        host_life_in_namespace();
+    else
+        log_message(LOG_WARNING,
+                    "plugin %s: its host has no PID namespace of its own: %s; it can name other "
+                    "processes by their ids (rpcd.conf(5), CONTAINMENT)",
+                    config->name, why);
+    return 0;
+}
+
 int iso_host_main(void)
 {
+    /* Its parent now: rpcd, unless rpcd has died already (host_ns_enter checks). */
+    pid_t rpcd_pid = getppid();
     /*
      * A host ends with rpcd through its channel, whose end closes when rpcd dies however it dies
      * (serve). Not PR_SET_PDEATHSIG: it fires when the thread that started the host ends, and
@@ -437,6 +468,7 @@ int iso_host_main(void)
     const char *name = NULL;
     int status = 1;
     sandbox_settings sandbox;
+    bool in_namespace = false;
     int client_level = -1;
     if (read_init(&in, &config, &insecure, &workers, &client_level, &sandbox) != 0) {
         sandbox_settings_free(&sandbox);
@@ -448,13 +480,20 @@ int iso_host_main(void)
     if (slice_request(config.scheduler_slice_us, error, sizeof error) != 0)
         log_message(LOG_WARNING, "plugin %s: %s; its host keeps the kernel's", config.name, error);
     error[0] = '\0';
-    if (confine(&config, &sandbox, error, sizeof error) != 0 || reg_new(&host.methods) != 0 ||
-        exec_new(workers ? workers : 1, &host.pool) != 0) {
+    if (enter_namespace(&config, &sandbox, rpcd_pid, error, sizeof error) != 0) {
+        sandbox_settings_free(&sandbox);
+        report(NULL, error);
+        goto done;
+    }
+    in_namespace = sandbox.own_pid_namespace; /* confine frees sandbox */
+    if (confine(&config, &sandbox, rpcd_pid, error, sizeof error) != 0 ||
+        reg_new(&host.methods) != 0 || exec_new(workers ? workers : 1, &host.pool) != 0) {
         report(NULL, error[0] ? error : "out of memory");
         goto done;
     }
-    /* The plugin's init may never return: rpcd's death must end the host all the same. */
-    if (host_life_watch(CHAN_HOST_FD) != 0)
+    /* The plugin's init may never return: rpcd's death must end the host all the same (in a
+     * namespace, the process outside ends it). */
+    if (!in_namespace && host_life_watch(CHAN_HOST_FD) != 0)
         log_message(LOG_WARNING, "plugin %s: its host cannot watch for rpcd's end: %s", config.name,
                     strerror(errno));
     ld_set_call_api(host_fill_call_api);

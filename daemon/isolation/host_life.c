@@ -27,6 +27,9 @@
 
 /* rpcd, the parent the host was started by; another parent means rpcd is gone. */
 static pid_t started_by;
+/* In a PID namespace of its own (host_namespace.h): the process outside watches rpcd, and the
+ * namespace holds every descendant, so that its end ends them all. */
+static bool in_namespace;
 
 /*
  * A hangup or a user signal meant for rpcd (pkill, or a signal to a whole group) is logged and
@@ -64,9 +67,15 @@ int host_life_begin(void)
     return failed ? -1 : 0;
 }
 
+void host_life_in_namespace(void)
+{
+    in_namespace = true;
+}
+
 bool host_life_rpcd_gone(void)
 {
-    return getppid() != started_by;
+    /* In a namespace the parent is its pid 1, and rpcd's end, seen outside, ends the host. */
+    return !in_namespace && getppid() != started_by;
 }
 
 /* SIGKILL to each child of each thread of this process. Returns how many were signalled. */
@@ -135,6 +144,14 @@ int host_life_watch(int fd)
 
 void host_life_end_descendants(void)
 {
+    /* Everyone else in the namespace but its pid 1 is of the plugin's making; /proc, mounted
+     * outside, would give their ids as seen from there. */
+    if (in_namespace) {
+        kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, __WALL) >= 0 || errno == EINTR)
+            ;
+        return;
+    }
     /*
      * Each round kills every child, then waits for one to end. A child killed hands its own
      * children to the host (a subreaper), where the next round finds them; a process killed

@@ -25,7 +25,14 @@ int host_life_begin(void);
  */
 int host_life_watch(int fd);
 
-/* Whether the host's parent is no longer the rpcd that started it (rpcd died). */
+/*
+ * Says the host now runs as pid 2 of a PID namespace of its own (host_ns_enter): rpcd's end is
+ * watched from outside, and host_life_end_descendants ends everything else in the namespace.
+ */
+void host_life_in_namespace(void);
+
+/* Whether the host's parent is no longer the rpcd that started it (rpcd died); never true in a
+ * namespace, where the host ends with rpcd from outside. */
 bool host_life_rpcd_gone(void);
 
 /*

@@ -280,7 +280,7 @@ static void *reader_main(void *context)
             break; /* the end of the channel rpcd asked for */
         bool served;
         pid_t pid = proxy->pid;
-        int status = iso_reap(pid, why[0] ? 0 : 100);
+        int status = iso_reap(pid, why[0] ? 0 : ISO_END_WAIT_MS);
         pxy_host_died(proxy, pid, status, why, &served);
         long long delay = sup_on_crash(&proxy->restarts, clock_now_ms(), served);
         if (delay < 0) {

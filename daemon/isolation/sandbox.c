@@ -6,6 +6,7 @@
  */
 #include "sandbox.h"
 
+#include "isolation/host_namespace.h"
 #include "isolation/time_slice.h"
 #include "log.h"
 
@@ -407,8 +408,10 @@ size_t sandbox_unenforced(const sandbox_settings *s, int abi, bool apart, size_t
     const char *gaps[4];
     size_t count = 0;
     char write[192], scope[320];
-    /* Without the filter only the kernel's permission checks stand between the host and rpcd. */
-    if (s->seccomp == SANDBOX_SECCOMP_OFF && !apart)
+    /* Without the filter only the kernel's permission checks stand between the host and rpcd,
+     * outside a PID namespace of the host's own, where no pid names rpcd nor another host (and
+     * the kernel refuses a pidfd of theirs: access_pidfd_pidns). */
+    if (s->seccomp == SANDBOX_SECCOMP_OFF && !apart && !s->own_pid_namespace)
         gaps[count++] = "seccomp = off: nothing keeps its host from signalling rpcd or other "
                         "plugins' hosts of its user";
     if (abi <= 0 && (s->read_paths || s->write_paths))
@@ -426,9 +429,9 @@ size_t sandbox_unenforced(const sandbox_settings *s, int abi, bool apart, size_t
     }
     /* The filter refuses the ways of signalling rpcd it can name (sandbox_filter.c), but not a
      * kill() aimed at one of rpcd's threads by its id, which signals the whole of rpcd: only
-     * Landlock's scope, or a user of the host's own, closes that; and hosts of one user, only
-     * the scope keeps apart. */
-    if (abi < 6 && s->seccomp != SANDBOX_SECCOMP_OFF) {
+     * a PID namespace of the host's own, Landlock's scope, or a user of the host's own, closes
+     * that; and hosts of one user, only the namespace or the scope keeps apart. */
+    if (abi < 6 && s->seccomp != SANDBOX_SECCOMP_OFF && !s->own_pid_namespace) {
         snprintf(scope, sizeof scope,
                  "this kernel's Landlock (ABI %d) has no signal scope (ABI 6, Linux 6.12): its "
                  "host can signal %sother plugins' hosts of its user",
@@ -484,6 +487,17 @@ void sandbox_warn_unenforced(const rpcd_config *config)
         /* A host of a user neither rpcd's nor root's cannot signal rpcd. */
         bool apart =
             sandbox.target.change && sandbox.target.uid != served_as && sandbox.target.uid != 0;
+        /* As the host will try (host.c): a user namespace only for a host that keeps its user. */
+        bool keeps_user = !sandbox.target.change ||
+                          (sandbox.target.uid == geteuid() && sandbox.target.gid == getegid());
+        char why[256] = "no child could be started to find out";
+        bool available = false;
+        if (host_ns_probe(keeps_user, &available, why, sizeof why) != 0)
+            available = false;
+        sandbox.own_pid_namespace = available;
+        if (!available && (abi < 6 || sandbox.seccomp == SANDBOX_SECCOMP_OFF) && !apart)
+            log_message(LOG_WARNING, "plugin %s: its host can have no PID namespace of its own: %s",
+                        plugin->name, why);
         for (size_t gap = 0; sandbox_unenforced(&sandbox, abi, apart, gap, text, sizeof text);
              gap++)
             log_message(LOG_WARNING, "%s", text);

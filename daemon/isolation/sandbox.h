@@ -31,6 +31,7 @@ typedef struct sandbox_settings {
     char *read_paths;         /* space-separated absolute paths, NULL: reads not restricted */
     char *write_paths;        /* the same for writes; NULL: none, unless seccomp is off */
     pid_t rpcd_pid;           /* the filter refuses signals to it (and its group); 0: none */
+    bool own_pid_namespace;   /* the host has a PID namespace of its own (host_namespace.h) */
 } sandbox_settings;
 
 /*

@@ -83,19 +83,23 @@ static int forbid(scmp_filter_ctx filter, const char *name)
 static int protect_rpcd(scmp_filter_ctx filter, pid_t rpcd, pid_t group)
 {
     const int denied = SCMP_ACT_ERRNO(EPERM);
-    /* kill takes a process, a group (negated) or -1 for all: rpcd's, its group's, and all. */
-    const uint32_t targets[] = {(uint32_t)rpcd, (uint32_t)-rpcd, (uint32_t)-1,
-                                (uint32_t) - (group > 0 ? group : rpcd)};
     int status = 0;
-    for (size_t i = 0; status == 0 && i < sizeof targets / sizeof targets[0]; i++)
-        if (i == 0 || targets[i] != targets[i - 1])
-            status = seccomp_rule_add(filter, denied, SCMP_SYS(kill), 1,
-                                      SCMP_A0(SCMP_CMP_MASKED_EQ, LOW_32_BITS, targets[i]));
-    const int by_process[] = {SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
-                              SCMP_SYS(rt_tgsigqueueinfo), SCMP_SYS(pidfd_open)};
-    for (size_t i = 0; status == 0 && i < sizeof by_process / sizeof by_process[0]; i++)
-        status = seccomp_rule_add(filter, denied, by_process[i], 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, LOW_32_BITS, (uint32_t)rpcd));
+    /* By rpcd's pid: none in a PID namespace of the host's own, where that pid names nothing
+     * outside, and in time one of the plugin's own processes. */
+    if (rpcd > 0) {
+        /* kill takes a process, a group (negated) or -1 for all: rpcd's, its group's, all. */
+        const uint32_t targets[] = {(uint32_t)rpcd, (uint32_t)-rpcd, (uint32_t)-1,
+                                    (uint32_t) - (group > 0 ? group : rpcd)};
+        for (size_t i = 0; status == 0 && i < sizeof targets / sizeof targets[0]; i++)
+            if (i == 0 || targets[i] != targets[i - 1])
+                status = seccomp_rule_add(filter, denied, SCMP_SYS(kill), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, LOW_32_BITS, targets[i]));
+        const int by_process[] = {SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo),
+                                  SCMP_SYS(rt_tgsigqueueinfo), SCMP_SYS(pidfd_open)};
+        for (size_t i = 0; status == 0 && i < sizeof by_process / sizeof by_process[0]; i++)
+            status = seccomp_rule_add(filter, denied, by_process[i], 1,
+                                      SCMP_A0(SCMP_CMP_MASKED_EQ, LOW_32_BITS, (uint32_t)rpcd));
+    }
     /* A signal sent by the kernel on the host's behalf: SIGIO (or any signal, F_SETSIG) to
      * whichever process or group a descriptor's owner names, checked only against the host's
      * user when it is set. */
@@ -117,7 +121,7 @@ static int protect_rpcd(scmp_filter_ctx filter, pid_t rpcd, pid_t group)
                                   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_PARENT, CLONE_PARENT));
 #ifdef SANDBOX_LEAK_CHECKED
     /* ptrace stays for LeakSanitizer (forbidden_default), but never on rpcd. */
-    if (status == 0)
+    if (status == 0 && rpcd > 0)
         status = seccomp_rule_add(filter, denied, SCMP_SYS(ptrace), 1,
                                   SCMP_A1(SCMP_CMP_MASKED_EQ, LOW_32_BITS, (uint32_t)rpcd));
 #endif
@@ -127,7 +131,7 @@ static int protect_rpcd(scmp_filter_ctx filter, pid_t rpcd, pid_t group)
 static int build_filter(scmp_filter_ctx filter, const sandbox_settings *s)
 {
     sandbox_seccomp profile = s->seccomp;
-    int status = s->rpcd_pid > 0 ? protect_rpcd(filter, s->rpcd_pid, getpgid(s->rpcd_pid)) : 0;
+    int status = protect_rpcd(filter, s->rpcd_pid, s->rpcd_pid > 0 ? getpgid(s->rpcd_pid) : 0);
     for (size_t i = 0; status == 0 && i < sizeof forbidden_default / sizeof forbidden_default[0];
          i++)
         status = forbid(filter, forbidden_default[i]);

@@ -22,6 +22,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,7 +451,7 @@ int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
         read_answer(own.answers, timeout_ms, info, error, error_size) != 0) {
         iso_channel_close(&own);
         bool ended = strstr(error, "ended before") != NULL;
-        int status = iso_reap(child, 0);
+        int status = iso_reap(child, ended ? ISO_END_WAIT_MS : 0);
         /* How it ended, when it did by itself: the plugin's init crashed, or exited. */
         if (ended) {
             char how[96];
@@ -484,35 +485,52 @@ void iso_host_info_free(iso_host_info *info)
 }
 
 /*
- * The rest of the host's process group: what its plugin started and left there, which a host
- * killed had no chance to end. The group's id cannot be another's meanwhile: the kernel gives no
- * process an id that a live process group still bears.
+ * Once pid (the host, the leader of its process group) has ended, and before it is reaped: the
+ * rest of its group, what its plugin started and left there, which a host killed had no chance
+ * to end. While the leader is a zombie its id, the group's, is no one else's; reaped, a new
+ * process could take it and lead a group of its own. Returns pid's wait status.
  */
-static void end_group(pid_t pid)
+static int end_group_and_reap(pid_t pid)
 {
     kill(-pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+}
+
+/* Whether pid has ended, without reaping it; *error on a failure other than EINTR. */
+static bool has_ended(pid_t pid, int flags, bool *error)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    *error = false;
+    if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT | flags) != 0) {
+        *error = errno != EINTR;
+        return false;
+    }
+    return info.si_pid == pid;
 }
 
 int iso_reap(pid_t pid, int wait_ms)
 {
-    int status = 0;
     long long deadline = clock_now_ms() + wait_ms;
     for (;;) {
-        pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid)
-            end_group(pid);
-        if (done == pid || (done < 0 && errno != EINTR))
-            return status;
+        bool error;
+        if (has_ended(pid, WNOHANG, &error))
+            return end_group_and_reap(pid);
+        if (error)
+            return 0; /* not a child of rpcd's (reaped already): nothing to wait for */
         if (clock_now_ms() >= deadline)
             break;
         struct timespec nap = {0, 2 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
     kill(pid, SIGKILL);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    bool error = false;
+    while (!has_ended(pid, 0, &error) && !error) {
     }
-    end_group(pid);
-    return status;
+    return end_group_and_reap(pid);
 }
 
 void iso_describe_status(int status, char *out, size_t size)

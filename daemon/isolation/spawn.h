@@ -59,6 +59,14 @@ int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
 void iso_host_info_free(iso_host_info *info);
 
 /*
+ * How long a host whose channel has ended is given to end by itself, so that rpcd reports how
+ * it ended (a crash, an exit) rather than its own SIGKILL. The process rpcd started ends a few
+ * context switches after the plugin's: with a PID namespace (host_namespace.h), once its pid 1
+ * has reported the host's end and the kernel has emptied the namespace.
+ */
+#define ISO_END_WAIT_MS 1000
+
+/*
  * Reaps pid: waits at most wait_ms for it to end by itself, then kills it (SIGKILL). Returns its
  * wait status.
  */

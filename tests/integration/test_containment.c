@@ -85,6 +85,18 @@ static void start(session *s, const char *sections, unsigned user)
     start_wrapped(s, sections, user, NULL);
 }
 
+/* start with both fixtures, hostile_a with keys_a and hostile_b with keys_b (each may be NULL). */
+static void start_both(session *s, const char *keys_a, const char *keys_b, unsigned user)
+{
+    char *a = section('a', keys_a), *b = section('b', keys_b);
+    char *sections;
+    assert_true(asprintf(&sections, "%s%s", a, b) >= 0);
+    free(a);
+    free(b);
+    start(s, sections, user);
+    free(sections);
+}
+
 static void remove_all(session *s)
 {
     char dropins[4096];
@@ -187,6 +199,28 @@ static long landlock_abi(void)
     return abi < 0 ? 0 : abi;
 }
 
+/* Whether the host of plugin hostile_PREFIX runs in a PID namespace of its own. */
+static bool namespaced(session *s, char prefix)
+{
+    char method[32];
+    snprintf(method, sizeof method, "hostile_%c.whoami", prefix);
+    return call_number(s, method, NULL, "namespaced") != 0;
+}
+
+/* Field 4 (the parent) or 5 (the process group) of /proc/PID/stat, or -1. */
+static long stat_field(pid_t pid, int field)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    char *text = harness_read_file(path, NULL);
+    const char *at = text ? strrchr(text, ')') : NULL;
+    for (int i = 2; at && i < field; i++)
+        at = strchr(at + 1, ' ');
+    long value = at ? strtol(at + 1, NULL, 10) : -1;
+    free(text);
+    return value;
+}
+
 /* A hangup, a user signal or an interrupt meant for rpcd leaves the host serving. */
 static void test_host_ignores_stray_signals(void **state)
 {
@@ -196,9 +230,11 @@ static void test_host_ignores_stray_signals(void **state)
     start(&s, sections, 0);
     free(sections);
     pid_t host = (pid_t)call_number(&s, "hostile_a.whoami", NULL, "pid");
+    pid_t group = (pid_t)call_number(&s, "hostile_a.whoami", NULL, "pgid");
     static const int stray[] = {SIGHUP, SIGUSR1, SIGUSR2, SIGINT};
     for (size_t i = 0; i < sizeof stray / sizeof stray[0]; i++) {
-        assert_int_equal(kill(host, stray[i]), 0);
+        /* To the host's whole group: the processes that hold its namespace take none either. */
+        assert_int_equal(kill(-group, stray[i]), 0);
         /* The call first: under ThreadSanitizer the handler runs only once the host's reading
          * thread leaves read(), which the call makes it do. */
         assert_int_equal(call_number(&s, "hostile_a.whoami", NULL, "pid"), host);
@@ -220,14 +256,21 @@ static void test_host_group_and_name(void **state)
     free(sections);
     pid_t host = (pid_t)call_number(&s, "hostile_a.whoami", NULL, "pid");
     pid_t group = (pid_t)call_number(&s, "hostile_a.whoami", NULL, "pgid");
-    assert_int_equal(group, host);
+    /* The group is the one of the process rpcd started: the host itself, or, with a namespace
+     * of its own, the process outside it that holds it. */
+    assert_int_equal(stat_field(group, 4), harness_pid(s.rpcd));
+    if (!namespaced(&s, 'a'))
+        assert_int_equal(group, host);
     assert_int_not_equal(group, getpgid(harness_pid(s.rpcd)));
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/comm", (int)host);
-    char *comm = harness_read_file(path, NULL);
-    assert_non_null(comm);
-    assert_string_equal(comm, "rpcd-host\n");
-    free(comm);
+    pid_t named[] = {host, group};
+    for (size_t i = 0; i < 2; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)named[i]);
+        char *comm = harness_read_file(path, NULL);
+        assert_non_null(comm);
+        assert_string_equal(comm, "rpcd-host\n");
+        free(comm);
+    }
     /* A hangup to rpcd's whole group (a terminal closed) reaches rpcd alone. */
     assert_int_equal(kill(-getpgid(harness_pid(s.rpcd)), SIGUSR1), 0);
     expect_stderr(&s, "signal 10: ignored");
@@ -396,12 +439,17 @@ static void test_group_ends_with_killed_host(void **state)
     start(&s, sections, 0);
     free(sections);
     pid_t host = (pid_t)call_number(&s, "hostile_a.whoami", NULL, "pid");
+    bool own_namespace = namespaced(&s, 'a');
     left_behind pids = spawn(&s);
     assert_int_equal(kill(host, SIGKILL), 0);
     bool child = ends(pids.child);
-    /* The daemon left the group: only a PID namespace would catch it (rpcd.conf(5)). */
+    /* The daemon left the group: only the host's PID namespace catches it (rpcd.conf(5)). */
+    bool daemon = own_namespace ? ends(pids.daemon) : true;
     kill(pids.daemon, SIGKILL);
     assert_true(child);
+    assert_true(daemon);
+    /* The host's end was reported as it happened. */
+    expect_stderr(&s, "killed by signal 9 (SIGKILL)");
     stop(&s);
     finish(&s);
 }
@@ -446,20 +494,50 @@ static void test_same_user_cannot_reach_in(void **state)
     if (getuid() != 0)
         skip(); /* the test runs rpcd as nobody, which needs root */
     session s;
-    char *a = section('a', "seccomp = off\n"), *b = section('b', "seccomp = off\n");
-    char *sections;
-    assert_true(asprintf(&sections, "%s%s", a, b) >= 0);
-    free(a);
-    free(b);
-    start(&s, sections, NOBODY);
-    free(sections);
+    start_both(&s, "seccomp = off\n", "seccomp = off\n", NOBODY);
     pid_t other = (pid_t)call_number(&s, "hostile_b.whoami", NULL, "pid");
-    /* What seccomp = off leaves open is said. */
-    expect_stderr(&s, "plugin hostile_a: seccomp = off: nothing keeps its host from signalling");
+    /* What seccomp = off leaves open is said: without a PID namespace of its own (a user
+     * namespace, for a host not root's), the host can signal rpcd. */
+    const char *gap = "plugin hostile_a: seccomp = off: nothing keeps its host from signalling";
+    if (namespaced(&s, 'a')) {
+        assert_null(strstr(harness_stderr(s.rpcd), gap));
+    } else {
+        expect_stderr(&s, gap);
+        expect_stderr(&s, "plugin hostile_a: its host can have no PID namespace of its own");
+    }
     expect_closed(attack(&s, "hostile_a.attack", 0));
     expect_closed(attack(&s, "hostile_a.attack", other));
     /* The answers still reach the client, and nothing else did. */
     assert_int_equal(call_number(&s, "hostile_b.whoami", NULL, "pid"), other);
+    stop(&s);
+    finish(&s);
+}
+
+/*
+ * Each host in a PID namespace of its own, where no id names rpcd or the other host: a signal
+ * or ptrace aimed at either by its id outside finds no such process, even without the filter.
+ * Where the kernel refuses the namespace, rpcd says so, naming the plugin.
+ */
+static void test_hosts_in_namespaces_of_their_own(void **state)
+{
+    (void)state;
+    session s;
+    start_both(&s, "seccomp = off\n", NULL, 0);
+    assert_int_equal(call_number(&s, "hostile_a.whoami", NULL, "rpcd"), harness_pid(s.rpcd));
+    if (!namespaced(&s, 'a')) {
+        expect_stderr(&s, "plugin hostile_a: its host can have no PID namespace of its own");
+        print_message("no PID namespace here: %s\n", harness_stderr(s.rpcd));
+    } else {
+        assert_true(namespaced(&s, 'b'));
+        pid_t other = (pid_t)call_number(&s, "hostile_b.whoami", NULL, "pid");
+        refusals got = attack(&s, "hostile_a.attack", other);
+        assert_int_equal(got.kill, ESRCH);
+        assert_int_equal(got.ptrace, ESRCH);
+        got = attack(&s, "hostile_a.attack", 0);
+        assert_int_equal(got.kill, ESRCH);
+        assert_int_equal(got.ptrace, ESRCH);
+        assert_null(strstr(harness_stderr(s.rpcd), "PID namespace"));
+    }
     stop(&s);
     finish(&s);
 }
@@ -487,7 +565,11 @@ static void test_routes_around_the_filter(void **state)
     long thread = json_integer_value(json_object_get(got, "thread"));
     json_decref(got);
     const char *warning = "plugin hostile_b: this kernel's Landlock";
-    if (landlock_abi() >= 6) {
+    if (namespaced(&s, 'b')) {
+        /* In a namespace of its own no id names a thread of rpcd's, on any kernel. */
+        assert_int_equal(thread, ESRCH);
+        assert_null(strstr(harness_stderr(s.rpcd), warning));
+    } else if (landlock_abi() >= 6) {
         assert_int_equal(thread, EPERM);
         /* Under a wrapper rpcd sees the kernel through it: valgrind knows no Landlock system
          * call, so rpcd finds no Landlock there, and warns. */
@@ -512,19 +594,14 @@ static void test_root_host_cannot_reach_in(void **state)
     if (getuid() != 0)
         skip();
     session s;
-    char *a = section('a', "seccomp = off\n"), *b = section('b', NULL);
-    char *sections;
-    assert_true(asprintf(&sections, "%s%s", a, b) >= 0);
-    free(a);
-    free(b);
-    start(&s, sections, 0);
-    free(sections);
+    start_both(&s, "seccomp = off\n", NULL, 0);
     pid_t other = (pid_t)call_number(&s, "hostile_b.whoami", NULL, "pid");
     expect_closed(attack(&s, "hostile_a.attack", 0));
     expect_closed(attack(&s, "hostile_a.attack", other));
     refusals got = attack(&s, "hostile_b.attack", 0);
     expect_closed(got);
-    assert_int_equal(got.kill, EPERM);
+    /* rpcd's pid names nothing in the host's namespace; outside one, the filter refuses it. */
+    assert_int_equal(got.kill, namespaced(&s, 'b') ? ESRCH : EPERM);
     /* Root owns the file: Landlock alone keeps the filtered host from rewriting it. */
     char params[4200];
     snprintf(params, sizeof params, "{\"path\":\"%s\"}", harness_env("RPCD_FIXTURE_HOSTILE_B"));
@@ -553,7 +630,7 @@ static void test_no_landlock_rpcd_out_of_reach(void **state)
     start_wrapped(&s, sections, 0, wrapper);
     free(sections);
     refusals got = attack(&s, "hostile_a.attack", 0);
-    assert_int_equal(got.kill, EPERM);
+    assert_int_equal(got.kill, namespaced(&s, 'a') ? ESRCH : EPERM);
     expect_closed(got);
     expect_stderr(&s, "plugin hostile_a: this kernel has no Landlock (or it is not among the LSMs "
                       "it booted with): its host may write wherever its user may");
@@ -586,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_same_user_cannot_reach_in),
         cmocka_unit_test(test_root_host_cannot_reach_in),
         cmocka_unit_test(test_routes_around_the_filter),
+        cmocka_unit_test(test_hosts_in_namespaces_of_their_own),
         cmocka_unit_test(test_no_landlock_rpcd_out_of_reach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

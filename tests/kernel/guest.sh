@@ -22,6 +22,11 @@ run() {
     echo "cmdline: $(cat /proc/cmdline)"
     "$results/probe"
     grep -E '^(Seccomp|NoNewPrivs)' /proc/self/status
+    # Whether a host not root's can have a PID namespace (in a user namespace): Debian's own
+    # switch, where the kernel has it, and the limit every kernel has.
+    for knob in kernel/unprivileged_userns_clone user/max_user_namespaces; do
+        echo "$knob: $(cat /proc/sys/$knob 2>/dev/null || echo absent)"
+    done
     echo "== rpcd --check (an isolated plugin, read_paths and write_paths)"
     status=0
     "$build/daemon/rpcd" --check --config "$results/check.conf" 2>&1 || status=1

@@ -16,7 +16,7 @@ fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$(cd "$1" && pwd)
 cache=${RPCD_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/rpcd/kernel}
-unit=${RPCD_KERNEL_UNIT:-"sandbox privileges time_slice signals supervisor"}
+unit=${RPCD_KERNEL_UNIT:-"sandbox privileges time_slice signals supervisor host_namespace"}
 integration=${RPCD_KERNEL_INTEGRATION:-"isolation confinement containment upgrade_isolated isolation_mcp cases_isolated reload"}
 limit=${RPCD_KERNEL_TIMEOUT:-840}
 started=$(date +%s)

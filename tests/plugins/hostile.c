@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,12 +65,74 @@ static int try_open(const char *path, int flags)
     return 0;
 }
 
-/* PREFIX.whoami: {"pid":P,"pgid":G,"ppid":R} of the host. */
+/*
+ * Process ids as the test (and rpcd) see them. A host may run in a PID namespace of its own,
+ * where getpid() and getppid() give its own numbers; /proc, mounted outside it, gives theirs,
+ * and is where a hostile plugin would look for rpcd.
+ */
+
+/* This process's id outside: /proc/self names it. */
+static pid_t outer_self(void)
+{
+    char link[32];
+    ssize_t length = readlink("/proc/self", link, sizeof link - 1);
+    if (length <= 0)
+        return -1;
+    link[length] = '\0';
+    return (pid_t)strtol(link, NULL, 10);
+}
+
+/* Field number field (4: the parent, 5: the process group) of /proc/PID/stat, or -1. */
+static long stat_field(pid_t pid, int field)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t length = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (length <= 0)
+        return -1;
+    text[length] = '\0';
+    const char *at = strrchr(text, ')'); /* after the name, which may hold anything */
+    for (int i = 2; at && i < field; i++)
+        at = strchr(at + 1, ' ');
+    return at ? strtol(at + 1, NULL, 10) : -1;
+}
+
+/* Whether pid's name is the hosts' (rpcd-host). */
+static bool is_host(pid_t pid)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t length = read(fd, comm, sizeof comm - 1);
+    close(fd);
+    return length > 0 && strncmp(comm, "rpcd-host\n", (size_t)length) == 0;
+}
+
+/* rpcd, as a plugin finds it: the first of its ancestors outside that is not a host. */
+static pid_t find_rpcd(void)
+{
+    pid_t pid = outer_self();
+    for (int hops = 0; pid > 1 && hops < 8 && is_host(pid); hops++)
+        pid = (pid_t)stat_field(pid, 4);
+    return pid;
+}
+
+/*
+ * PREFIX.whoami: {"pid":P,"pgid":G,"rpcd":R,"namespaced":N}: the host's id and process group,
+ * and rpcd's, as seen outside; N 1 when the host runs in a PID namespace of its own.
+ */
 static int whoami(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     (void)params, (void)params_length, (void)user_data;
-    return reply(call, "{\"pid\":%d,\"pgid\":%d,\"ppid\":%d}", (int)getpid(), (int)getpgrp(),
-                 (int)getppid());
+    pid_t self = outer_self();
+    return reply(call, "{\"pid\":%d,\"pgid\":%ld,\"rpcd\":%d,\"namespaced\":%d}", (int)self,
+                 stat_field(self, 5), (int)find_rpcd(), getpid() != self);
 }
 
 /*
@@ -80,7 +143,7 @@ static int whoami(rpcd_call *call, const char *params, size_t params_length, voi
 static int attack(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     (void)user_data;
-    pid_t target = (pid_t)number_param(params, params_length, "pid", (long)getppid());
+    pid_t target = (pid_t)number_param(params, params_length, "pid", (long)find_rpcd());
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/1", (int)target);
     int fd = try_open(path, O_WRONLY);
@@ -124,8 +187,8 @@ static pid_t other_thread(pid_t pid)
 static int routes(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     (void)params, (void)params_length, (void)user_data;
-    pid_t rpcd = getppid();
-    int group = setpgid(0, getpgid(rpcd)) == 0 ? 0 : errno;
+    pid_t rpcd = find_rpcd();
+    int group = setpgid(0, (pid_t)stat_field(rpcd, 5)) == 0 ? 0 : errno;
     int ends[2], owner = -1;
     if (pipe(ends) == 0) {
         owner = fcntl(ends[0], F_SETOWN, (int)rpcd) == 0 ? 0 : errno;
@@ -160,9 +223,11 @@ static int rewrite(rpcd_call *call, const char *params, size_t params_length, vo
 }
 
 /* exec of sleep 30 in a child whose stdout and stderr are the host's (the channel's ends are
- * close-on-exec). */
-static void run_sleep(void)
+ * close-on-exec), after its id outside is written to report. */
+static void run_sleep(int report)
 {
+    pid_t self = outer_self();
+    (void)!write(report, &self, sizeof self);
     char *const args[] = {"sleep", "30", NULL};
     execv("/bin/sleep", args);
     execv("/usr/bin/sleep", args);
@@ -179,19 +244,19 @@ static int spawn(rpcd_call *call, const char *params, size_t params_length, void
     int pids[2];
     if (pipe(pids) != 0)
         return RPCD_ERR_INTERNAL;
-    pid_t child = fork();
-    if (child == 0)
-        run_sleep();
+    pid_t child = -1, daemon = -1;
+    pid_t forked = fork();
+    if (forked == 0)
+        run_sleep(pids[1]);
+    if (forked > 0)
+        (void)!read(pids[0], &child, sizeof child);
     pid_t middle = fork();
     if (middle == 0) {
         setsid();
-        pid_t daemon = fork();
-        if (daemon == 0)
-            run_sleep();
-        (void)!write(pids[1], &daemon, sizeof daemon);
+        if (fork() == 0)
+            run_sleep(pids[1]);
         _exit(0);
     }
-    pid_t daemon = -1;
     close(pids[1]);
     if (middle > 0) {
         waitpid(middle, NULL, 0);
@@ -241,7 +306,7 @@ static int hostile_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **st
 static void hostile_shutdown(void *state)
 {
     (void)state;
-    fprintf(stderr, "hostile_" HOSTILE_PREFIX ": shut down by pid %d\n", (int)getpid());
+    fprintf(stderr, "hostile_" HOSTILE_PREFIX ": shut down by pid %d\n", (int)outer_self());
 }
 
 RPCD_PLUGIN_DEFINE("hostile_" HOSTILE_PREFIX, "1.0.0", hostile_init, hostile_shutdown);

@@ -884,6 +884,16 @@ static void test_unenforced(void **state)
     char tiny[8];
     assert_true(sandbox_unenforced(&plain, 2, false, 0, tiny, sizeof tiny) > sizeof tiny);
     assert_string_equal(tiny, "plugin ");
+    /* A host in a PID namespace of its own names neither rpcd nor another host, on any
+     * kernel and without the filter: no signal gap is left, the others stay. */
+    sandbox_settings apart_ns = {.name = "n", .write_paths = "/tmp", .own_pid_namespace = true};
+    assert_true(sandbox_unenforced(&apart_ns, 2, false, 0, line, sizeof line) > 0);
+    assert_non_null(strstr(line, "beneath write_paths"));
+    assert_int_equal(sandbox_unenforced(&apart_ns, 2, false, 1, line, sizeof line), 0);
+    sandbox_settings off_ns = {
+        .name = "o", .seccomp = SANDBOX_SECCOMP_OFF, .own_pid_namespace = true};
+    assert_int_equal(sandbox_unenforced(&off_ns, 6, false, 0, line, sizeof line), 0);
+    assert_int_equal(sandbox_unenforced(&off_ns, 2, false, 0, line, sizeof line), 0);
 }
 
 int main(void)
