@@ -495,7 +495,7 @@ void sandbox_warn_unenforced(const rpcd_config *config)
         if (host_ns_probe(keeps_user, &available, why, sizeof why) != 0)
             available = false;
         sandbox.own_pid_namespace = available;
-        if (!available && (abi < 6 || sandbox.seccomp == SANDBOX_SECCOMP_OFF) && !apart)
+        if (!available)
             log_message(LOG_WARNING, "plugin %s: its host can have no PID namespace of its own: %s",
                         plugin->name, why);
         for (size_t gap = 0; sandbox_unenforced(&sandbox, abi, apart, gap, text, sizeof text);

@@ -389,14 +389,15 @@ static void test_descendants_end_with_killed_rpcd(void **state)
     finish(&s);
 }
 
-/* And when the host's reading thread never comes back (a quick handler that hangs). */
-static void test_hung_host_ends_with_killed_rpcd(void **state)
+/* And when the host's reading thread never comes back (a quick handler that hangs): as
+ * started under wrapper (NULL: none), in a PID namespace of its own or not (namespaced). */
+static void hung_host_ends_with_killed_rpcd(const char *const *wrapper, bool namespaced_host)
 {
-    (void)state;
     session s;
     char *sections = section('a', NULL);
-    start(&s, sections, 0);
+    start_wrapped(&s, sections, 0, wrapper);
     free(sections);
+    assert_int_equal(namespaced(&s, 'a'), namespaced_host);
     pid_t host = (pid_t)call_number(&s, "hostile_a.whoami", NULL, "pid");
     left_behind pids = spawn(&s);
     assert_int_equal(
@@ -428,6 +429,45 @@ static void test_hung_host_ends_with_killed_rpcd(void **state)
         fail_msg("the host outlived rpcd");
     }
     finish(&s);
+}
+
+static void test_hung_host_ends_with_killed_rpcd(void **state)
+{
+    (void)state;
+    /* Where the kernel gives no namespace, test_without_a_namespace covers this. */
+    session probe;
+    char *sections = section('a', NULL);
+    start(&probe, sections, 0);
+    free(sections);
+    bool own = namespaced(&probe, 'a');
+    stop(&probe);
+    finish(&probe);
+    hung_host_ends_with_killed_rpcd(NULL, own);
+}
+
+/*
+ * Where the kernel refuses a PID namespace (unshare refused, as a container's seccomp profile
+ * may): rpcd says so for the plugin, and the host, a subreaper watching rpcd's end through its
+ * channel, still ends with rpcd and ends what its plugin started, daemons included.
+ */
+static void test_without_a_namespace(void **state)
+{
+    (void)state;
+    const char *const wrapper[] = {harness_env("RPCD_DENY_SYSCALL"), "unshare", NULL};
+    assert_non_null(wrapper[0]);
+    session s;
+    char *sections = section('a', NULL);
+    start_wrapped(&s, sections, 0, wrapper);
+    free(sections);
+    expect_stderr(&s, "plugin hostile_a: its host can have no PID namespace of its own: the "
+                      "kernel refused a PID namespace");
+    expect_stderr(&s, "plugin hostile_a: its host has no PID namespace of its own");
+    assert_false(namespaced(&s, 'a'));
+    left_behind pids = spawn(&s);
+    stop(&s);
+    expect_ended(pids, &s);
+    finish(&s);
+    hung_host_ends_with_killed_rpcd(wrapper, false);
 }
 
 /* A host killed outright had no time to end its child: rpcd ends its process group. */
@@ -659,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_descendants_end_with_rpcd),
         cmocka_unit_test(test_descendants_end_with_killed_rpcd),
         cmocka_unit_test(test_hung_host_ends_with_killed_rpcd),
+        cmocka_unit_test(test_without_a_namespace),
         cmocka_unit_test(test_group_ends_with_killed_host),
         cmocka_unit_test(test_same_user_cannot_reach_in),
         cmocka_unit_test(test_root_host_cannot_reach_in),
