@@ -9,11 +9,9 @@
 
 #include "envelope.h"
 #include "log.h"
-#include "mcp_tool.h"
-#include "reserved_names.h"
+#include "plugin_contract.h"
 #include "response_line.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +31,6 @@ static call_slot *lock_unanswered(rpcd_call *call)
     return slot;
 }
 
-static bool valid_json(const call_slot *slot, const char *text, size_t length)
-{
-    return text && js_validate(text, length, slot->table->max_depth, NULL, NULL) == 0;
-}
-
 /*
  * Appends validated JSON text from a plugin to buf, on one line: pretty-printed JSON must not
  * split the message it goes into. Every text a plugin hands over goes through here.
@@ -55,7 +48,8 @@ static int append_json_line(buffer *buf, const char *text, size_t length)
 static int record_failure(call_slot *slot, int status, int64_t code, const char *message,
                           const char *data, size_t data_length)
 {
-    if (data && !valid_json(slot, data, data_length))
+    if (contract_check_failure(message, status == RPCD_ERR_APPLICATION, data, data_length,
+                               slot->table->max_depth) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     buf_clear(&slot->failure_message);
     buf_clear(&slot->failure_data);
@@ -111,19 +105,18 @@ static int host_call_result(rpcd_call *call, const char *json, size_t json_lengt
     call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
-    int status = RPCD_OK;
     /* Handing back the params, as an echo does, needs no second check: they were validated,
      * and are one line but for a raw CR the client may have put between tokens. */
     bool is_params = json && json == slot->params && json_length == slot->params_length &&
                      !memchr(json, '\r', json_length);
     char reason[256];
-    if (!is_params && !valid_json(slot, json, json_length)) {
+    contract_result_fault fault;
+    int status = contract_check_result(json, json_length, slot->table->max_depth, is_params,
+                                       slot->method->output_schema, &fault, reason, sizeof reason);
+    if (fault == CONTRACT_RESULT_NOT_JSON) {
         slot->result_invalid = true;
         slot->has_result = slot->result_complete = slot->result_refused = false;
-        status = RPCD_ERR_INVALID_ARGUMENT;
-    } else if (slot->method->output_schema &&
-               mcp_tool_check_output(json, json_length, slot->method->output_schema, reason,
-                                     sizeof reason) != 0) {
+    } else if (fault == CONTRACT_RESULT_OFF_SCHEMA) {
         status = refuse_result(slot, reason);
     } else if (is_params) {
         /* The params live in the slot until the call ends: the response takes them from there. */
@@ -142,11 +135,9 @@ static int host_call_tool_result(rpcd_call *call, const char *json, size_t json_
     if (!slot)
         return RPCD_ERR_STALE;
     char reason[256];
-    int status;
-    if (!valid_json(slot, json, json_length))
-        status = refuse_result(slot, "a complete tool result must be JSON");
-    else if (mcp_tool_check_result(json, json_length, slot->method->output_schema, reason,
-                                   sizeof reason) != 0)
+    int status = contract_check_tool_result(json, json_length, slot->table->max_depth,
+                                            slot->method->output_schema, reason, sizeof reason);
+    if (status != RPCD_OK)
         status = refuse_result(slot, reason);
     else
         status = keep_result(slot, json, json_length, true);
@@ -179,7 +170,7 @@ static int host_call_meta(rpcd_call *call, const char *name, char *out, size_t o
         *length = 0;
     if (out && out_size > 0)
         out[0] = '\0';
-    if ((!out && out_size > 0) || (name && !js_utf8_valid(name, strlen(name))))
+    if (contract_check_meta(name, out, out_size) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     call_slot *slot = slot_lock_live(call);
     if (!slot)
@@ -212,7 +203,7 @@ static int host_call_meta(rpcd_call *call, const char *name, char *out, size_t o
 static int host_call_fail(rpcd_call *call, int status, const char *message, const char *data,
                           size_t data_length)
 {
-    if (status == RPCD_OK || status == RPCD_ERR_APPLICATION)
+    if (contract_check_fail_status(status) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     call_slot *slot = lock_unanswered(call);
     if (!slot)
@@ -246,7 +237,7 @@ static int host_call_fail_code(rpcd_call *call, int64_t code, const char *messag
                                size_t data_length)
 {
     if (!message)
-        return RPCD_ERR_INVALID_ARGUMENT;
+        return RPCD_ERR_INVALID_ARGUMENT; /* checked again with the data (record_failure) */
     call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
@@ -288,17 +279,12 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
     call_slot *slot = lock_unanswered(call);
     if (!slot)
         return RPCD_ERR_STALE;
-    int status;
-    if (reserved_name_reason(method, strlen(method))) {
-        warn_notification(slot, method, "tried to send a notification",
-                          ", a name rpcd reserves for itself; refused");
-        status = RPCD_ERR_INVALID_ARGUMENT;
-    } else if (params && (!valid_json(slot, params, params_length) ||
-                          (params_length > 0 && params[strspn(params, " \t\r\n")] != '{' &&
-                           params[strspn(params, " \t\r\n")] != '['))) {
-        warn_notification(slot, method, "sent a notification",
-                          " with params that are not a JSON array or object; dropped");
-        status = RPCD_ERR_INVALID_ARGUMENT;
+    contract_refusal refusal;
+    int status =
+        contract_check_notify(method, params, params_length, slot->table->max_depth, &refusal);
+    if (status != RPCD_OK) {
+        if (refusal.did)
+            warn_notification(slot, method, refusal.did, refusal.outcome);
     } else {
         buf_clear(&slot->scratch);
         status =
@@ -311,7 +297,7 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
 
 static int host_call_progress(rpcd_call *call, double done, double total, const char *message)
 {
-    if (!isfinite(done) || isnan(total) || (message && !js_utf8_valid(message, strlen(message))))
+    if (contract_check_progress(done, total, message) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     call_slot *slot = lock_unanswered(call);
     if (!slot)
@@ -380,9 +366,8 @@ static int complete(rpcd_call *call, int status)
 
 static int host_call_complete(rpcd_call *call, int status)
 {
-    if (status == RPCD_DEFERRED)
-        return RPCD_ERR_UNSUPPORTED;
-    return complete(call, status);
+    int checked = contract_check_complete(status);
+    return checked != RPCD_OK ? checked : complete(call, status);
 }
 
 int call_complete_with_status(rpcd_call *call, int status)

@@ -7,10 +7,8 @@
 #include "isolation/host_internal.h"
 
 #include "json_scan.h"
-#include "mcp_tool.h"
-#include "reserved_names.h"
+#include "plugin_contract.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,24 +31,24 @@ static int finish(buffer *out, size_t start, int failed)
 
 /* ---- The host functions on a call ------------------------------------------------------- */
 
-static bool valid_json(const char *text, size_t length)
-{
-    return text && js_validate(text, length, host.max_depth, NULL, NULL) == 0;
-}
-
 static int host_call_result(rpcd_call *handle, const char *json, size_t json_length)
 {
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
+    contract_result_fault fault;
+    char reason[256];
+    int status = contract_check_result(json, json_length, host.max_depth, false,
+                                       call->method->output_schema, &fault, reason, sizeof reason);
     buffer *out;
     size_t start;
     int failed = begin(CHAN_RESULT, call, &out, &start);
-    /* Sent even when it is not JSON: rpcd marks the result invalid, as in-process. */
+    /* Sent even when refused: rpcd marks the result invalid, or refuses it and says why, as
+     * in-process. */
     failed |= chan_put_str(out, json ? json : "", json ? json_length : 0);
     if (finish(out, start, failed) != 0)
         return RPCD_ERR_NO_MEMORY;
-    return valid_json(json, json_length) ? RPCD_OK : RPCD_ERR_INVALID_ARGUMENT;
+    return status;
 }
 
 /*
@@ -76,12 +74,15 @@ static int put_message(buffer *out, const char *message, bool optional)
 static int host_call_fail(rpcd_call *handle, int status, const char *message, const char *data,
                           size_t data_length)
 {
-    if (status == RPCD_OK || status == RPCD_ERR_APPLICATION ||
-        (data && !valid_json(data, data_length)))
+    if (contract_check_fail_status(status) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
+    if (contract_check_failure(message, false, data, data_length, host.max_depth) != RPCD_OK) {
+        pthread_mutex_unlock(&host.lock);
+        return RPCD_ERR_INVALID_ARGUMENT;
+    }
     buffer *out;
     size_t start;
     int failed = begin(CHAN_FAIL, call, &out, &start);
@@ -94,11 +95,15 @@ static int host_call_fail(rpcd_call *handle, int status, const char *message, co
 static int host_call_fail_code(rpcd_call *handle, int64_t code, const char *message,
                                const char *data, size_t data_length)
 {
-    if (!message || (data && !valid_json(data, data_length)))
-        return RPCD_ERR_INVALID_ARGUMENT;
+    if (!message)
+        return RPCD_ERR_INVALID_ARGUMENT; /* checked again with the data, as in-process */
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
+    if (contract_check_failure(message, true, data, data_length, host.max_depth) != RPCD_OK) {
+        pthread_mutex_unlock(&host.lock);
+        return RPCD_ERR_INVALID_ARGUMENT;
+    }
     buffer *out;
     size_t start;
     int failed = begin(CHAN_FAIL_CODE, call, &out, &start);
@@ -116,9 +121,10 @@ static int host_call_notify(rpcd_call *handle, const char *method, const char *p
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
-    /* rpcd checks again, refuses, and logs the refusal naming the plugin. */
-    bool refused = reserved_name_reason(method, strlen(method)) != NULL ||
-                   (params && !valid_json(params, params_length));
+    /* Sent when refused too: rpcd checks again, refuses, and logs the refusal naming the
+     * plugin, as in-process. */
+    contract_refusal refusal;
+    int status = contract_check_notify(method, params, params_length, host.max_depth, &refusal);
     buffer *out;
     size_t start;
     int failed = begin(CHAN_NOTIFY, call, &out, &start);
@@ -126,12 +132,12 @@ static int host_call_notify(rpcd_call *handle, const char *method, const char *p
     failed |= chan_put_opt(out, params, params_length);
     if (finish(out, start, failed) != 0)
         return RPCD_ERR_NO_MEMORY;
-    return refused ? RPCD_ERR_INVALID_ARGUMENT : RPCD_OK;
+    return status;
 }
 
 static int host_call_progress(rpcd_call *handle, double done, double total, const char *message)
 {
-    if (!isfinite(done) || isnan(total) || (message && !js_utf8_valid(message, strlen(message))))
+    if (contract_check_progress(done, total, message) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     host_call *call = host_lock_live(handle);
     if (!call)
@@ -167,8 +173,9 @@ static const char *host_call_method(rpcd_call *handle)
 
 static int host_call_complete(rpcd_call *handle, int status)
 {
-    if (status == RPCD_DEFERRED)
-        return RPCD_ERR_UNSUPPORTED;
+    int checked = contract_check_complete(status);
+    if (checked != RPCD_OK)
+        return checked;
     host_call *call = host_lock_live(handle);
     if (!call)
         return RPCD_ERR_STALE;
@@ -193,11 +200,8 @@ static int host_call_tool_result(rpcd_call *handle, const char *json, size_t jso
     /* Checked here as rpcd checks it (the plugin learns at once), and sent all the same: rpcd
      * checks it again and answers the call as in-process. */
     char reason[256];
-    int status = valid_json(json, json_length) &&
-                         mcp_tool_check_result(json, json_length, call->method->output_schema,
-                                               reason, sizeof reason) == 0
-                     ? RPCD_OK
-                     : RPCD_ERR_INVALID_ARGUMENT;
+    int status = contract_check_tool_result(json, json_length, host.max_depth,
+                                            call->method->output_schema, reason, sizeof reason);
     buffer *out;
     size_t start;
     int failed = begin(CHAN_TOOL_RESULT, call, &out, &start);
@@ -215,7 +219,7 @@ static int host_call_meta(rpcd_call *handle, const char *name, char *out, size_t
         *length = 0;
     if (out && out_size > 0)
         out[0] = '\0';
-    if ((!out && out_size > 0) || (name && !js_utf8_valid(name, strlen(name))))
+    if (contract_check_meta(name, out, out_size) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     host_call *call = host_lock_live(handle);
     if (!call)

@@ -340,12 +340,13 @@ typedef struct rpcd_host_api {
 
     /*
      * Sends a JSON-RPC notification to the client now, before the call's response.
-     *   method   required, UTF-8, not a name rpcd owns: "rpc." (JSON-RPC's), "notifications/..."
-     *            (MCP's: progress, cancelled, message, tools/list_changed, ...; reserved for
-     *            rpcd, call_progress is the way to report progress), "$/..." (LSP's, such as
-     *            $/cancelRequest), or an MCP method rpcd answers itself (initialize, ping,
-     *            server/discover, tools/list, tools/call). Those are refused with
-     *            RPCD_ERR_INVALID_ARGUMENT and a line in the daemon's log.
+     *   method   required, UTF-8, not empty, not a name rpcd owns: "rpc." (JSON-RPC's),
+     *            "notifications/..." (MCP's: progress, cancelled, message, tools/list_changed,
+     *            ...; reserved for rpcd, call_progress is the way to report progress), "$/..."
+     *            (LSP's, such as $/cancelRequest), or an MCP method rpcd answers itself
+     *            (initialize, ping, server/discover, tools/list, tools/call). An empty name and
+     *            those are refused with RPCD_ERR_INVALID_ARGUMENT and a line in the daemon's
+     *            log.
      *   params   optional UTF-8 JSON text of an array or object (NULL for none).
      * Returns RPCD_OK, RPCD_ERR_INVALID_ARGUMENT (nothing is sent), RPCD_ERR_STALE once the call
      * has ended (nothing is sent: nothing follows a response). Any thread.

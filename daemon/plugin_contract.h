@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin contract's argument checks, written once for both ways a plugin runs: rpcd's own
+ * host functions (call_host.c) and a plugin host's (isolation/host_calls.c) ask here whether a
+ * plugin's arguments are acceptable, so that a plugin gets the same status either way. Pure
+ * functions of their arguments: thread-safe, no call state, nothing logged.
+ */
+#ifndef RPCD_PLUGIN_CONTRACT_H
+#define RPCD_PLUGIN_CONTRACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Why a notification was refused, for the log line rpcd writes naming the plugin and method
+ * ("PLUGIN: METHOD <did> \"NAME\"<outcome>"): static strings. Both NULL when the refusal is
+ * not logged (no name to show: NULL, or not UTF-8).
+ */
+typedef struct contract_refusal {
+    const char *did;
+    const char *outcome;
+} contract_refusal;
+
+/*
+ * call_notify's arguments: a name that is UTF-8, not empty and not rpcd's own
+ * (reserved_names.h); params NULL, or JSON text (at most max_depth deep) that is an array or an
+ * object. Returns RPCD_OK, or RPCD_ERR_INVALID_ARGUMENT with *refusal filled.
+ */
+int contract_check_notify(const char *method, const char *params, size_t params_length,
+                          size_t max_depth, contract_refusal *refusal);
+
+/* What is wrong with a result, when contract_check_result refuses it. */
+typedef enum contract_result_fault {
+    CONTRACT_RESULT_FINE,
+    CONTRACT_RESULT_NOT_JSON,   /* NULL, or not JSON text: the call fails, nothing logged */
+    CONTRACT_RESULT_OFF_SCHEMA, /* not what output_schema asks: refused and logged, reason */
+} contract_result_fault;
+
+/*
+ * call_result's arguments: JSON text (at most max_depth deep; skipped when known_json, for
+ * text already checked, as a call's own params), and an object that fits output_schema when
+ * the method has one (NULL: none). Returns RPCD_OK, or RPCD_ERR_INVALID_ARGUMENT with *fault
+ * and, for CONTRACT_RESULT_OFF_SCHEMA, the reason in reason.
+ */
+int contract_check_result(const char *json, size_t json_length, size_t max_depth, bool known_json,
+                          const char *output_schema, contract_result_fault *fault, char *reason,
+                          size_t reason_size);
+
+/*
+ * call_tool_result's arguments: JSON text, a tool result as MCP defines it, whose
+ * structuredContent fits output_schema (NULL: none). Returns RPCD_OK, or
+ * RPCD_ERR_INVALID_ARGUMENT with the reason (logged by rpcd) in reason.
+ */
+int contract_check_tool_result(const char *json, size_t json_length, size_t max_depth,
+                               const char *output_schema, char *reason, size_t reason_size);
+
+/* call_fail's status: any RPCD_ERR_* but RPCD_ERR_APPLICATION (call_fail_code's). Returns
+ * RPCD_OK or RPCD_ERR_INVALID_ARGUMENT. */
+int contract_check_fail_status(int status);
+
+/* A failure's message and data: message required when message_required (call_fail_code); data
+ * NULL or JSON text at most max_depth deep. Returns RPCD_OK or RPCD_ERR_INVALID_ARGUMENT. */
+int contract_check_failure(const char *message, bool message_required, const char *data,
+                           size_t data_length, size_t max_depth);
+
+/* call_progress's arguments: done finite, total not NaN, message NULL or UTF-8. Returns RPCD_OK
+ * or RPCD_ERR_INVALID_ARGUMENT. */
+int contract_check_progress(double done, double total, const char *message);
+
+/* call_meta's arguments: room (out non-NULL when out_size is not 0), a name NULL or UTF-8.
+ * Returns RPCD_OK or RPCD_ERR_INVALID_ARGUMENT. */
+int contract_check_meta(const char *name, const char *out, size_t out_size);
+
+/* call_complete's status: anything but RPCD_DEFERRED, which is RPCD_ERR_UNSUPPORTED. */
+int contract_check_complete(int status);
+
+#endif
