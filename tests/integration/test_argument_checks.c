@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-/* What one run gave: the two calls' results, and the log lines naming the plugin, sorted. */
+/* What one run gave: the two calls' results, and the log lines about its calls, sorted. */
 typedef struct outcome {
     json_t *probe;  /* {"NAME": status} */
     json_t *shaped; /* {"n":1,"result":S,"tool_result":T} */
@@ -86,8 +86,10 @@ static outcome run_both_calls(const char *isolation)
     harness_lines *kept = &got.logged;
     kept->items = calloc(all.count + 1, sizeof *kept->items);
     assert_non_null(kept->items);
+    /* What rpcd said of a call of the plugin's ("bad_arguments: bad_arguments.probe ..."), not
+     * of its host (what the kernel cannot enforce for it, which only an isolated plugin has). */
     for (size_t i = 0; i < all.count; i++)
-        if (strstr(all.items[i], "bad_arguments: "))
+        if (strstr(all.items[i], "bad_arguments: bad_arguments."))
             kept->items[kept->count++] = strdup(all.items[i]);
     qsort(kept->items, kept->count, sizeof *kept->items, compare_lines);
     harness_lines_free(&all);
