@@ -82,11 +82,23 @@ static int try_keyctl(rpcd_call *call, const char *params, size_t params_length,
                        syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
 }
 
-/* Signal 0 (nothing sent) to the host's parent, rpcd. */
+/*
+ * Signal 0 (nothing sent) to rpcd, by the pid the test gives ({"pid":N}, as a plugin would
+ * find it in /proc), or to the host's parent.
+ */
 static int try_signal(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
-    (void)params, (void)params_length, (void)user_data;
-    return reply_errno(call, kill(getppid(), 0));
+    (void)user_data;
+    pid_t target = getppid();
+    char text[64];
+    if (params && params_length < sizeof text) {
+        memcpy(text, params, params_length);
+        text[params_length] = '\0';
+        const char *at = strstr(text, "\"pid\":");
+        if (at)
+            target = (pid_t)strtol(at + 6, NULL, 10);
+    }
+    return reply_errno(call, kill(target, 0));
 }
 
 /* In a child, so that an exec that works replaces the child and not the host. */
@@ -222,7 +234,12 @@ static int spin(rpcd_call *call, const char *params, size_t params_length, void 
 static int whoami(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     (void)params, (void)params_length, (void)user_data;
-    return reply(call, "{\"uid\":%u,\"gid\":%u}", (unsigned)getuid(), (unsigned)getgid());
+    /* In a PID namespace of its own the host's id there is not the one /proc/self names. */
+    char link[32] = "";
+    ssize_t length = readlink("/proc/self", link, sizeof link - 1);
+    int namespaced = length > 0 && strtol(link, NULL, 10) != (long)getpid();
+    return reply(call, "{\"uid\":%u,\"gid\":%u,\"namespaced\":%d}", (unsigned)getuid(),
+                 (unsigned)getgid(), namespaced);
 }
 
 static int forbidden_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state, char *error,
