@@ -67,6 +67,11 @@ static pid_t start_host(ending how, int report)
     if (host_ns_enter(rpcd, true, &entered, view.why, sizeof view.why) != 0)
         _exit(99);
     view.entered = entered;
+    if (!entered) {
+        /* Nothing to show: said, and gone at once (the test skips). */
+        (void)!write(report, &view, sizeof view);
+        _exit(0);
+    }
     view.pid = getpid();
     view.parent = getppid();
     view.outer = outer_self();
@@ -236,9 +241,15 @@ static void test_namespace_ends_with_rpcd(void **state)
             pause();
     }
     close(report[1]);
-    read_report(report[0]);
+    seen view;
+    assert_int_equal(read(report[0], &view, sizeof view), (ssize_t)sizeof view);
     assert_int_equal(kill(rpcd, SIGKILL), 0);
     wait_status(rpcd);
+    if (!view.entered) {
+        close(report[0]);
+        print_message("no PID namespace here: %s\n", view.why);
+        skip();
+    }
     struct pollfd end = {report[0], POLLIN, 0};
     char byte;
     assert_int_equal(poll(&end, 1, test_time_ms(10000)), 1);
@@ -268,8 +279,8 @@ static void test_probe_agrees_with_entering(void **state)
     bool again = !available;
     assert_int_equal(host_ns_probe(true, &again, why, sizeof why), 0);
     assert_int_equal(again, available);
-    /* Root needs no user namespace. */
-    if (geteuid() == 0) {
+    /* Root needs no user namespace, where the kernel gives namespaces at all. */
+    if (geteuid() == 0 && available) {
         assert_int_equal(host_ns_probe(false, &again, why, sizeof why), 0);
         assert_true(again);
     }
