@@ -8,10 +8,8 @@
 #include "lock.h"
 
 #include "mcp_events.h"
-#include "mcp_revision.h"
+#include "mcp_meta.h"
 #include "output.h"
-
-#define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 
 /* The call whose handler runs on this thread, or NULL. */
 static _Thread_local rpcd_call *running;
@@ -30,7 +28,7 @@ static int asked_level(const call_slot *slot)
     if (call_find_meta(slot, MCP_META_PROTOCOL_VERSION, &version) != 1 ||
         js_kind_of(version) != JS_STRING ||
         !js_string_equals(version, MCP_STATELESS_VERSION, sizeof MCP_STATELESS_VERSION - 1) ||
-        call_find_meta(slot, META_LOG_LEVEL, &level) != 1)
+        call_find_meta(slot, MCP_META_LOG_LEVEL, &level) != 1)
         return -1;
     return mcp_events_level_of(level);
 }

@@ -6,7 +6,6 @@
 #include "config_keys.h"
 
 #include "config_mcp.h"
-#include "isolation/time_slice.h"
 
 #include "log.h"
 

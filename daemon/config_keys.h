@@ -14,6 +14,13 @@
 /* At least as many as the table has keys (checked where the table is). */
 enum { CFG_KEY_MOST = 64 };
 
+/*
+ * The bounds of scheduler_slice_us, in microseconds: the ones the kernel clamps a requested
+ * slice to. Here, with the key that takes them, so that the config layer needs nothing of the
+ * plugin host that applies the slice (isolation/time_slice.c).
+ */
+enum { SLICE_MIN_US = 100, SLICE_MAX_US = 100000 };
+
 /* The key name of section ("rpcd" or "plugin NAME"), and *index its place; NULL when none. */
 const cfg_key *cfg_key_find(const char *section, const char *name, size_t *index);
 

@@ -8,7 +8,6 @@
 
 #include "lock.h"
 #include "log.h"
-#include "mcp.h"
 #include "signals.h"
 
 #include <signal.h>
@@ -42,20 +41,22 @@ static int make(registry *methods, mcp_tools *tools, loader *plugins, bool owned
     return 0;
 }
 
-static void free_parts(registry *methods, mcp_tools *tools, loader *plugins)
+static void free_parts(gen_free_parts_fn *free_tools_and_plugins, registry *methods,
+                       mcp_tools *tools, loader *plugins)
 {
-    mcp_tools_free(tools);
-    if (plugins)
-        ld_unload_all(plugins, methods);
+    if (free_tools_and_plugins)
+        free_tools_and_plugins(tools, plugins, methods);
     reg_free(methods);
 }
 
-int gen_new(registry *methods, mcp_tools *tools, loader *plugins, generation **out)
+int gen_new(registry *methods, mcp_tools *tools, loader *plugins, gen_free_parts_fn *free_parts_of,
+            generation **out)
 {
     if (make(methods, tools, plugins, true, out) != 0) {
-        free_parts(methods, tools, plugins);
+        free_parts(free_parts_of, methods, tools, plugins);
         return -1;
     }
+    (*out)->free_parts = free_parts_of;
     return 0;
 }
 
@@ -73,7 +74,7 @@ void gen_hold(generation *gen)
 static void free_generation(generation *gen)
 {
     if (gen->owned)
-        free_parts(gen->methods, gen->tools, gen->plugins);
+        free_parts(gen->free_parts, gen->methods, gen->tools, gen->plugins);
     free(gen->serial);
     free(gen);
 }

@@ -8,7 +8,6 @@
 #ifndef RPCD_GENERATION_H
 #define RPCD_GENERATION_H
 
-#include "loader.h"
 #include "registry.h"
 
 #include <pthread.h>
@@ -17,16 +16,28 @@
 #include <stdint.h>
 
 typedef struct generation generation;
-/* The MCP tool table (mcp.h), which a generation holds without needing to know it. */
+/* The MCP tool table (mcp.h) and the plugins (loader.h), which a generation holds without
+ * knowing them: the layers above that made them free them through a gen_free_parts_fn. */
 typedef struct mcp_tools mcp_tools;
+typedef struct loader loader;
+
+/*
+ * Frees the tools and shuts the plugins down (either may be NULL), for the generation whose
+ * methods they registered (still alive: the generation frees them after). Given by the layer
+ * that made them (runtime.h: rt_free_generation_parts), so that generations, below the loader
+ * and the MCP front end, need neither. Called once per owned generation, from the thread that
+ * frees it.
+ */
+typedef void gen_free_parts_fn(mcp_tools *tools, loader *plugins, registry *methods);
 
 /*
  * Makes a generation of methods, tools (may be NULL) and the plugins that registered the methods
- * (may be NULL: methods registered by hand), all three stolen: the last gen_release shuts the
- * plugins down (ld_unload_all) and frees the three. On failure they are freed too. Returns 0 and
- * *out (new, one reference), or -1 (memory).
+ * (may be NULL: methods registered by hand), all three stolen: the last gen_release calls
+ * free_parts (static; may be NULL only when tools and plugins are) and then frees methods. On
+ * failure they are freed the same way. Returns 0 and *out (new, one reference), or -1 (memory).
  */
-int gen_new(registry *methods, mcp_tools *tools, loader *plugins, generation **out);
+int gen_new(registry *methods, mcp_tools *tools, loader *plugins, gen_free_parts_fn *free_parts,
+            generation **out);
 /*
  * A generation over methods and tools (may be NULL) that stay the caller's (borrowed): they
  * must outlive it. For a server handed a method table of its own. Returns 0 and *out, or -1.
@@ -74,8 +85,9 @@ struct generation {
     registry *methods;
     mcp_tools *tools;
     loader *plugins;
-    bool owned;                /* methods, tools and plugins are freed with the generation */
-    struct gen_serial *serial; /* per method index */
+    bool owned;                    /* methods, tools and plugins are freed with the generation */
+    gen_free_parts_fn *free_parts; /* for tools and plugins, when owned (may be NULL) */
+    struct gen_serial *serial;     /* per method index */
     size_t serial_count;
     struct generation *retire_next; /* in the queue of gen_release_after_call */
 };

@@ -121,3 +121,25 @@ void isolated_stop(isolated_plugin *plugin)
     cfg_free(plugin->config);
     free(plugin);
 }
+
+static int kind_start(const rpcd_config *daemon, const cfg_plugin *config, int fd,
+                      registry *methods, const void *owner, void **out, char *error,
+                      size_t error_size)
+{
+    isolated_plugin *plugin;
+    int status = isolated_start(daemon, config, fd, methods, owner, &plugin, error, error_size);
+    if (status == 0)
+        *out = plugin;
+    return status;
+}
+
+static void kind_stop(void *running)
+{
+    isolated_stop(running);
+}
+
+const ld_plugin_kind *isolated_plugin_kind(void)
+{
+    static const ld_plugin_kind kind = {kind_start, kind_stop};
+    return &kind;
+}

@@ -8,6 +8,7 @@
 #define RPCD_ISOLATED_PLUGIN_H
 
 #include "config.h"
+#include "loader.h"
 #include "registry.h"
 
 #include <stddef.h>
@@ -24,5 +25,9 @@ int isolated_start(const rpcd_config *daemon, const cfg_plugin *config, int fd, 
 
 /* Ends the host (iso_proxy_stop) and frees the rest. Once no call of it runs. NULL is ignored. */
 void isolated_stop(isolated_plugin *plugin);
+
+/* isolated_start and isolated_stop as the loader's kind for isolation = process
+ * (ld_set_isolated_kind). Static storage. */
+const ld_plugin_kind *isolated_plugin_kind(void);
 
 #endif

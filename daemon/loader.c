@@ -10,7 +10,6 @@
 #include "call.h"
 #include "config_keys.h"
 #include "file_safety.h"
-#include "isolated_plugin.h"
 #include "lock.h"
 #include "log.h"
 #include "log_capture.h"
@@ -54,7 +53,8 @@ static void release(struct rpcd_plugin *plugin)
     if (atomic_fetch_sub_explicit(&plugin->references, 1, memory_order_acq_rel) != 1)
         return;
     /* Outside the lock: a host may take the grace period to end, and no code of it is here. */
-    isolated_stop(plugin->isolated);
+    if (plugin->isolated)
+        plugin->kind->stop(plugin->isolated);
     lock_take(&code_lock);
     if (plugin->initialised && plugin->info->shutdown)
         plugin->info->shutdown(plugin->state);
@@ -205,6 +205,9 @@ static void set_timeouts(const struct rpcd_plugin *plugin)
     }
 }
 
+/* What runs the plugins with isolation = process (ld_set_isolated_kind). */
+static const ld_plugin_kind *isolated_kind;
+
 /*
  * An isolated plugin: its file opened and checked here, copied to a sealed memfd as in process,
  * and its host loads that copy by descriptor, which the proxy keeps for restarts: a file written
@@ -235,8 +238,20 @@ static int start_isolated(struct rpcd_plugin *plugin, const rpcd_config *daemon,
         close(copy);
         return -1;
     }
-    return isolated_start(daemon, plugin->config, copy, plugin->methods, plugin, &plugin->isolated,
-                          error, error_size);
+    const ld_plugin_kind *kind = isolated_kind;
+    if (!kind) {
+        snprintf(error, error_size, "plugin %s: isolation = process is not available here", path);
+        close(copy);
+        return -1;
+    }
+    plugin->kind = kind;
+    return kind->start(daemon, plugin->config, copy, plugin->methods, plugin, &plugin->isolated,
+                       error, error_size);
+}
+
+void ld_set_isolated_kind(const ld_plugin_kind *kind)
+{
+    isolated_kind = kind;
 }
 
 /*

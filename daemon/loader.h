@@ -69,6 +69,27 @@ int ld_load_fd(cfg_plugin *config, int fd, registry *methods, loader **out, cons
  */
 void ld_set_call_api(void (*fill)(rpcd_host_api *api));
 
+/*
+ * A way to run a plugin other than in rpcd's own process, given by the layer that implements it
+ * (isolation/isolated_plugin.h: a host process of its own) so that the loader, below that layer,
+ * needs nothing of it. start runs the plugin of config (a section of daemon, both only read) from
+ * fd (stolen: the sealed copy of its file, opened and checked by the loader), registers its
+ * methods in methods, owned by owner, and returns 0 and *out (what stop is given, once, when the
+ * last generation that holds the plugin is freed), or -1 with a one-line reason in error.
+ */
+typedef struct ld_plugin_kind {
+    int (*start)(const rpcd_config *daemon, const cfg_plugin *config, int fd, registry *methods,
+                 const void *owner, void **out, char *error, size_t error_size);
+    void (*stop)(void *running);
+} ld_plugin_kind;
+
+/*
+ * Sets the kind that runs the plugins with isolation = process (static storage; NULL, the
+ * default: such a plugin fails to load, with a message). Before the first load; not thread-safe
+ * with a load.
+ */
+void ld_set_isolated_kind(const ld_plugin_kind *kind);
+
 /* How many plugins are loaded. */
 size_t ld_count(const loader *plugins);
 

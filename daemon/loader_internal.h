@@ -7,7 +7,6 @@
 #define RPCD_LOADER_INTERNAL_H
 
 #include "config.h"
-#include "isolated_plugin.h"
 #include "plugin_identity.h"
 #include "registry.h"
 
@@ -36,8 +35,10 @@ struct rpcd_plugin {
     plugin_identity identity;     /* of the file it was loaded from, and its section */
     owned_data *data;             /* the user data of its methods */
     size_t data_count;
-    int opened_fd;             /* the file, opened and checked by the caller; -1: open path */
-    isolated_plugin *isolated; /* the plugin runs in a host process of its own; NULL: here */
+    int opened_fd; /* the file, opened and checked by the caller; -1: open path */
+    /* The plugin runs in a host process of its own (kind->start's result); NULL: here. */
+    const struct ld_plugin_kind *kind; /* static; set with isolated */
+    void *isolated;
 };
 
 /* The host table every plugin's init gets (filled once; its call_* members as ld_set_call_api

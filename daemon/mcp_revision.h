@@ -9,15 +9,10 @@
 
 #include "buffer.h"
 #include "json_scan.h"
+#include "mcp_meta.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* The stateless revision rpcd speaks; the handshake era's versions are mcp.c's. */
-#define MCP_STATELESS_VERSION "2026-07-28"
-
-/* Where a request of the stateless revision names its version, in params._meta. */
-#define MCP_META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
 
 /* How long a client may keep a list (ttlMs): a reload changes it, and says so to listeners. */
 enum { MCP_LIST_TTL_MS = 60000 };

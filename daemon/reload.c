@@ -147,7 +147,7 @@ int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *resu
     if (mcp_tools_new(methods, config, &tools, error, error_size) != 0)
         goto done;
     /* Stolen, freed on failure too. */
-    status = gen_new(methods, tools, plugins, &next);
+    status = gen_new(methods, tools, plugins, rt_free_generation_parts, &next);
     methods = NULL, tools = NULL, plugins = NULL;
     if (status != 0) {
         snprintf(error, error_size, "out of memory");

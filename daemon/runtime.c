@@ -8,6 +8,7 @@
 #include "call.h"
 #include "call_log.h"
 #include "file_safety.h"
+#include "isolated_plugin.h"
 #include "log.h"
 #include "log_capture.h"
 #include "privileges.h"
@@ -16,12 +17,20 @@
 #include <string.h>
 #include <unistd.h>
 
+void rt_free_generation_parts(mcp_tools *tools, loader *plugins, registry *methods)
+{
+    mcp_tools_free(tools);
+    if (plugins)
+        ld_unload_all(plugins, methods);
+}
+
 /* The loaded plugins, their methods and tools become the first generation, and current. */
 static int publish_first(rpcd_runtime *runtime)
 {
     generation *first;
     /* Stolen even on failure: the fields then name nothing to free. */
-    int status = gen_new(runtime->methods, runtime->tools, runtime->plugins, &first);
+    int status = gen_new(runtime->methods, runtime->tools, runtime->plugins,
+                         rt_free_generation_parts, &first);
     if (status == 0)
         status = gen_current_new(first, &runtime->generations);
     if (status != 0)
@@ -66,6 +75,8 @@ int rt_start_config(rpcd_config *config, const rt_flags *flags, rpcd_runtime *ru
         snprintf(error, error_size, "out of memory");
         goto fail;
     }
+    /* Isolated plugins run through the isolation layer, above the loader (and reloads too). */
+    ld_set_isolated_kind(isolated_plugin_kind());
     if (ld_load_all(runtime->config, runtime->methods, &runtime->plugins, error, error_size) != 0)
         goto fail;
     if (mcp_tools_new(runtime->methods, runtime->config, &runtime->tools, error, error_size) != 0)

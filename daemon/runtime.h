@@ -58,4 +58,10 @@ srv_options rt_serve_options(const rpcd_runtime *runtime);
 /* Unloads the plugins (reverse order) and frees everything. */
 void rt_stop(rpcd_runtime *runtime);
 
+/*
+ * The gen_free_parts_fn of every generation rt_start and a reload make: frees the tools
+ * (mcp_tools_free) and shuts the plugins down (ld_unload_all), either may be NULL.
+ */
+void rt_free_generation_parts(mcp_tools *tools, loader *plugins, registry *methods);
+
 #endif

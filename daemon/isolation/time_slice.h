@@ -6,12 +6,11 @@
 #ifndef RPCD_TIME_SLICE_H
 #define RPCD_TIME_SLICE_H
 
+#include "config_keys.h" /* SLICE_MIN_US, SLICE_MAX_US: the key's bounds */
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-/* The bounds the kernel clamps a requested slice to, in microseconds. */
-enum { SLICE_MIN_US = 100, SLICE_MAX_US = 100000 };
 
 /*
  * Asks the kernel to run the calling thread with a time slice of slice_us microseconds

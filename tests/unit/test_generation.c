@@ -61,7 +61,7 @@ static generation *make_generation(probe *p, rpcd_handler_fn handler)
     method.free_user_data = probe_free;
     assert_int_equal(reg_add(methods, &method, NULL, "test", NULL), 0);
     generation *gen;
-    assert_int_equal(gen_new(methods, NULL, NULL, &gen), 0);
+    assert_int_equal(gen_new(methods, NULL, NULL, NULL, &gen), 0);
     return gen;
 }
 

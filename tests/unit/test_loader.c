@@ -10,6 +10,7 @@
 #include "test_time.h"
 
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -106,6 +107,60 @@ static void test_bundled_plugins_load(void **state)
     assert_non_null(echo->description);
     assert_non_null(reg_find(a.methods, "subtract", 8));
     finish(&a);
+    free(text);
+}
+
+/* A stand-in for the isolation layer's kind: what the loader hands it, and when. */
+static struct {
+    int starts, stops;
+    bool fd_open;
+    const void *running;
+} stand_in;
+
+static int stand_in_start(const rpcd_config *daemon, const cfg_plugin *config, int fd,
+                          registry *methods, const void *owner, void **out, char *error,
+                          size_t error_size)
+{
+    (void)daemon, (void)owner, (void)error, (void)error_size;
+    stand_in.starts++;
+    stand_in.fd_open = fcntl(fd, F_GETFD) != -1;
+    close(fd);
+    assert_int_equal(config->isolation, CFG_ISOLATION_PROCESS);
+    assert_int_equal(reg_count(methods), 0);
+    *out = &stand_in;
+    stand_in.running = &stand_in;
+    return 0;
+}
+
+static void stand_in_stop(void *running)
+{
+    assert_ptr_equal(running, stand_in.running);
+    stand_in.stops++;
+}
+
+/* isolation = process goes through the kind set by the layer above, and without one fails. */
+static void test_isolated_plugin_through_its_kind(void **state)
+{
+    (void)state;
+    attempt a;
+    char *text = section("x", env_path("RPCD_PLUGIN_ECHO"), "isolation = process\n");
+    ld_set_isolated_kind(NULL);
+    load(&a, text);
+    assert_int_equal(a.status, -1);
+    assert_non_null(strstr(a.error, "isolation = process is not available here"));
+    assert_non_null(strstr(a.error, env_path("RPCD_PLUGIN_ECHO")));
+    finish(&a);
+
+    static const ld_plugin_kind kind = {stand_in_start, stand_in_stop};
+    ld_set_isolated_kind(&kind);
+    load(&a, text);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(stand_in.starts, 1);
+    assert_true(stand_in.fd_open); /* the checked copy, handed over open */
+    assert_int_equal(stand_in.stops, 0);
+    finish(&a);
+    assert_int_equal(stand_in.stops, 1); /* stopped with the last reference */
+    ld_set_isolated_kind(NULL);
     free(text);
 }
 
@@ -532,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_reload_shares_unchanged_and_loads_changed),
         cmocka_unit_test(test_reload_compares_content),
         cmocka_unit_test(test_reload_loads_plugin_with_changed_keys),
+        cmocka_unit_test(test_isolated_plugin_through_its_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
