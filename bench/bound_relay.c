@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bound_io.h"
-#include "config.h"
+#include "config/config.h"
 #include "isolation/time_slice.h"
 
 /* The child: what comes on the socket goes back on the pipe, until the socket ends. */

@@ -3,19 +3,19 @@
  * rpcd: command line, start-up, serve stdin/stdout, exit status. Everything else is in the
  * core library, which the tests link directly.
  */
-#include "cli.h"
-#include "crash_report.h"
-#include "grace.h"
+#include "cli/cli.h"
+#include "base/crash_report.h"
+#include "calls/grace.h"
 #include "isolation/sandbox.h"
 #include "isolation/host.h"
-#include "log.h"
-#include "privileges.h"
-#include "reload.h"
-#include "runtime.h"
-#include "server.h"
-#include "signals.h"
-#include "stop_signals.h"
-#include "transport_stdio.h"
+#include "base/log.h"
+#include "base/privileges.h"
+#include "serve/reload.h"
+#include "serve/runtime.h"
+#include "serve/server.h"
+#include "base/signals.h"
+#include "base/stop_signals.h"
+#include "wire/transport_stdio.h"
 
 #include <errno.h>
 #include <getopt.h>

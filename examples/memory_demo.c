@@ -4,8 +4,8 @@
  * It prints the transcript, then checks it (every request answered once, nothing for
  * notifications, progress before its response) and exits non-zero if anything is off.
  */
-#include "runtime.h"
-#include "server.h"
+#include "serve/runtime.h"
+#include "serve/server.h"
 
 #include <jansson.h>
 #include <stdbool.h>

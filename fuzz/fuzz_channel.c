@@ -8,13 +8,13 @@
  * Each input is sent twice: on the main lane, then on the fast lane of a call whose caller
  * reads it and hands what is left to the reader thread.
  */
-#include "call.h"
+#include "calls/call.h"
 #include "isolation/channel.h"
 #include "isolation/proxy_calls.h"
-#include "json_scan.h"
-#include "log.h"
-#include "mcp_events.h"
-#include "signals.h"
+#include "json/json_scan.h"
+#include "base/log.h"
+#include "wire/mcp_events.h"
+#include "base/signals.h"
 
 #include <fcntl.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * Fuzz target: config parsing. Any text gives either a config or one error line that names
  * the file, never a crash or a leak.
  */
-#include "config.h"
+#include "config/config.h"
 
 #include <stdint.h>
 #include <stdlib.h>

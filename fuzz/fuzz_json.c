@@ -5,7 +5,7 @@
  * for a double or a 64-bit integer, lone surrogate escapes, "\u0000"): the transport passes
  * those through untouched.
  */
-#include "json_scan.h"
+#include "json/json_scan.h"
 
 #include <jansson.h>
 #include <stdint.h>

@@ -4,13 +4,13 @@
  * dispatch, MCP front end, calls, output) to a registry of built-in methods that are also MCP
  * tools, with protocol_oracle.c judging what comes out of every run.
  */
-#include "call.h"
-#include "config.h"
-#include "log.h"
-#include "mcp.h"
+#include "calls/call.h"
+#include "config/config.h"
+#include "base/log.h"
+#include "mcp/mcp.h"
 #include "protocol_oracle.h"
-#include "registry.h"
-#include "server.h"
+#include "methods/registry.h"
+#include "serve/server.h"
 
 #include <stdint.h>
 #include <stdlib.h>

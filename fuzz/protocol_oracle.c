@@ -6,7 +6,7 @@
  */
 #include "protocol_oracle.h"
 
-#include "json_scan.h"
+#include "json/json_scan.h"
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -3,9 +3,9 @@
  * Frames of the isolation channel: a u32 length, a u8 kind and the fields, in native byte
  * order (both ends are the same binary on the same machine). Reading never trusts a length.
  */
-#include "channel.h"
+#include "isolation/channel.h"
 
-#include "json_scan.h"
+#include "json/json_scan.h"
 
 #include <errno.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #ifndef RPCD_CHANNEL_H
 #define RPCD_CHANNEL_H
 
-#include "buffer.h"
+#include "base/buffer.h"
 
 #include <stdbool.h>
 #include <stddef.h>

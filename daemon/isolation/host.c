@@ -13,15 +13,15 @@
 #include "isolation/host_life.h"
 #include "isolation/host_namespace.h"
 
-#include "config.h"
-#include "executor.h"
+#include "config/config.h"
+#include "base/executor.h"
 #include "isolation/channel.h"
 #include "isolation/sandbox.h"
 #include "isolation/time_slice.h"
-#include "loader.h"
-#include "log.h"
-#include "mcp_events.h"
-#include "registry.h"
+#include "loader/loader.h"
+#include "base/log.h"
+#include "wire/mcp_events.h"
+#include "methods/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
  */
 #include "isolation/host_internal.h"
 
-#include "json_scan.h"
-#include "plugin_contract.h"
+#include "json/json_scan.h"
+#include "methods/plugin_contract.h"
 
 #include <stdio.h>
 #include <stdlib.h>

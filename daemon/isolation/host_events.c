@@ -6,9 +6,9 @@
  */
 #include "isolation/host_internal.h"
 
-#include "json_scan.h"
-#include "log.h"
-#include "mcp_events.h"
+#include "json/json_scan.h"
+#include "base/log.h"
+#include "wire/mcp_events.h"
 
 #include <stdint.h>
 

@@ -7,10 +7,10 @@
 #ifndef RPCD_ISOLATION_HOST_INTERNAL_H
 #define RPCD_ISOLATION_HOST_INTERNAL_H
 
-#include "buffer.h"
-#include "executor.h"
+#include "base/buffer.h"
+#include "base/executor.h"
 #include "isolation/channel.h"
-#include "registry.h"
+#include "methods/registry.h"
 
 #include <rpcd/plugin.h>
 

@@ -8,7 +8,7 @@
 #endif
 #include "isolation/host_life.h"
 
-#include "log.h"
+#include "base/log.h"
 
 #include <dirent.h>
 #include <errno.h>

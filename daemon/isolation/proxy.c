@@ -8,16 +8,16 @@
  */
 #include "isolation/proxy.h"
 
-#include "call.h"
-#include "clock.h"
-#include "config_keys.h"
+#include "calls/call.h"
+#include "base/clock.h"
+#include "config/config_keys.h"
 #include "isolation/channel.h"
 #include "isolation/proxy_calls.h"
 #include "isolation/sandbox.h"
 #include "isolation/spawn.h"
 #include "isolation/supervisor.h"
-#include "log.h"
-#include "mcp_events.h"
+#include "base/log.h"
+#include "wire/mcp_events.h"
 
 #include <errno.h>
 #include <inttypes.h>

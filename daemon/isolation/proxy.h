@@ -12,8 +12,8 @@
 #ifndef RPCD_PROXY_H
 #define RPCD_PROXY_H
 
-#include "config.h"
-#include "registry.h"
+#include "config/config.h"
+#include "methods/registry.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,13 +7,13 @@
  */
 #include "isolation/proxy_calls.h"
 
-#include "call.h"
-#include "clock.h"
+#include "calls/call.h"
+#include "base/clock.h"
 #include "isolation/channel.h"
 #include "isolation/spawn.h"
-#include "lock.h"
-#include "log.h"
-#include "signals.h"
+#include "base/lock.h"
+#include "base/log.h"
+#include "base/signals.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -7,7 +7,7 @@
 #ifndef RPCD_PROXY_CALLS_H
 #define RPCD_PROXY_CALLS_H
 
-#include "buffer.h"
+#include "base/buffer.h"
 #include "isolation/channel.h"
 #include "isolation/proxy.h"
 #include "isolation/spawn.h"

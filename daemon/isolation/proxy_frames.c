@@ -8,12 +8,12 @@
  */
 #include "isolation/proxy_calls.h"
 
-#include "call.h"
-#include "clock.h"
+#include "calls/call.h"
+#include "base/clock.h"
 #include "isolation/channel.h"
-#include "json_scan.h"
-#include "mcp_events.h"
-#include "output.h"
+#include "json/json_scan.h"
+#include "wire/mcp_events.h"
+#include "base/output.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -4,11 +4,11 @@
  * the best ABI the kernel offers), privileges.c's switch of user and capabilities, and the
  * seccomp filter of sandbox_filter.c.
  */
-#include "sandbox.h"
+#include "isolation/sandbox.h"
 
 #include "isolation/host_namespace.h"
 #include "isolation/time_slice.h"
-#include "log.h"
+#include "base/log.h"
 
 #include <dirent.h>
 #include <errno.h>

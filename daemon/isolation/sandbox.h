@@ -6,8 +6,8 @@
 #ifndef RPCD_SANDBOX_H
 #define RPCD_SANDBOX_H
 
-#include "config.h"
-#include "privileges.h"
+#include "config/config.h"
+#include "base/privileges.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
  * A plugin host's seccomp filter (libseccomp): what a tool never needs, and what would reach
  * rpcd, fails with EPERM so that a plugin sees an ordinary error.
  */
-#include "sandbox.h"
+#include "isolation/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

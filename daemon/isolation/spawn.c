@@ -9,13 +9,13 @@
 #endif
 #include "isolation/spawn.h"
 
-#include "clock.h"
+#include "base/clock.h"
 #include "isolation/channel.h"
 #include "isolation/host_life.h"
 #include "isolation/sandbox.h"
-#include "log.h"
-#include "log_capture.h"
-#include "mcp_events.h"
+#include "base/log.h"
+#include "base/log_capture.h"
+#include "wire/mcp_events.h"
 
 #include <errno.h>
 #include <fcntl.h>

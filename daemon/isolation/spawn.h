@@ -7,7 +7,7 @@
 #ifndef RPCD_SPAWN_H
 #define RPCD_SPAWN_H
 
-#include "config.h"
+#include "config/config.h"
 #include "isolation/proxy.h"
 
 #include <stddef.h>

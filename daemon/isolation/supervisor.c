@@ -3,7 +3,7 @@
  * The restart policy of isolated plugins: a ring of the last restarts' times for the limit per
  * minute, and a streak of restarts that served nothing for the back-off.
  */
-#include "supervisor.h"
+#include "isolation/supervisor.h"
 
 #include <stdlib.h>
 

@@ -6,7 +6,7 @@
 #ifndef RPCD_TIME_SLICE_H
 #define RPCD_TIME_SLICE_H
 
-#include "config_keys.h" /* SLICE_MIN_US, SLICE_MAX_US: the key's bounds */
+#include "config/config_keys.h" /* SLICE_MIN_US, SLICE_MAX_US: the key's bounds */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,9 +4,9 @@
  * the config parser knows is in rpcd.conf(5) with its range and default; and every key the page
  * lists, at both ends of the range it gives, is accepted by the parser (and refused past them).
  */
-#include "config.h"
+#include "config/config.h"
 
-#include "log.h"
+#include "base/log.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -7,10 +7,10 @@
 #ifndef RPCD_TEST_CALL_FIXTURE_H
 #define RPCD_TEST_CALL_FIXTURE_H
 
-#include "call.h"
-#include "generation.h"
-#include "output.h"
-#include "registry.h"
+#include "calls/call.h"
+#include "methods/generation.h"
+#include "base/output.h"
+#include "methods/registry.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -6,7 +6,7 @@
 #ifndef RPCD_TEST_LOG_CAPTURE_H
 #define RPCD_TEST_LOG_CAPTURE_H
 
-#include "log.h"
+#include "base/log.h"
 
 #include <stdio.h>
 #include <unistd.h>

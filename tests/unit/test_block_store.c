@@ -4,8 +4,8 @@
  * growth keeping the contents, the guard page, large buffers round-tripping through it, and
  * what a failed mapping leaves (mmap and mprotect are wrapped, -Wl,--wrap, see meson.build).
  */
-#include "block_store.h"
-#include "buffer.h"
+#include "base/block_store.h"
+#include "base/buffer.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -3,7 +3,7 @@
  * Unit tests for buffer: appends and growth, formatted appends, the JSON string escaper (checked
  * byte for byte and, for valid UTF-8, by parsing the output back with jansson), clear and free.
  */
-#include "buffer.h"
+#include "base/buffer.h"
 
 #include <jansson.h>
 #include <stdarg.h>

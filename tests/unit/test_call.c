@@ -4,11 +4,11 @@
  * (-Wl,--wrap=pthread_mutex_unlock), so that one thread can be held just after it lets go of a
  * call's slot while another completes the same call. No race is left to the scheduler.
  */
-#include "call.h"
-#include "call_internal.h"
-#include "log.h"
-#include "output.h"
-#include "registry.h"
+#include "calls/call.h"
+#include "calls/call_internal.h"
+#include "base/log.h"
+#include "base/output.h"
+#include "methods/registry.h"
 
 #include <pthread.h>
 #include <setjmp.h>

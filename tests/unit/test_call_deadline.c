@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "call_fixture.h"
-#include "call_internal.h"
-#include "clock.h"
+#include "calls/call_internal.h"
+#include "base/clock.h"
 #include "log_capture.h"
 #include "test_time.h"
 

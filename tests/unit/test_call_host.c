@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "call_fixture.h"
-#include "call_internal.h"
+#include "calls/call_internal.h"
 #include "log_capture.h"
 
 #include <math.h>

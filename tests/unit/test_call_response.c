@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "call_fixture.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 static int handle_invalid(rpcd_call *call, const char *params, size_t length, void *data)
 {

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "block_store.h"
-#include "call_internal.h"
-#include "lock.h"
+#include "base/block_store.h"
+#include "calls/call_internal.h"
+#include "base/lock.h"
 
 static int teardown(void **state)
 {

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "call_fixture.h"
-#include "call_internal.h"
-#include "lock.h"
+#include "calls/call_internal.h"
+#include "base/lock.h"
 #include "test_time.h"
 
 #include <time.h>

@@ -4,9 +4,9 @@
  * how plugin paths are resolved, and that every error names the file and the line, both from
  * text in memory and from real files in a temporary directory.
  */
-#include "config.h"
+#include "config/config.h"
 
-#include "log.h"
+#include "base/log.h"
 
 #include <limits.h>
 #include <sched.h>

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "crash_report.h"
-#include "log.h"
-#include "output.h"
+#include "base/crash_report.h"
+#include "base/log.h"
+#include "base/output.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -3,12 +3,12 @@
  * Dispatch and call tests: lines through disp_line to handlers written here, with the output
  * captured in memory. Covers the host functions a handler uses and what ends up on the wire.
  */
-#include "call.h"
-#include "config.h"
-#include "dispatch.h"
-#include "mcp.h"
-#include "output.h"
-#include "registry.h"
+#include "calls/call.h"
+#include "config/config.h"
+#include "serve/dispatch.h"
+#include "mcp/mcp.h"
+#include "base/output.h"
+#include "methods/registry.h"
 
 #include <jansson.h>
 #include <pthread.h>

@@ -4,7 +4,7 @@
  * notifications, responses, invalid ones), which id it keeps, where it finds the progress
  * token, and the error lines env_append_error builds, checked by parsing them with jansson.
  */
-#include "envelope.h"
+#include "wire/envelope.h"
 
 #include <jansson.h>
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * threads cannot start still runs every job; workers take no signals. pthread_create is wrapped
  * (-Wl,--wrap, see meson.build) so that a test can make thread starts fail.
  */
-#include "executor.h"
+#include "base/executor.h"
 #include "test_time.h"
 
 #include <errno.h>

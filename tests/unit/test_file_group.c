@@ -4,7 +4,7 @@
  * by primary group or by its member list, and not when anyone else is, or no one; and the same
  * answer from the system's accounts for a group with no entry and for the user's own group.
  */
-#include "file_group.h"
+#include "base/file_group.h"
 
 #include <grp.h>
 #include <pwd.h>

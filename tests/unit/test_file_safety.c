@@ -4,9 +4,9 @@
  * file's real location up to "/", symbolic links walked component by component, files that are
  * not regular refused without blocking, and a load of exactly the descriptor checked.
  */
-#include "file_safety.h"
+#include "base/file_safety.h"
 
-#include "file_group.h"
+#include "base/file_group.h"
 
 #include <rpcd/plugin.h>
 

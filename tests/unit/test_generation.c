@@ -4,10 +4,10 @@
  * and from several threads at once. Each generation's method carries a probe whose
  * free_user_data marks it freed, so when a generation goes is seen exactly.
  */
-#include "call.h"
-#include "generation.h"
-#include "output.h"
-#include "registry.h"
+#include "calls/call.h"
+#include "methods/generation.h"
+#include "base/output.h"
+#include "methods/registry.h"
 #include "test_time.h"
 
 #include <pthread.h>

@@ -2,9 +2,9 @@
 /*
  * Unit tests for grace.c: where the timer's signal goes.
  */
-#include "grace.h"
+#include "calls/grace.h"
 
-#include "signals.h"
+#include "base/signals.h"
 
 #include <pthread.h>
 #include <setjmp.h>

@@ -3,7 +3,7 @@
  * Unit tests for json_scan.c: the validator on hand-written cases and on the JSONTestSuite
  * corpus, the children it indexes, and the UTF-8 checks.
  */
-#include "json_scan.h"
+#include "json/json_scan.h"
 
 #include <dirent.h>
 #include <stdarg.h>

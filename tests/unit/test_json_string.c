@@ -3,7 +3,7 @@
  * Unit tests for json_string.c: decoding validated strings, their decoded length, and
  * comparing them with bytes.
  */
-#include "json_scan.h"
+#include "json/json_scan.h"
 
 #include <stdarg.h>
 #include <stddef.h>

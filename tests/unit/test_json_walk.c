@@ -3,7 +3,7 @@
  * Unit tests for json_walk.c: iterating over validated containers, the kind of a value, and
  * dropping line breaks.
  */
-#include "json_scan.h"
+#include "json/json_scan.h"
 
 #include <stdarg.h>
 #include <stddef.h>

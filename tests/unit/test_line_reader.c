@@ -3,7 +3,7 @@
  * Unit tests for line_reader, fed by an in-memory source whose reads return chosen chunks, so
  * that every way of splitting the bytes across reads can be tried, down to one byte per read.
  */
-#include "line_reader.h"
+#include "wire/line_reader.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

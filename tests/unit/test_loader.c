@@ -3,10 +3,10 @@
  * Loader tests through the real dlopen path: bundled plugins and fixture plugins built to
  * fail each start-up check (ABI versions, entry point, init, duplicate names).
  */
-#include "config.h"
-#include "loader.h"
-#include "log.h"
-#include "registry.h"
+#include "config/config.h"
+#include "loader/loader.h"
+#include "base/log.h"
+#include "methods/registry.h"
 #include "test_time.h"
 
 #include <setjmp.h>

@@ -4,7 +4,7 @@
  * is left as it is); once a second thread has started, locks are real, and stay real after it
  * has ended. The tests run in order: the first needs a process that never had a thread.
  */
-#include "lock.h"
+#include "base/lock.h"
 
 #include <errno.h>
 #include <pthread.h>

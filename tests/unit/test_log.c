@@ -4,7 +4,7 @@
  * go in as given, what does not fit is cut and the line still ends with its newline; and for the
  * JSON format, whose every line is one valid JSON object whatever the text held.
  */
-#include "log.h"
+#include "base/log.h"
 
 #include <limits.h>
 #include <stdarg.h>

@@ -3,9 +3,9 @@
  * The MCP front end's tables and answers: which methods become tools under which names, the
  * handshake results, tools/list with paging and its cursor errors, and the tool result shapes.
  */
-#include "config.h"
-#include "mcp.h"
-#include "registry.h"
+#include "config/config.h"
+#include "mcp/mcp.h"
+#include "methods/registry.h"
 
 #include <jansson.h>
 #include <setjmp.h>

@@ -5,12 +5,12 @@
  * (or is refused with data saying why), and the tool shaper turns results of every JSON kind and
  * failures into tool results, byte for byte.
  */
-#include "config.h"
-#include "envelope.h"
-#include "mcp.h"
-#include "mcp_methods.h"
-#include "registry.h"
-#include "reserved_names.h"
+#include "config/config.h"
+#include "wire/envelope.h"
+#include "mcp/mcp.h"
+#include "methods/mcp_methods.h"
+#include "methods/registry.h"
+#include "methods/reserved_names.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -5,9 +5,9 @@
  * pieces, {name} within a path segment, {+name} across), pagination, the events module's level
  * filter and UTF-8 check.
  */
-#include "mcp_catalog.h"
-#include "mcp_events.h"
-#include "registry.h"
+#include "methods/mcp_catalog.h"
+#include "wire/mcp_events.h"
+#include "methods/registry.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -4,11 +4,11 @@
  * list_changed to the streams that asked for it (the function a reload calls, also through a
  * serving server), the client's two ways to end a stream, and the results when rpcd goes.
  */
-#include "buffer.h"
-#include "mcp_listen.h"
-#include "output.h"
-#include "registry.h"
-#include "server.h"
+#include "base/buffer.h"
+#include "mcp/mcp_listen.h"
+#include "base/output.h"
+#include "methods/registry.h"
+#include "serve/server.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -4,12 +4,12 @@
  * -32602 refusals and their data, the members its results carry (discovery, tools/list, ping,
  * tool results), subscriptions/listen routes, and the handshake era left as it was.
  */
-#include "config.h"
-#include "mcp.h"
-#include "mcp_methods.h"
-#include "mcp_revision.h"
-#include "registry.h"
-#include "rpc_error.h"
+#include "config/config.h"
+#include "mcp/mcp.h"
+#include "methods/mcp_methods.h"
+#include "mcp/mcp_revision.h"
+#include "methods/registry.h"
+#include "wire/rpc_error.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

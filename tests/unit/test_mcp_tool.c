@@ -4,7 +4,7 @@
  * tool results are MCP's (every content kind, and each way one can be wrong), and the part of
  * JSON Schema that output checks read.
  */
-#include "mcp_tool.h"
+#include "methods/mcp_tool.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

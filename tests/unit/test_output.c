@@ -3,9 +3,9 @@
  * Unit tests for output: line assembly from parts, when pending lines reach the write function
  * (flush, reader idle, size threshold), failure handling, and whole lines from many threads.
  */
-#include "output.h"
+#include "base/output.h"
 
-#include "buffer.h"
+#include "base/buffer.h"
 #include "test_time.h"
 
 #include <pthread.h>

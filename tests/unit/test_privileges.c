@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "privileges.h"
+#include "base/privileges.h"
 
 #include <grp.h>
 #include <pwd.h>

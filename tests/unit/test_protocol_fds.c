@@ -4,7 +4,7 @@
  * close-on-exec descriptors, fd 0 reads /dev/null, fd 1 writes where stderr goes, and a program
  * started afterwards holds neither protocol descriptor.
  */
-#include "protocol_fds.h"
+#include "wire/protocol_fds.h"
 
 #include <fcntl.h>
 #include <setjmp.h>

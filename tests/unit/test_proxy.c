@@ -27,8 +27,8 @@
 #include <cmocka.h>
 
 #include "call_fixture.h"
-#include "mcp_events.h"
-#include "signals.h"
+#include "wire/mcp_events.h"
+#include "base/signals.h"
 #include "test_time.h"
 
 #include <time.h>

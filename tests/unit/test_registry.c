@@ -3,7 +3,7 @@
  * Unit tests for registry: adding and finding methods, the descriptor checks, descriptors of an
  * older, shorter size, a large table, and who frees the plugins' user data and when.
  */
-#include "registry.h"
+#include "methods/registry.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
  * Reserved names: each rule with its reason, names that only look like reserved ones, and names
  * read by length, not up to a NUL.
  */
-#include "reserved_names.h"
+#include "methods/reserved_names.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -3,9 +3,9 @@
  * The lines rpcd writes, compared byte for byte: success and error responses, a plugin's
  * notification, progress, and the answer given from a signal handler to a call that never ran.
  */
-#include "response_line.h"
+#include "wire/response_line.h"
 
-#include "rpc_error.h"
+#include "wire/rpc_error.h"
 
 #include <math.h>
 #include <setjmp.h>

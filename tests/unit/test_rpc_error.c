@@ -3,7 +3,7 @@
  * Unit tests for rpc_error: the status to JSON-RPC code table documented in the plugin header,
  * which application codes a plugin may send, the standard messages and the status names.
  */
-#include "rpc_error.h"
+#include "wire/rpc_error.h"
 
 #include <rpcd/plugin.h>
 

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "log_capture.h"
-#include "runtime.h"
+#include "serve/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>

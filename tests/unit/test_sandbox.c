@@ -5,8 +5,8 @@
  */
 #include "isolation/sandbox.h"
 
-#include "config.h"
-#include "file_safety.h"
+#include "config/config.h"
+#include "base/file_safety.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -12,11 +12,11 @@
 #include <cmocka.h>
 
 #include "log_capture.h"
-#include "server.h"
+#include "serve/server.h"
 
-#include "call.h"
-#include "clock.h"
-#include "registry.h"
+#include "calls/call.h"
+#include "base/clock.h"
+#include "methods/registry.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -3,7 +3,7 @@
  * Unit tests for signals.c: the backstop that ends a process on its way out, whatever it still
  * waits for.
  */
-#include "signals.h"
+#include "base/signals.h"
 
 #include <setjmp.h>
 #include <signal.h>

@@ -3,7 +3,7 @@
  * Unit tests for stop_signals: while held, a stop signal waits; deliver_pending runs its handler
  * then and there, and only when one came; release lets through what is still held.
  */
-#include "stop_signals.h"
+#include "base/stop_signals.h"
 
 #include <pthread.h>
 #include <setjmp.h>

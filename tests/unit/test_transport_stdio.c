@@ -4,8 +4,8 @@
  * input (in read() or, on a non-blocking input, in poll()) and every read after it, an output
  * whose reader has gone, and the take-over of fds 0 and 1 in a child process of its own.
  */
-#include "line_reader.h"
-#include "transport_stdio.h"
+#include "wire/line_reader.h"
+#include "wire/transport_stdio.h"
 #include "test_time.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
  * directory and of a plugin file is seen; other files in the same directories are not; a new
  * set replaces the old one.
  */
-#include "watch.h"
+#include "config/watch.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The insides of calls, shared by call.c (starting and ending calls), call_table.c (ids in
+ * flight, back-pressure, cancellation), scheduler.c (running calls), call_batch.c,
+ * call_response.c, call_slot.c (the slot store behind handles) and call_host.c (the host
+ * functions plugins use on a call). Nothing else in the daemon includes it (unit tests do).
+ */
+#ifndef RPCD_CALL_INTERNAL_H
+#define RPCD_CALL_INTERNAL_H
+
+#include "base/buffer.h"
+#include "calls/call.h"
+#include "base/executor.h"
+#include "methods/generation.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { SLOTS_PER_CHUNK = 256, MAX_CHUNKS = 16384 };
+#define NO_SLOT UINT32_MAX
+
+/* Buffers that grew past this for one large call are given back when the call ends. */
+enum { KEEP_BUFFER_BYTES = 64 * 1024 };
+
+#define INDEX_BITS (sizeof(uintptr_t) >= 8 ? 32u : 20u)
+#define INDEX_MASK (((uintptr_t)1 << INDEX_BITS) - 1)
+#define GENERATION_MASK ((uint32_t)(UINTPTR_MAX >> INDEX_BITS))
+
+enum { TOKEN_UNKNOWN, TOKEN_ABSENT, TOKEN_PRESENT };
+
+typedef enum slot_state {
+    SLOT_QUEUED,   /* waiting for a worker (or for its serialized method) */
+    SLOT_RUNNING,  /* its handler runs */
+    SLOT_DEFERRED, /* its handler returned RPCD_DEFERRED: call_complete ends it */
+} slot_state;
+
+typedef struct call_slot {
+    pthread_mutex_t lock; /* guards everything below while the call runs */
+    uint32_t generation;  /* part of the handle; moves on when the call ends */
+    bool active;
+    uint32_t next_free;
+    atomic_bool cancelled;
+    int cancel_style; /* the strongest cancellation asked for (call_cancel_style) */
+    slot_state state;
+    bool completed_early; /* call_complete ran before the handler returned RPCD_DEFERRED */
+    int early_status;
+    exec_job job;
+    uint32_t index;
+
+    call_table *table;
+    generation *gen; /* the method's, held until the call ends (gen_call_started) */
+    const reg_method *method;
+    call_batch *batch;
+    uint64_t ticket;
+    bool is_request;
+    bool tracked;         /* in the table's id table */
+    uint32_t id_next;     /* next slot in the same id bucket, NO_SLOT at the end */
+    uint32_t serial_next; /* next slot waiting for the same serialized method */
+    buffer id;
+    int token_state;           /* TOKEN_UNKNOWN until the first progress report looks */
+    buffer progress_token;     /* params._meta.progressToken, when TOKEN_PRESENT */
+    buffer params_copy;        /* the params: the reader reuses its buffer for the next line */
+    const call_shaper *shaper; /* makes the response's result, or NULL (call_request) */
+    bool has_progress_params;  /* the progress token is read from progress_params */
+    buffer progress_params;    /* call_request's progress_params, copied */
+    const char *params;
+    size_t params_length;
+    size_t held_bytes; /* params and _meta: what counts against max_in_flight_bytes */
+
+    bool has_result;
+    bool result_is_params; /* the result is the params, as an echo's is: no copy was made */
+    buffer result;
+    bool result_invalid;  /* call_result got text that is not JSON */
+    bool result_complete; /* (1.4) the result is a complete tool result (call_tool_result) */
+    bool result_refused;  /* the result failed a check: the call fails with -32603 */
+    int failure_status;   /* what call_fail/call_fail_code recorded, 0 when nothing */
+    int64_t failure_code;
+    bool has_failure_message;
+    buffer failure_message;
+    bool has_failure_data;
+    buffer failure_data;
+    char exception[96]; /* call_fail_exception's name for error.data.exception, or "" */
+
+    long long started_us; /* when it was read (clock_now_us), for the access log; 0: not logged */
+
+    /* Its deadline (call_deadline.c): the method's timeout_ms, or less when the request asked. */
+    size_t timeout_ms; /* 0: none */
+    size_t heap_place; /* 1 + its place in the table's deadline heap, 0: not there (heap lock) */
+    /* Answered at its deadline: the client has its response and the id is free, but the slot
+     * stays until the handler returns (or call_complete): what the plugin does after writes
+     * nothing. */
+    bool answered;
+
+    buffer scratch; /* notification lines and error data */
+    buffer line;    /* the response line */
+} call_slot;
+
+struct call_table {
+    output *out;
+    size_t max_depth;
+    size_t max_in_flight;
+    size_t max_in_flight_bytes; /* SIZE_MAX: no limit */
+    bool quick_on_reader;       /* RPCD_METHOD_QUICK calls run on the thread that starts them */
+    executor *pool;             /* NULL: handlers run on the starting thread */
+
+    pthread_mutex_t lock;   /* guards what follows */
+    pthread_cond_t changed; /* a call ended, or waits were interrupted */
+    atomic_size_t in_flight;
+    atomic_size_t in_flight_bytes; /* params and _meta held by the calls in flight */
+    atomic_bool interrupted;
+    atomic_bool input_waiting; /* the reader has more input buffered (call_set_input_waiting) */
+    uint32_t *id_buckets;      /* slot indices by id hash; NO_SLOT when empty */
+    size_t id_bucket_count;    /* a power of two */
+    size_t tracked_count;
+    gen_serial *busy_serial; /* serialized methods with a call running (for a stop) */
+
+    /* Deadlines (call_deadline.c): one watcher thread for every call of the table, started with
+     * the first call that has one. */
+    pthread_mutex_t heap_lock; /* guards the heap, the slots' heap_place and what follows */
+    pthread_cond_t heap_changed;
+    struct deadline_entry *heap; /* a min-heap by due time */
+    size_t heap_count, heap_capacity;
+    bool watching, watch_stopping;
+    pthread_t watcher;
+    atomic_size_t answered_in_flight; /* calls answered at their deadline whose handler runs */
+
+    /* The reading thread's group of calls not handed to the workers yet (call_begin_group). */
+    int grouping; /* call_begin_group depth */
+    exec_job *group_first;
+    exec_job *group_last;
+    size_t group_count;
+};
+
+/* The slot of index (NULL when its chunk was never made). */
+call_slot *slot_at(uint32_t index);
+/* The handle a plugin gets for the call in slot index at generation. */
+rpcd_call *slot_handle(uint32_t index, uint32_t slot_generation);
+/* The slot of a live call, locked; NULL when the handle is unknown or its call has ended. */
+call_slot *slot_lock_live(rpcd_call *call);
+/* A free slot for a new call. Returns 0 and *index, or -1 (memory, or the store is full). */
+int slot_acquire(uint32_t *index);
+/* Gives a slot back, its buffers trimmed, once its call has ended. */
+void slot_release(uint32_t index);
+/* How many slots the store has made so far (all below it can be looked at). */
+uint32_t slot_count(void);
+
+/* ---- call.c ---- */
+
+/* Ends the call in slot index with status: response, bookkeeping, the next serialized call. */
+void call_finish(uint32_t index, int status);
+/*
+ * call_finish for a slot whose lock the caller holds (and this releases): the check that the
+ * call may end and its end happen under one hold of the lock, so that of several threads
+ * ending one call exactly one does.
+ */
+void call_finish_locked(call_slot *slot, int status);
+
+/* ---- call_table.c: ids in flight (table lock held for each) ---- */
+
+/* The slot in flight with exactly this id text, or NO_SLOT. */
+uint32_t table_find_id(const call_table *table, const char *id, size_t length);
+/* Enters slot's id, growing the table when it is crowded. */
+void table_track_id(call_table *table, call_slot *slot);
+/* Forgets slot's id. */
+void table_untrack_id(call_table *table, call_slot *slot);
+
+/* Marks one slot cancelled; a stronger style wins over a weaker one. Slot lock held. */
+void table_mark_cancelled(call_slot *slot, int style);
+/*
+ * When slot's method has a cancel hook and its handler has started: *hooked and *handle, for
+ * the caller to call once no lock is held. Slot lock held.
+ */
+void table_note_hook(const call_slot *slot, const reg_method **hooked, rpcd_call **handle);
+
+/* ---- call_deadline.c ---- */
+
+/*
+ * The deadline of the call in slot (filled): its method's timeout_ms, or what the request asks
+ * in _meta.timeout_ms when that is less. Returns 0 and *timeout_ms (0: none), or -1 when the
+ * request asks something that is not a whole number of milliseconds from 1 to
+ * CALL_DEADLINE_MOST.
+ */
+int deadline_of_request(const call_slot *slot, size_t *timeout_ms);
+/* Starts the table's watcher, unless it runs. No lock_take lock held. Returns 0, or -1. */
+int deadline_start(call_table *table);
+/*
+ * Watches the deadline of a call being started (slot->timeout_ms > 0), its watcher started.
+ * Table lock held. Returns 0, or -1 (memory).
+ */
+int deadline_arm(call_table *table, call_slot *slot);
+/* Forgets the deadline of a call that ends (nothing when it had none). */
+void deadline_disarm(call_table *table, call_slot *slot);
+/* Stops the watcher (no call is left) and frees what it had. */
+void deadline_stop(call_table *table);
+
+/* ---- call_host.c ---- */
+
+/* call_fail_exception on a locked slot. */
+int call_record_exception(call_slot *slot, const char *exception, const char *message,
+                          const char *data, size_t data_length);
+
+/* ---- call_batch.c ---- */
+
+/* Takes a reference for one more item; call_batch_release drops it. */
+void call_batch_hold(call_batch *batch);
+/* Adds one response (parts) to the batch's array. Returns 0 or -1 (memory). */
+int call_batch_append(call_batch *batch, const struct iovec *parts, int part_count);
+
+/* ---- call_response.c ---- */
+
+/* How a call ended, as the client was told (for the access log). */
+typedef enum call_outcome_kind {
+    CALL_OUTCOME_OK,
+    CALL_OUTCOME_ERROR,      /* a JSON-RPC error; code says which (0: a notification's) */
+    CALL_OUTCOME_TOOL_ERROR, /* an MCP tool result with isError */
+    CALL_OUTCOME_CANCELLED,  /* cancelled: -32800, or no answer when asked so */
+} call_outcome_kind;
+
+typedef struct call_outcome {
+    call_outcome_kind kind;
+    long long code; /* the error's code, 0 when none was written */
+} call_outcome;
+
+/* Writes the response of an ended call (nothing for notifications and silent cancels), and
+ * how it ended into *outcome. */
+void call_write_response(call_slot *slot, int status, bool silent, call_outcome *outcome);
+
+/*
+ * Finds the request's _meta (name NULL) or its member name: 1 and *value, 0 when absent, -1 when
+ * either appears twice. The slot's lock held, or the call ended on this thread.
+ */
+int call_find_meta(const call_slot *slot, const char *name, js_span *value);
+
+/* ---- call_log.c ---- */
+
+/* Whether calls are logged (call_log_enable): read when a call starts. */
+bool call_log_on(void);
+/* The access log line of a call that ended as outcome says. */
+void call_log_ended(const call_slot *slot, const call_outcome *outcome);
+
+/* ---- scheduler.c ---- */
+
+/*
+ * Takes the turn of slot's serialized method, or queues slot behind the call that has it.
+ * Returns true when slot may run now. Table lock held.
+ */
+bool sched_take_turn(call_table *table, call_slot *slot);
+/*
+ * Passes the turn of a serialized method whose call ended to the next call waiting for it,
+ * returned (to hand over), or ends the turn and returns NULL. Table lock held.
+ */
+call_slot *sched_pass_turn(generation *gen, const reg_method *method);
+/*
+ * Moves the calls waiting behind a running serialized call onto *chain (through job.next). They
+ * go first: ending one of them must not hand the next to the pool. Table lock held.
+ */
+void sched_take_waiting(call_table *table, exec_job **chain);
+/* Hands a call that may run now over: run here (a quick call), held in the group, or queued. */
+void sched_hand_over(call_table *table, call_slot *slot);
+/* Queues a call for a worker, or runs it here when there are none. */
+void sched_dispatch(call_slot *slot);
+/* Runs a call's handler, then ends the call unless the handler deferred it. */
+void sched_run(exec_job *job);
+
+#endif

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MCP front end: the handshake (initialize, ping, server/discover), the tool list built from
+ * the plugins' methods and the config, tools/call, and subscriptions/listen, in the handshake era
+ * and the stateless revision (mcp_revision.h). It sits beside plain JSON-RPC: the same
+ * methods stay callable by their own names. mcp_route_message is its one entry for the dispatcher:
+ * every MCP method, answered here or turned into a plugin's call, goes through it.
+ */
+#ifndef RPCD_MCP_H
+#define RPCD_MCP_H
+
+#include "base/buffer.h"
+#include "calls/call.h"
+#include "config/config.h"
+#include "json/json_scan.h"
+#include "methods/registry.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The methods exposed as tools, and under which names. */
+typedef struct mcp_tools mcp_tools;
+
+/*
+ * Builds the tool list from the registered methods and the config's [mcp] section: every method
+ * unless `tools` limits them, under its tool.<method> name, else (tool_names = portable) its
+ * portable name or (specification) its own name when that is a valid tool name. Keeps the
+ * config's instructions for initialize and server/discover. Returns 0 and *out (new), or -1
+ * with a one-line message in error (unknown method listed, invalid tool name, two methods under
+ * one name).
+ */
+int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools **out, char *error,
+                  size_t error_size);
+void mcp_tools_free(mcp_tools *tools);
+size_t mcp_tools_count(const mcp_tools *tools);
+
+/* The resources, prompts and completions beside the tools (borrowed), or NULL. Thread-safe. */
+const struct mcp_catalog *mcp_tools_catalog(const mcp_tools *tools);
+
+/* The method behind a tool name (bytes, length), or NULL. Thread-safe. */
+const reg_method *mcp_tool_method(const mcp_tools *tools, const char *name, size_t length);
+
+/* True for a tool name as MCP allows it: ^[a-zA-Z0-9_.-]{1,128}$. */
+bool mcp_valid_tool_name(const char *name, size_t length);
+
+/* True for a portable tool name, which every host and model API takes: ^[a-zA-Z0-9_-]{1,64}$. */
+bool mcp_portable_tool_name(const char *name, size_t length);
+
+enum { MCP_PORTABLE_NAME_MAX = 64 };
+
+/*
+ * The portable tool name of a method (name, NUL-terminated, borrowed, not empty): each character
+ * outside a-z A-Z 0-9 _ - becomes _ (a UTF-8 sequence is one character), cut to 64. Writes it
+ * to out (MCP_PORTABLE_NAME_MAX + 1 bytes, NUL-terminated) and returns its length.
+ */
+size_t mcp_portable_name_of(const char *name, char *out);
+
+/*
+ * Builds the result of a daemon-answered MCP request into out (raw JSON text of the result):
+ * initialize, ping, server/discover, tools/list, in the shape of the revision params._meta names
+ * (mcp_revision.h). params may be an empty span. Returns 0; -1 when the method is none of them;
+ * -2 when params are invalid (the caller answers -32602; out may hold error.data); -3 when
+ * memory ran out; -4 when params name a protocol version rpcd does not speak (out holds
+ * error.data for -32022).
+ */
+int mcp_answer(const mcp_tools *tools, const char *method, size_t method_length, js_span params,
+               buffer *out);
+
+/* mcp_answer for a method id (mcp_methods.h) and an era (mcp_revision_read) known already. */
+int mcp_answer_in(const mcp_tools *tools, int id, int era, js_span params, buffer *out);
+
+/* What mcp_route_message made of a message. */
+typedef enum mcp_route_kind {
+    MCP_ANSWERED,  /* out holds the result */
+    MCP_REFUSED,   /* answered with the error for status; out holds error.data when has_data */
+    MCP_CALL,      /* a call of method: params, and the shaper of its result */
+    MCP_LISTEN,    /* subscriptions/listen: open a stream for the listed notifications */
+    MCP_SUBSCRIBE, /* resources/subscribe or unsubscribe: uri, subscribe */
+    MCP_LOG_LEVEL, /* logging/setLevel: log_level; answered with out once it is set */
+} mcp_route_kind;
+
+/* What a subscriptions/listen asked for, of what rpcd can tell. */
+typedef struct mcp_listen_filter {
+    bool tools_list_changed, prompts_list_changed, resources_list_changed;
+    js_span resource_uris; /* the resourceSubscriptions array, or an empty span */
+} mcp_listen_filter;
+
+typedef struct mcp_route {
+    mcp_route_kind kind;
+    int status;    /* MCP_REFUSED: the rpcd_status it is answered as (rpcerr_code_for_status) */
+    int code;      /* MCP_REFUSED: when not 0, the JSON-RPC code instead (MCP's own errors) */
+    bool has_data; /* MCP_REFUSED */
+    const reg_method *method;  /* MCP_CALL: borrowed from the tools' registry */
+    js_span params;            /* MCP_CALL: borrowed from the message's params, or static */
+    const call_shaper *shaper; /* MCP_CALL: static; NULL when the result goes out as it is */
+    /* MCP_CALL: where _meta.progressToken is, when not in params (call_request's
+     * progress_params); empty span: in params. */
+    js_span progress_params;
+    mcp_listen_filter listen; /* MCP_LISTEN */
+    js_span uri;              /* MCP_SUBSCRIBE: the URI, a JSON string of params */
+    bool subscribe;           /* MCP_SUBSCRIBE: true for resources/subscribe */
+    int log_level;            /* MCP_LOG_LEVEL: the finest RPCD_LOG_* the client asked for */
+} mcp_route;
+
+/*
+ * Routes a message (request or notification) for method (method_length bytes, decoded) with
+ * params (the message's, or an empty span when it had none): the MCP methods are answered here,
+ * or refused, or become the call of a plugin's method (tools/call: the tool's method, with the
+ * arguments as params and the result shaped as a tool result). out (empty) takes the result or
+ * the error data. Returns 0 and *route, or -1 when method is no MCP method (out untouched).
+ * Thread-safe (mcp_call.c).
+ */
+int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
+                      js_span params, buffer *out, mcp_route *route);
+
+/*
+ * True when a message (an MCP method, decoded, and its params or an empty span) shows an MCP
+ * client, whose host ends the session by closing rpcd's input: initialize, server/discover, or
+ * any request of the stateless revision (its version in _meta). Thread-safe (mcp_call.c).
+ */
+bool mcp_starts_session(const char *method, size_t method_length, js_span params);
+
+/*
+ * A tools/call result (no newline) for a handler's result: its JSON as text content, and as
+ * structuredContent too when it is an object. result is valid JSON. Returns 0 or -1 (memory).
+ */
+int mcp_append_tool_result(buffer *out, const char *result, size_t length);
+
+/*
+ * A tools/call result for a handler's failure: isError, and text saying why. Returns 0 or -1.
+ * These two are the tool shaper's (mcp_call.c).
+ */
+int mcp_append_tool_error(buffer *out, const char *text, size_t length);
+
+#endif

@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MCP requests on their way in and out: mcp_route_message answers the MCP methods or turns them
+ * into a plugin's call (tools/call: the tool's method, its arguments as params, _meta kept for
+ * progress), and the tool shaper turns that call's result or failure into a tool result.
+ */
+#include "mcp/mcp.h"
+
+#include "wire/envelope.h"
+#include "methods/mcp_catalog.h"
+#include "wire/mcp_events.h"
+#include "methods/mcp_methods.h"
+#include "mcp/mcp_results.h"
+#include "mcp/mcp_revision.h"
+#include "wire/rpc_error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int mcp_append_tool_result(buffer *out, const char *result, size_t length)
+{
+    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    /* A string is the text itself, as the model should read it: its JSON text, validated, is
+     * already the text member's value. Any other value goes as its JSON text. */
+    size_t start = 0, end = length;
+    while (start < end && memchr(" \t\r\n", result[start], 4))
+        start++;
+    while (end > start && memchr(" \t\r\n", result[end - 1], 4))
+        end--;
+    if (start < end && result[start] == '"')
+        failed |= buf_append(out, result + start, end - start);
+    else
+        failed |= buf_append_json_string(out, result, length);
+    failed |= buf_append_string(out, "}]");
+    if (length > 0 && result[0] == '{') {
+        failed |= buf_append_string(out, ",\"structuredContent\":");
+        failed |= buf_append(out, result, length);
+    }
+    return failed | buf_append_string(out, ",\"isError\":false}");
+}
+
+int mcp_append_tool_error(buffer *out, const char *text, size_t length)
+{
+    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    failed |= buf_append_json_string(out, text, length);
+    return failed | buf_append_string(out, "}],\"isError\":true}");
+}
+
+/* A tool's failure is a result the model can read (isError), not a JSON-RPC error. */
+static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL, NULL};
+
+/* What tools/call reads of its params. */
+typedef struct tool_params {
+    js_span name, arguments, meta; /* meta: empty when there is none */
+    bool has_name, has_arguments;
+    const char *duplicate; /* a member read here that appears twice, or NULL */
+} tool_params;
+
+static void read_tool_params(js_span params, tool_params *out)
+{
+    memset(out, 0, sizeof *out);
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
+        return;
+    bool seen_name = false, seen_meta = false;
+    js_iter members;
+    js_span key, value;
+    js_iter_init(&members, params);
+    while (js_iter_next(&members, &key, &value)) {
+        if (js_string_equals(key, "name", 4)) {
+            if (seen_name)
+                out->duplicate = "\"name\" appears twice";
+            seen_name = true;
+            out->name = value;
+            out->has_name = js_kind_of(value) == JS_STRING;
+        } else if (js_string_equals(key, "arguments", 9)) {
+            if (out->has_arguments)
+                out->duplicate = "\"arguments\" appears twice";
+            out->arguments = value;
+            out->has_arguments = true;
+        } else if (js_string_equals(key, "_meta", 5)) {
+            /* The progress token is read from it later: it must mean one thing now. */
+            if (seen_meta)
+                out->duplicate = "\"_meta\" appears twice";
+            else if (env_meta_has_duplicate(value))
+                out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
+            seen_meta = true;
+            out->meta = value;
+        }
+    }
+}
+
+/* Refuses tools/call params: -32602, data naming the problem and the tool when there is one. */
+static int refuse_tool_call(const char *problem, const char *tool, size_t tool_length, buffer *out,
+                            mcp_route *route)
+{
+    int failed = buf_append_string(out, "{\"detail\":");
+    failed |= buf_append_json_string(out, problem, strlen(problem));
+    if (tool) {
+        failed |= buf_append_string(out, ",\"tool\":");
+        failed |= buf_append_json_string(out, tool, tool_length);
+    }
+    failed |= buf_append_char(out, '}');
+    *route = (mcp_route){
+        .kind = MCP_REFUSED, .status = RPCD_ERR_INVALID_PARAMS, .has_data = failed == 0};
+    return 0;
+}
+
+/* A request whose _meta names no version rpcd can serve (mcp_revision_read's refusal). */
+static int refuse_revision(int refusal, buffer *out, mcp_route *route)
+{
+    if (refusal == MCP_REVISION_UNSUPPORTED) {
+        *route = (mcp_route){
+            .kind = MCP_REFUSED, .code = RPC_UNSUPPORTED_PROTOCOL_VERSION, .has_data = true};
+        return 0;
+    }
+    bool invalid = refusal == MCP_REVISION_INVALID;
+    if (!invalid)
+        buf_clear(out);
+    *route = (mcp_route){
+        .kind = MCP_REFUSED,
+        .status = invalid ? RPCD_ERR_INVALID_PARAMS : RPCD_ERR_NO_MEMORY,
+        .has_data = invalid,
+    };
+    return 0;
+}
+
+/* tools/call: the tool's method, with the call's arguments as params. */
+static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, mcp_route *route)
+{
+    tool_params read;
+    read_tool_params(params, &read);
+    char tool[128]; /* MCP's longest tool name */
+    size_t tool_length = 0;
+    /* No name is shown for a duplicate: which one would it be? */
+    if (read.duplicate)
+        return refuse_tool_call(read.duplicate, NULL, 0, out, route);
+    /* Read while the members were, rather than in a second pass over the arguments. */
+    int era = mcp_revision_of_meta(read.meta, out);
+    if (era < 0)
+        return refuse_revision(era, out, route);
+    if (!read.has_name)
+        return refuse_tool_call("\"name\" must be a tool name", NULL, 0, out, route);
+    if (js_string_decode(read.name, tool, sizeof tool, &tool_length) != 0)
+        return refuse_tool_call("\"name\" is longer than 128 bytes, the longest tool name", NULL, 0,
+                                out, route);
+    if (read.has_arguments && js_kind_of(read.arguments) != JS_OBJECT)
+        return refuse_tool_call("\"arguments\" must be an object", tool, tool_length, out, route);
+    const reg_method *method = mcp_tool_method(tools, tool, tool_length);
+    if (!method)
+        return refuse_tool_call("unknown tool", tool, tool_length, out, route);
+    /* The tool's schema says object: a call without arguments has none, not no params. */
+    *route = (mcp_route){
+        .kind = MCP_CALL,
+        .method = method,
+        .params = read.has_arguments ? read.arguments : (js_span){"{}", 2},
+        .shaper = era == MCP_ERA_STATELESS ? mcp_stateless_tool_shaper() : &tool_shaper,
+        .progress_params = params,
+    };
+    return 0;
+}
+
+/* A boolean member of a subscription filter: 1 true, 0 false or absent, -1 anything else. */
+static int filter_flag(js_span filter, const char *key)
+{
+    js_span value;
+    size_t count = js_object_get(filter, key, strlen(key), &value);
+    if (count == 0)
+        return 0;
+    if (count > 1 || (js_kind_of(value) != JS_TRUE && js_kind_of(value) != JS_FALSE))
+        return -1;
+    return js_kind_of(value) == JS_TRUE;
+}
+
+/*
+ * subscriptions/listen: what its filter asks for. The kinds of notification rpcd has no source
+ * for (prompts, resources) are checked, then left out of what it acknowledges.
+ */
+static int route_listen(const mcp_tools *tools, js_span params, buffer *out, mcp_route *route)
+{
+    js_span filter = {NULL, 0}, uris;
+    const char *problem = NULL;
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT ||
+        js_object_get(params, "notifications", 13, &filter) != 1 || js_kind_of(filter) != JS_OBJECT)
+        problem = "\"notifications\" must be an object, given once";
+    int tools_flag = problem ? 0 : filter_flag(filter, "toolsListChanged");
+    int prompts = problem ? 0 : filter_flag(filter, "promptsListChanged");
+    int resources = problem ? 0 : filter_flag(filter, "resourcesListChanged");
+    if (!problem && (tools_flag < 0 || prompts < 0 || resources < 0))
+        problem = "a \"...ListChanged\" member of \"notifications\" must be one boolean";
+    size_t lists = problem ? 0 : js_object_get(filter, "resourceSubscriptions", 21, &uris);
+    if (lists > 1 || (lists == 1 && js_kind_of(uris) != JS_ARRAY))
+        problem = "\"resourceSubscriptions\" must be one array";
+    if (!problem && lists == 1) {
+        js_iter items;
+        js_span ignored, uri;
+        js_iter_init(&items, uris);
+        while (!problem && js_iter_next(&items, &ignored, &uri))
+            if (js_kind_of(uri) != JS_STRING)
+                problem = "\"resourceSubscriptions\" must hold URIs (strings)";
+    }
+    if (problem)
+        return refuse_tool_call(problem, NULL, 0, out, route);
+    /* Only what rpcd can tell of is acknowledged: lists that plugins fill. */
+    const struct mcp_catalog *catalog = mcp_tools_catalog(tools);
+    bool has_resources = mcp_catalog_count(catalog, RPCD_MCP_RESOURCE) > 0;
+    *route = (mcp_route){
+        .kind = MCP_LISTEN,
+        .listen = {.tools_list_changed = tools_flag == 1,
+                   .prompts_list_changed =
+                       prompts == 1 && mcp_catalog_count(catalog, RPCD_MCP_PROMPT) > 0,
+                   .resources_list_changed = resources == 1 && has_resources,
+                   .resource_uris = lists == 1 && has_resources ? uris : (js_span){NULL, 0}}};
+    return 0;
+}
+
+/* The longest URI or name rpcd reads from a request of the resources and prompts. */
+enum { MOST_KEY_BYTES = 65536 };
+
+/*
+ * A string member of params decoded into *text (new, NUL-terminated; free it): 0, or -1 when
+ * it is missing, not one string, or longer than MOST_KEY_BYTES (*text NULL).
+ */
+static int decoded_member(js_span params, const char *key, js_span *value, char **text,
+                          size_t *length)
+{
+    *text = NULL;
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT ||
+        js_object_get(params, key, strlen(key), value) != 1 || js_kind_of(*value) != JS_STRING)
+        return -1;
+    size_t needed = js_string_decoded_length(*value);
+    if (needed > MOST_KEY_BYTES || !(*text = malloc(needed + 1)))
+        return -1;
+    if (js_string_decode(*value, *text, needed + 1, length) != 0) {
+        free(*text);
+        *text = NULL;
+        return -1;
+    }
+    (*text)[*length] = '\0';
+    return 0;
+}
+
+/* Refuses a request of the resources, prompts or completions: -32602 with data. */
+static int refuse_with(const char *problem, const char *member, js_span value, buffer *out,
+                       mcp_route *route)
+{
+    buf_clear(out);
+    int failed = buf_append_string(out, "{\"detail\":");
+    failed |= buf_append_json_string(out, problem, strlen(problem));
+    if (member) {
+        failed |= buf_printf(out, ",\"%s\":", member);
+        failed |= buf_append(out, value.start, value.length);
+    }
+    failed |= buf_append_char(out, '}');
+    *route = (mcp_route){
+        .kind = MCP_REFUSED, .status = RPCD_ERR_INVALID_PARAMS, .has_data = failed == 0};
+    return 0;
+}
+
+/* The "uri" of params, decoded into *text (free it): 0, or -1 with the refusal in *route. */
+static int read_uri(js_span params, js_span *uri, char **text, size_t *length, buffer *out,
+                    mcp_route *route)
+{
+    if (decoded_member(params, "uri", uri, text, length) == 0)
+        return 0;
+    refuse_with("\"uri\" must be a string (of at most 65536 bytes), given once", NULL, *uri, out,
+                route);
+    return -1;
+}
+
+/* resources/read: the method serving the URI, given {"uri":...} and a template's variables. */
+static int route_resource_read(const mcp_tools *tools, int era, js_span params, buffer *out,
+                               mcp_route *route)
+{
+    js_span uri;
+    char *text;
+    size_t length;
+    if (read_uri(params, &uri, &text, &length, out, route) != 0)
+        return 0;
+    buffer variables = BUFFER_INIT;
+    bool templated = false;
+    const reg_method *method =
+        mcp_catalog_resource(mcp_tools_catalog(tools), text, length, &variables, &templated);
+    free(text);
+    if (!method) {
+        buf_free(&variables);
+        /* The 2026-07-28 revision's answer to an unknown resource, which older clients read as
+         * -32002 does: -32602 with the URI in data. */
+        buf_clear(out);
+        int failed = buf_append_string(out, "{\"uri\":");
+        failed |= buf_append(out, uri.start, uri.length);
+        failed |= buf_append_char(out, '}');
+        *route = (mcp_route){
+            .kind = MCP_REFUSED, .status = RPCD_ERR_INVALID_PARAMS, .has_data = failed == 0};
+        return 0;
+    }
+    /* The handler's params are built in out, which lives until the call has copied them. */
+    buf_clear(out);
+    int failed = buf_append_string(out, "{\"uri\":");
+    failed |= buf_append(out, uri.start, uri.length);
+    if (templated) {
+        failed |= buf_append_string(out, ",\"variables\":{");
+        failed |= buf_append(out, variables.data, variables.length);
+        failed |= buf_append_char(out, '}');
+    }
+    failed |= buf_append_char(out, '}');
+    buf_free(&variables);
+    if (failed) {
+        *route = (mcp_route){.kind = MCP_REFUSED, .status = RPCD_ERR_NO_MEMORY};
+        return 0;
+    }
+    *route = (mcp_route){
+        .kind = MCP_CALL,
+        .method = method,
+        .params = {out->data, out->length},
+        .shaper = mcp_result_shaper(MCP_RESULT_RESOURCE, era == MCP_ERA_STATELESS),
+        .progress_params = params,
+    };
+    return 0;
+}
+
+/* prompts/get: the prompt's method, given the request's params as they are. */
+static int route_prompt_get(const mcp_tools *tools, int era, js_span params, buffer *out,
+                            mcp_route *route)
+{
+    js_span name, arguments = {NULL, 0};
+    char *text;
+    size_t length;
+    if (decoded_member(params, "name", &name, &text, &length) != 0)
+        return refuse_with("\"name\" must be a prompt's name, given once", NULL, name, out, route);
+    const reg_method *method = mcp_catalog_prompt(mcp_tools_catalog(tools), text, length);
+    free(text);
+    if (!method)
+        return refuse_with("unknown prompt", "prompt", name, out, route);
+    size_t given = js_object_get(params, "arguments", 9, &arguments);
+    if (given > 1 || (given == 1 && js_kind_of(arguments) != JS_OBJECT))
+        return refuse_with("\"arguments\" must be one object", "prompt", name, out, route);
+    const char *problem = mcp_catalog_prompt_arguments_problem(method, arguments);
+    if (problem)
+        return refuse_with(problem, "prompt", name, out, route);
+    *route = (mcp_route){
+        .kind = MCP_CALL,
+        .method = method,
+        .params = params,
+        .shaper = mcp_result_shaper(MCP_RESULT_PROMPT, era == MCP_ERA_STATELESS),
+    };
+    return 0;
+}
+
+/*
+ * completion/complete: the completion of the reference, given the request's params; a
+ * reference nothing completes has no values.
+ */
+static int route_completion(const mcp_tools *tools, int era, js_span params, buffer *out,
+                            mcp_route *route)
+{
+    js_span ref, type, key, argument, value;
+    char *text = NULL;
+    size_t length = 0;
+    bool prompt = false;
+    const char *problem = NULL;
+    if (params.length == 0 || js_kind_of(params) != JS_OBJECT ||
+        js_object_get(params, "ref", 3, &ref) != 1 || js_kind_of(ref) != JS_OBJECT ||
+        js_object_get(ref, "type", 4, &type) != 1 || js_kind_of(type) != JS_STRING)
+        problem = "\"ref\" must be one object with a string \"type\"";
+    else if (!(prompt = js_string_equals(type, "ref/prompt", 10)) &&
+             !js_string_equals(type, "ref/resource", 12))
+        problem = "\"ref\".\"type\" must be \"ref/prompt\" or \"ref/resource\"";
+    else if (decoded_member(ref, prompt ? "name" : "uri", &key, &text, &length) != 0)
+        problem = "\"ref\" must name its prompt (\"name\") or template (\"uri\") once";
+    else if (js_object_get(params, "argument", 8, &argument) != 1 ||
+             js_kind_of(argument) != JS_OBJECT || js_object_get(argument, "name", 4, &value) != 1 ||
+             js_kind_of(value) != JS_STRING || js_object_get(argument, "value", 5, &value) != 1 ||
+             js_kind_of(value) != JS_STRING)
+        problem = "\"argument\" must be one object with a string \"name\" and \"value\"";
+    if (problem) {
+        free(text);
+        return refuse_with(problem, NULL, params, out, route);
+    }
+    const reg_method *method =
+        mcp_catalog_completion(mcp_tools_catalog(tools), prompt, text, length);
+    free(text);
+    if (!method) {
+        size_t start = out->length;
+        int failed = buf_append_string(
+            out, "{\"completion\":{\"values\":[],\"total\":0,\"hasMore\":false}}");
+        if (era == MCP_ERA_STATELESS)
+            failed |= mcp_finish_stateless_result(out, start, true, false);
+        *route = failed ? (mcp_route){.kind = MCP_REFUSED, .status = RPCD_ERR_NO_MEMORY}
+                        : (mcp_route){.kind = MCP_ANSWERED};
+        return 0;
+    }
+    *route = (mcp_route){
+        .kind = MCP_CALL,
+        .method = method,
+        .params = params,
+        .shaper = mcp_result_shaper(MCP_RESULT_COMPLETION, era == MCP_ERA_STATELESS),
+    };
+    return 0;
+}
+
+/* resources/subscribe and unsubscribe: the URI, for the dispatcher's subscriptions. */
+static int route_subscribe(int id, js_span params, buffer *out, mcp_route *route)
+{
+    js_span uri;
+    char *text;
+    size_t length;
+    if (read_uri(params, &uri, &text, &length, out, route) != 0)
+        return 0;
+    free(text);
+    *route =
+        (mcp_route){.kind = MCP_SUBSCRIBE, .uri = uri, .subscribe = id == MCP_RESOURCES_SUBSCRIBE};
+    return 0;
+}
+
+/* logging/setLevel: MCP's eight levels onto rpcd's four. */
+static int route_log_level(int era, js_span params, buffer *out, mcp_route *route)
+{
+    js_span name = {NULL, 0};
+    int level = -1;
+    if (params.length > 0 && js_kind_of(params) == JS_OBJECT &&
+        js_object_get(params, "level", 5, &name) == 1)
+        level = mcp_events_level_of(name);
+    if (level < 0)
+        return refuse_with("\"level\" must be one of MCP's levels (debug, info, notice, warning, "
+                           "error, critical, alert, emergency), given once",
+                           NULL, name, out, route);
+    size_t start = out->length;
+    int failed = buf_append_string(out, "{}");
+    if (era == MCP_ERA_STATELESS)
+        failed |= mcp_finish_stateless_result(out, start, true, false);
+    *route = failed ? (mcp_route){.kind = MCP_REFUSED, .status = RPCD_ERR_NO_MEMORY}
+                    : (mcp_route){.kind = MCP_LOG_LEVEL, .log_level = level};
+    return 0;
+}
+
+int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
+                      js_span params, buffer *out, mcp_route *route)
+{
+    int id = mcp_method_find(method, method_length);
+    if (id < 0)
+        return -1;
+    if (id == MCP_TOOLS_CALL)
+        return route_tool_call(tools, params, out, route);
+    /* initialize selects the handshake era, whatever its _meta says. */
+    int era = id == MCP_INITIALIZE ? MCP_ERA_HANDSHAKE : mcp_revision_read(params, out);
+    if (era < 0)
+        return refuse_revision(era, out, route);
+    switch (id) {
+    case MCP_SUBSCRIPTIONS_LISTEN: return route_listen(tools, params, out, route);
+    case MCP_RESOURCES_READ: return route_resource_read(tools, era, params, out, route);
+    case MCP_PROMPTS_GET: return route_prompt_get(tools, era, params, out, route);
+    case MCP_COMPLETION_COMPLETE: return route_completion(tools, era, params, out, route);
+    case MCP_RESOURCES_SUBSCRIBE:
+    case MCP_RESOURCES_UNSUBSCRIBE: return route_subscribe(id, params, out, route);
+    case MCP_LOGGING_SET_LEVEL: return route_log_level(era, params, out, route);
+    default: break;
+    }
+    /* The methods the daemon answers itself. */
+    int answer = mcp_answer_in(tools, id, era, params, out);
+    if (answer == 0) {
+        *route = (mcp_route){.kind = MCP_ANSWERED};
+        return 0;
+    }
+    buf_clear(out);
+    *route = (mcp_route){
+        .kind = MCP_REFUSED,
+        .status = answer == -2 ? RPCD_ERR_INVALID_PARAMS : RPCD_ERR_NO_MEMORY,
+    };
+    return 0;
+}
+
+bool mcp_starts_session(const char *method, size_t method_length, js_span params)
+{
+    int id = mcp_method_find(method, method_length);
+    if (id == MCP_INITIALIZE || id == MCP_SERVER_DISCOVER)
+        return true;
+    if (id < 0)
+        return false;
+    buffer refusal = BUFFER_INIT; /* what a bad version would be told: not needed here */
+    bool stateless = mcp_revision_read(params, &refusal) == MCP_ERA_STATELESS;
+    buf_free(&refusal);
+    return stateless;
+}

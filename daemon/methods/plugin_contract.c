@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The argument checks of the host functions on a call, for in-process plugins and plugin hosts
+ * alike (plugin_contract.h): what plugin.h promises to refuse is refused here, once.
+ */
+#include "methods/plugin_contract.h"
+
+#include "json/json_scan.h"
+#include "methods/mcp_tool.h"
+#include "methods/reserved_names.h"
+
+#include <rpcd/plugin.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool is_json(const char *text, size_t length, size_t max_depth)
+{
+    return text && js_validate(text, length, max_depth, NULL, NULL) == 0;
+}
+
+static int refuse(contract_refusal *refusal, const char *did, const char *outcome)
+{
+    refusal->did = did;
+    refusal->outcome = outcome;
+    return RPCD_ERR_INVALID_ARGUMENT;
+}
+
+int contract_check_notify(const char *method, const char *params, size_t params_length,
+                          size_t max_depth, contract_refusal *refusal)
+{
+    *refusal = (contract_refusal){NULL, NULL};
+    if (!method || !js_utf8_valid(method, strlen(method)))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    if (method[0] == '\0')
+        return refuse(refusal, "tried to send a notification", " with an empty name; refused");
+    if (reserved_name_reason(method, strlen(method)))
+        return refuse(refusal, "tried to send a notification",
+                      ", a name rpcd reserves for itself; refused");
+    if (!params)
+        return RPCD_OK;
+    /* JSON-RPC's params are structured: an array or an object, never a scalar. */
+    size_t first = 0;
+    while (first < params_length && strchr(" \t\r\n", params[first]) && params[first] != '\0')
+        first++;
+    if (!is_json(params, params_length, max_depth) ||
+        (params_length > 0 && params[first] != '{' && params[first] != '['))
+        return refuse(refusal, "sent a notification",
+                      " with params that are not a JSON array or object; dropped");
+    return RPCD_OK;
+}
+
+int contract_check_result(const char *json, size_t json_length, size_t max_depth, bool known_json,
+                          const char *output_schema, contract_result_fault *fault, char *reason,
+                          size_t reason_size)
+{
+    *fault = CONTRACT_RESULT_FINE;
+    if (reason_size)
+        reason[0] = '\0';
+    if (!known_json && !is_json(json, json_length, max_depth)) {
+        *fault = CONTRACT_RESULT_NOT_JSON;
+        return RPCD_ERR_INVALID_ARGUMENT;
+    }
+    if (output_schema &&
+        mcp_tool_check_output(json, json_length, output_schema, reason, reason_size) != 0) {
+        *fault = CONTRACT_RESULT_OFF_SCHEMA;
+        return RPCD_ERR_INVALID_ARGUMENT;
+    }
+    return RPCD_OK;
+}
+
+int contract_check_tool_result(const char *json, size_t json_length, size_t max_depth,
+                               const char *output_schema, char *reason, size_t reason_size)
+{
+    if (!is_json(json, json_length, max_depth)) {
+        snprintf(reason, reason_size, "a complete tool result must be JSON");
+        return RPCD_ERR_INVALID_ARGUMENT;
+    }
+    if (mcp_tool_check_result(json, json_length, output_schema, reason, reason_size) != 0)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    return RPCD_OK;
+}
+
+int contract_check_fail_status(int status)
+{
+    return status == RPCD_OK || status == RPCD_ERR_APPLICATION ? RPCD_ERR_INVALID_ARGUMENT
+                                                               : RPCD_OK;
+}
+
+int contract_check_failure(const char *message, bool message_required, const char *data,
+                           size_t data_length, size_t max_depth)
+{
+    if ((message_required && !message) || (data && !is_json(data, data_length, max_depth)))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    return RPCD_OK;
+}
+
+int contract_check_progress(double done, double total, const char *message)
+{
+    if (!isfinite(done) || isnan(total) || (message && !js_utf8_valid(message, strlen(message))))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    return RPCD_OK;
+}
+
+int contract_check_meta(const char *name, const char *out, size_t out_size)
+{
+    if ((!out && out_size > 0) || (name && !js_utf8_valid(name, strlen(name))))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    return RPCD_OK;
+}
+
+int contract_check_complete(int status)
+{
+    return status == RPCD_DEFERRED ? RPCD_ERR_UNSUPPORTED : RPCD_OK;
+}

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data path after framing: bytes of a line -> validated JSON -> envelope -> method -> call.
+ */
+#include "serve/dispatch.h"
+
+#include "base/buffer.h"
+#include "wire/envelope.h"
+#include "json/json_scan.h"
+#include "base/log.h"
+#include "methods/mcp_methods.h"
+#include "wire/mcp_events.h"
+#include "mcp/mcp_listen.h"
+#include "wire/rpc_error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_blank(const char *line, size_t length)
+{
+    for (size_t i = 0; i < length; i++)
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            return false;
+    return true;
+}
+
+/*
+ * Reads the id named key ("id" or "requestId") of a cancellation's params. A key given twice
+ * names no call: which one a client meant is not for rpcd to guess.
+ */
+static bool cancellation_target(const env_message *message, const char *key, js_span *id)
+{
+    if (!message->has_params || js_kind_of(message->params) != JS_OBJECT)
+        return false;
+    size_t count = js_object_get(message->params, key, strlen(key), id);
+    if (count > 1)
+        log_message(LOG_DEBUG, "ignored a cancellation that gives \"%s\" twice", key);
+    return count == 1 && (js_kind_of(*id) == JS_STRING || js_kind_of(*id) == JS_NUMBER);
+}
+
+/*
+ * The daemon's own notifications: the two cancellation conventions. Returns true when the
+ * message was one of them (handled, never answered).
+ */
+static bool handle_builtin(const dispatcher *dispatch, const env_message *message, const char *name,
+                           size_t name_length)
+{
+    static const char lsp[] = "$/cancelRequest";         /* answer -32800 */
+    static const char mcp[] = "notifications/cancelled"; /* no answer at all */
+    bool is_lsp = name_length == sizeof lsp - 1 && memcmp(name, lsp, name_length) == 0;
+    bool is_mcp = name_length == sizeof mcp - 1 && memcmp(name, mcp, name_length) == 0;
+    if (message->kind != ENV_NOTIFICATION || (!is_lsp && !is_mcp))
+        return false;
+    js_span id;
+    if (cancellation_target(message, is_lsp ? "id" : "requestId", &id)) {
+        int found =
+            call_cancel(dispatch->calls, id, is_lsp ? CALL_CANCEL_RESPOND : CALL_CANCEL_SILENT);
+        if (!found && dispatch->listeners)
+            found = mcp_listen_cancel(dispatch->listeners, id, is_lsp);
+        log_message(LOG_DEBUG, "%s for id %.*s: %s", is_lsp ? lsp : mcp, (int)id.length, id.start,
+                    found ? "cancelled" : "no such call in flight");
+    }
+    return true;
+}
+
+/* Answers a request with an error (data: raw JSON text or NULL); a notification gets nothing. */
+static int answer_error(const dispatcher *dispatch, const env_message *message, call_batch *batch,
+                        uint64_t ticket, int64_t code, const char *data, size_t data_length)
+{
+    if (message->kind != ENV_REQUEST)
+        return 0;
+    return call_respond_error(dispatch->calls, batch, ticket, &message->id, code, NULL, data,
+                              data_length);
+}
+
+/* What start_call gives answer_not_started when it was interrupted waiting for room. */
+enum { WAIT_INTERRUPTED = 1 };
+
+/* Answers a request whose call did not start (started: WAIT_INTERRUPTED or call_start's). */
+static int answer_not_started(const dispatcher *dispatch, const env_message *message,
+                              const call_request *request, int started)
+{
+    call_batch *batch = request->batch;
+    uint64_t ticket = request->ticket;
+    switch (started) {
+    case WAIT_INTERRUPTED:
+        /* Shutting down: the request was read, so it still gets its one answer. */
+        return answer_error(dispatch, message, batch, ticket, RPC_REQUEST_CANCELLED, NULL, 0);
+    case CALL_DUPLICATE_ID: {
+        static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, data,
+                            sizeof data - 1);
+    }
+    case CALL_BAD_DEADLINE: {
+        static const char data[] = "{\"detail\":\"_meta.timeout_ms must be a whole number of "
+                                   "milliseconds from 1 to 86400000\"}";
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS, data,
+                            sizeof data - 1);
+    }
+    default:
+        log_message(LOG_ERROR, "out of memory for a call of %s", request->method->name);
+        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+    }
+}
+
+/*
+ * Starts a call once there is room for it; a request that cannot start gets its one answer. The
+ * same for every call, whether its method was named by the message or found another way. Inline:
+ * it runs once per call, and its answers are out of the way in answer_not_started.
+ */
+static inline int start_call(const dispatcher *dispatch, const env_message *message,
+                             const call_request *request)
+{
+    int started = call_wait_for_room(dispatch->calls) != 0 ? WAIT_INTERRUPTED
+                                                           : call_start(dispatch->calls, request);
+    if (started == CALL_STARTED)
+        return 0;
+    return answer_not_started(dispatch, message, request, started);
+}
+
+/*
+ * subscriptions/listen: its response comes when the stream ends, long after the lines after it,
+ * so it is no part of a batch and gives its place in ordered output up at once.
+ */
+static int open_listen(const dispatcher *dispatch, const env_message *message,
+                       const mcp_listen_filter *filter, call_batch *batch, uint64_t ticket)
+{
+    static const char in_batch[] =
+        "{\"detail\":\"subscriptions/listen is answered when its stream ends: not in a batch\"}";
+    static const char duplicate[] = "{\"detail\":\"a call with this id is still in flight\"}";
+    if (message->kind != ENV_REQUEST)
+        return 0;
+    if (!dispatch->listeners)
+        return answer_error(dispatch, message, batch, ticket, RPC_METHOD_NOT_FOUND, NULL, 0);
+    if (batch)
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, in_batch,
+                            sizeof in_batch - 1);
+    int opened = mcp_listen_open(dispatch->listeners, message->id, filter);
+    if (opened == MCP_LISTEN_DUPLICATE_ID)
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, duplicate,
+                            sizeof duplicate - 1);
+    if (opened != MCP_LISTEN_OPENED)
+        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+    if (ticket)
+        out_ticket_drop(dispatch->out, ticket);
+    return 0;
+}
+
+/* resources/subscribe and unsubscribe: the session's set of URIs, answered with {}. */
+static int subscribe(const dispatcher *dispatch, const env_message *message, const mcp_route *route,
+                     call_batch *batch, uint64_t ticket)
+{
+    static const char full[] = "{\"detail\":\"4096 URIs are subscribed already\"}";
+    if (!dispatch->listeners)
+        return message->kind == ENV_REQUEST
+                   ? answer_error(dispatch, message, batch, ticket, RPC_METHOD_NOT_FOUND, NULL, 0)
+                   : 0;
+    int status = mcp_listen_subscribe(dispatch->listeners, route->uri, route->subscribe);
+    if (message->kind != ENV_REQUEST)
+        return 0;
+    if (status == -2)
+        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS, full,
+                            sizeof full - 1);
+    if (status != 0)
+        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+    return call_respond_result(dispatch->calls, batch, ticket, &message->id, "{}", 2);
+}
+
+/*
+ * The MCP methods, which the MCP front end answers or turns into a plugin's call. Returns 1 when
+ * the message was one of them (answered, started, or a notification of one), 0 otherwise.
+ */
+static int handle_mcp(const dispatcher *dispatch, const env_message *message, const char *name,
+                      size_t name_length, call_batch *batch, uint64_t ticket, int *status)
+{
+    js_span params = {NULL, 0};
+    if (message->has_params)
+        params = message->params;
+    /* A plugin built before ABI 1.5 may serve a method MCP came to name (resources/read...)
+     * itself, as it did then: its method, called as any other, keeps the name. */
+    int id = mcp_method_find(name, name_length);
+    if (id >= 0 && mcp_method_reserved_since(id) > 0 &&
+        reg_find(dispatch->generations->methods, name, name_length))
+        return 0;
+    buffer out = BUFFER_INIT;
+    mcp_route route;
+    if (mcp_route_message(dispatch->generations->tools, name, name_length, params, &out, &route) !=
+        0)
+        return 0; /* out untouched: nothing to free */
+    if (dispatch->mcp_session && !*dispatch->mcp_session)
+        *dispatch->mcp_session = mcp_starts_session(name, name_length, params);
+    *status = 0;
+    if (route.kind == MCP_ANSWERED && message->kind == ENV_REQUEST) {
+        *status =
+            call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data, out.length);
+        /* From now on the client hears of a changed tool list (srv_tools_changed). */
+        if (dispatch->mcp_initialized && name_length == 10 && memcmp(name, "initialize", 10) == 0)
+            atomic_store(dispatch->mcp_initialized, true);
+    } else if (route.kind == MCP_REFUSED) {
+        int64_t code = route.code ? route.code : rpcerr_code_for_status(route.status, 0);
+        *status = answer_error(dispatch, message, batch, ticket, code,
+                               route.has_data ? out.data : NULL, route.has_data ? out.length : 0);
+    } else if (route.kind == MCP_LISTEN) {
+        *status = open_listen(dispatch, message, &route.listen, batch, ticket);
+    } else if (route.kind == MCP_SUBSCRIBE) {
+        *status = subscribe(dispatch, message, &route, batch, ticket);
+    } else if (route.kind == MCP_LOG_LEVEL) {
+        mcp_events_set_client_log_level(route.log_level);
+        if (message->kind == ENV_REQUEST)
+            *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data,
+                                          out.length);
+    } else if (route.kind == MCP_CALL) {
+        call_request request = {
+            .gen = dispatch->generations->held,
+            .method = route.method,
+            .id = message->kind == ENV_REQUEST ? &message->id : NULL,
+            .params = &route.params,
+            .batch = batch,
+            .ticket = ticket,
+            .shaper = route.shaper,
+            .progress_params = route.progress_params.length > 0 ? &route.progress_params : NULL,
+        };
+        *status = start_call(dispatch, message, &request);
+    }
+    buf_free(&out);
+    return 1;
+}
+
+/*
+ * A message's method name, decoded only when it holds escapes: into small (small_size bytes),
+ * or into *heap (new, for the caller to free). NULL when memory ran out.
+ */
+static const char *method_name(js_span method, char *small, size_t small_size, char **heap,
+                               size_t *length)
+{
+    const char *name = method.start + 1;
+    *length = method.length - 2;
+    *heap = NULL;
+    if (!memchr(name, '\\', *length))
+        return name;
+    size_t needed = js_string_decoded_length(method);
+    char *room = needed <= small_size ? small : (*heap = malloc(needed));
+    if (room && js_string_decode(method, room, needed, length) == 0)
+        return room;
+    return NULL;
+}
+
+/* Answers an invalid message: -32600, with its id when it had a valid one. */
+static int answer_invalid(const dispatcher *dispatch, const env_message *message, call_batch *batch)
+{
+    log_message(LOG_DEBUG, "invalid request: %s", message->problem);
+    uint64_t ticket = batch ? 0 : out_ticket_take(dispatch->out);
+    return call_respond_error(dispatch->calls, batch, ticket, message->has_id ? &message->id : NULL,
+                              RPC_INVALID_REQUEST, NULL, NULL, 0);
+}
+
+/*
+ * Handles one message (a whole line or one batch element). members, when not NULL, lists the
+ * value's members as the validator found them, which spares a second scan.
+ */
+static int handle_message(const dispatcher *dispatch, js_span value, const js_index *members,
+                          call_batch *batch)
+{
+    env_message message;
+    if (members && members->count <= members->capacity)
+        env_parse_members(members->children, members->count, &message);
+    else
+        env_parse(value, &message);
+
+    if (message.kind == ENV_RESPONSE) {
+        log_message(LOG_DEBUG, "ignored a response object: rpcd sends no requests");
+        return 0;
+    }
+    if (message.kind == ENV_INVALID)
+        return answer_invalid(dispatch, &message, batch);
+
+    /* A request's place in ordered output; notifications have none, batch items their batch's. */
+    uint64_t ticket = message.kind == ENV_REQUEST && !batch ? out_ticket_take(dispatch->out) : 0;
+    char small[256];
+    char *heap;
+    size_t name_length;
+    const char *name = method_name(message.method, small, sizeof small, &heap, &name_length);
+    int mcp_status = 0;
+    if (name && handle_mcp(dispatch, &message, name, name_length, batch, ticket, &mcp_status)) {
+        free(heap);
+        return mcp_status;
+    }
+    bool builtin = name && handle_builtin(dispatch, &message, name, name_length);
+    const reg_method *method =
+        name && !builtin ? reg_find(dispatch->generations->methods, name, name_length) : NULL;
+    free(heap);
+    if (builtin)
+        return 0;
+    if (!method)
+        return answer_error(dispatch, &message, batch, ticket,
+                            name ? RPC_METHOD_NOT_FOUND : RPC_INTERNAL_ERROR, NULL, 0);
+    call_request request = {
+        .gen = dispatch->generations->held,
+        .method = method,
+        .id = message.kind == ENV_REQUEST ? &message.id : NULL,
+        .params = message.has_params ? &message.params : NULL,
+        .batch = batch,
+        .ticket = ticket,
+    };
+    return start_call(dispatch, &message, &request);
+}
+
+/* Answers a line over a limit: id null, and data naming the limit (what: plain ASCII). */
+static int respond_over_limit(const dispatcher *dispatch, int64_t code, const char *what,
+                              size_t limit)
+{
+    buffer data = BUFFER_INIT;
+    int failed = buf_printf(&data, "{\"detail\":\"%s (%zu)\"}", what, limit);
+    int status =
+        call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL, code, NULL,
+                           failed ? NULL : data.data, failed ? 0 : data.length);
+    buf_free(&data);
+    return status;
+}
+
+int disp_line(const dispatcher *dispatch, const char *line, size_t length)
+{
+    if (is_blank(line, length))
+        return 0;
+    /* The methods of this line's calls: a generation published meanwhile serves the next. */
+    gen_reader_refresh(dispatch->generations);
+
+    js_span value;
+    size_t offset = 0;
+    js_child children[64]; /* the members of a request, or the items of a batch */
+    js_index index = {children, sizeof children / sizeof children[0], 0};
+    int status = js_validate_indexed(line, length, dispatch->max_depth, &value, &offset, &index);
+    if (status == JS_ERR_DEPTH) {
+        return respond_over_limit(dispatch, RPC_PARSE_ERROR, "nested deeper than max_depth",
+                                  dispatch->max_depth);
+    }
+    if (status != 0) {
+        log_message(LOG_DEBUG, "parse error at byte %zu of a %zu-byte line", offset, length);
+        return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
+                                  RPC_PARSE_ERROR, NULL, NULL, 0);
+    }
+
+    if (js_kind_of(value) == JS_OBJECT)
+        return handle_message(dispatch, value, &index, NULL);
+    if (js_kind_of(value) != JS_ARRAY)
+        return handle_message(dispatch, value, NULL, NULL);
+
+    size_t count = index.count;
+    if (count == 0) /* "[]" is one invalid request, no array */
+        return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
+                                  RPC_INVALID_REQUEST, NULL, NULL, 0);
+    if (count > dispatch->max_batch) {
+        return respond_over_limit(dispatch, RPC_INVALID_REQUEST, "batch longer than max_batch",
+                                  dispatch->max_batch);
+    }
+    call_batch *batch;
+    uint64_t ticket = out_ticket_take(dispatch->out);
+    if (call_batch_new(dispatch->calls, ticket, &batch) != 0)
+        return call_respond_error(dispatch->calls, NULL, ticket, NULL, RPC_INTERNAL_ERROR, NULL,
+                                  NULL, 0);
+    /* The items go to the pool in groups: one lock and one wake-up round per group. Held items
+     * count in flight, so a reader that must wait for room hands its group over first. */
+    js_iter elements;
+    js_span element;
+    js_iter_init(&elements, value);
+    call_begin_group(dispatch->calls);
+    for (size_t i = 0; i < count; i++) {
+        if (count <= index.capacity)
+            element = children[i].value;
+        else
+            js_iter_next(&elements, NULL, &element);
+        handle_message(dispatch, element, NULL, batch);
+    }
+    call_end_group(dispatch->calls);
+    call_batch_release(batch);
+    return out_failed(dispatch->out) ? -1 : 0;
+}
+
+int disp_line_too_long(const dispatcher *dispatch, size_t length, size_t limit)
+{
+    log_message(LOG_WARNING, "skipped a %zu-byte line: longer than max_line_bytes (%zu)", length,
+                limit);
+    return respond_over_limit(dispatch, RPC_INVALID_REQUEST, "line longer than max_line_bytes",
+                              limit);
+}
