@@ -4,6 +4,7 @@
  * finished responses written out, then the same death the process was heading for.
  */
 #include "base/crash_report.h"
+#include "base/running_call.h"
 
 #include "base/log.h"
 #include "base/signals.h"
@@ -20,7 +21,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static _Thread_local const crash_call *current_call;
 static _Atomic(output *) watched_output;
 static atomic_bool reporting;
 static _Thread_local bool reporting_here;
@@ -38,18 +38,6 @@ enum { ALT_STACK_BYTES = 64 * 1024 };
 enum { FLUSH_WAIT_MS = 2000, BACKSTOP_S = 5 };
 /* The most bytes of a request id quoted in the line. */
 enum { ID_QUOTED_MOST = 128 };
-
-const crash_call *crash_call_enter(const crash_call *call)
-{
-    const crash_call *previous = current_call;
-    current_call = call;
-    return previous;
-}
-
-void crash_call_leave(const crash_call *previous)
-{
-    current_call = previous;
-}
 
 void crash_report_watch(output *out)
 {
@@ -71,7 +59,7 @@ static void add_id(log_line *line, const char *id, size_t length)
 }
 
 /* "plugin P, method M, request id I" or what stands for it. */
-static void add_call(log_line *line, const crash_call *call)
+static void add_call(log_line *line, const running_call *call)
 {
     if (!call) {
         log_line_add(line, "on a thread running no call");
@@ -131,7 +119,7 @@ static void report_and_flush(const char *before, int number, const char *after)
     log_line_add(&line, before);
     log_line_add_int(&line, number);
     log_line_add(&line, after);
-    add_call(&line, current_call);
+    add_call(&line, running_call_current());
     log_line_add(&line, ": writing out the finished responses and ending");
     log_line_end(&line);
     flush_output();

@@ -11,20 +11,7 @@
 
 #include <stddef.h>
 
-/* A call a thread is running. Every member borrowed, valid while the call runs. */
-typedef struct crash_call {
-    const char *plugin;
-    const char *method;
-    const char *id; /* the request id as JSON text, not NUL-terminated; NULL for a notification */
-    size_t id_length;
-} crash_call;
-
-/*
- * Marks call (borrowed) as the one the calling thread runs, until crash_call_leave is given the
- * pointer this returns (calls may nest). Cheap: one thread-local store each.
- */
-const crash_call *crash_call_enter(const crash_call *call);
-void crash_call_leave(const crash_call *previous);
+/* The call the report names is the thread's running call (base/running_call.h). */
 
 /*
  * Installs the handlers of the fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,

@@ -262,11 +262,9 @@ size_t call_end_unstarted_from_signal(call_table *table, output *out, bool out_s
 size_t call_log_running_from_signal(call_table *table, const char *situation);
 
 /*
- * Around a handler's run: call_in_handler then tells, from a signal handler too, whether this
- * thread is inside plugin code, not in the middle of rpcd's own.
+ * Whether this thread is inside plugin code (a handler runs here: base/running_call.h), not in
+ * the middle of rpcd's own. From a signal handler too.
  */
-void call_handler_enter(void);
-void call_handler_leave(void);
 bool call_in_handler(void);
 
 /*
@@ -281,8 +279,5 @@ int call_running_log_level(void);
  * for level. Returns 1 when sent, 0 otherwise.
  */
 int call_running_log(const char *logger, int level, const char *text, size_t length);
-/* Makes call (borrowed; NULL: none) the one whose handler runs on this thread; returns the one
- * before, to be put back when the handler returns. */
-rpcd_call *call_running_swap(rpcd_call *call);
 
 #endif

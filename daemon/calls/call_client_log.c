@@ -5,20 +5,18 @@
  * on the thread running its handler reach the client before its response.
  */
 #include "calls/call_internal.h"
+#include "base/running_call.h"
 #include "base/lock.h"
 
 #include "wire/mcp_events.h"
 #include "wire/mcp_meta.h"
 #include "base/output.h"
 
-/* The call whose handler runs on this thread, or NULL. */
-static _Thread_local rpcd_call *running;
-
-rpcd_call *call_running_swap(rpcd_call *call)
+/* The call whose handler runs on this thread (scheduler.c sets it), or NULL. */
+static rpcd_call *running_handle(void)
 {
-    rpcd_call *before = running;
-    running = call;
-    return before;
+    const running_call *call = running_call_current();
+    return call ? call->handle : NULL;
 }
 
 /* The level the slot's request asked for, or -1. Called with the slot locked. */
@@ -35,6 +33,7 @@ static int asked_level(const call_slot *slot)
 
 int call_running_log_level(void)
 {
+    rpcd_call *running = running_handle();
     if (!running)
         return -1;
     call_slot *slot = slot_lock_live(running);
@@ -47,6 +46,7 @@ int call_running_log_level(void)
 
 int call_running_log(const char *logger, int level, const char *text, size_t length)
 {
+    rpcd_call *running = running_handle();
     if (!running)
         return 0;
     call_slot *slot = slot_lock_live(running);

@@ -7,6 +7,7 @@
  * thread cannot keep itself.
  */
 #include "calls/call_internal.h"
+#include "base/running_call.h"
 #include "base/lock.h"
 
 #include "base/log.h"
@@ -246,19 +247,7 @@ size_t call_log_running_from_signal(call_table *table, const char *situation)
 
 /* ---- Which thread runs a handler ---------------------------------------------------------- */
 
-static _Thread_local int handler_depth;
-
-void call_handler_enter(void)
-{
-    handler_depth++;
-}
-
-void call_handler_leave(void)
-{
-    handler_depth--;
-}
-
 bool call_in_handler(void)
 {
-    return handler_depth > 0;
+    return running_call_current() != NULL;
 }

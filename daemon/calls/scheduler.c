@@ -8,7 +8,7 @@
 #include "calls/call_internal.h"
 #include "base/lock.h"
 
-#include "base/crash_report.h"
+#include "base/running_call.h"
 #include "base/executor.h"
 
 #include <stddef.h>
@@ -101,17 +101,15 @@ void sched_run(exec_job *job)
 
     /* A call cancelled before it started (or answered at its deadline while it waited) never
      * reaches its handler. */
-    crash_call running = {slot->method->owner_name, slot->method->name, slot->id.data,
-                          slot->id.length};
-    const crash_call *outer = crash_call_enter(&running);
-    call_handler_enter();
-    rpcd_call *outer_call = call_running_swap(handle);
+    /* The one record of the running call: the crash report, the client's log lines and a stop's
+     * view of this thread all read it. */
+    running_call running = {
+        slot->method->owner_name, slot->method->name, slot->id.data, slot->id.length, handle, NULL};
+    running_call_enter(&running);
     int status = skip ? RPCD_ERR_CANCELLED
                       : slot->method->handler(handle, slot->params, slot->params_length,
                                               slot->method->user_data);
-    call_running_swap(outer_call);
-    call_handler_leave();
-    crash_call_leave(outer);
+    running_call_leave(&running);
     /* RPCD_DEFERRED came with ABI 1.1: from a plugin built before, 1 is an unknown status. */
     if (status == RPCD_DEFERRED && slot->method->abi_minor >= 1) {
         lock_take(&slot->lock);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "base/crash_report.h"
+#include "base/running_call.h"
 #include "base/log.h"
 #include "base/output.h"
 
@@ -67,15 +68,16 @@ static void child(enum death how, int log_fd)
     if (crash_report_install() != 0)
         _exit(122);
     crash_report_watch(how == DIE_EXIT_UNWATCHED ? NULL : out);
-    crash_call request = {"myplugin", "mymethod", "\"req-7\"", 7};
-    crash_call notification = {"myplugin", "notified", NULL, 0};
-    crash_call outer = {"outer", "first", "1", 1};
-    crash_call inner = {"inner", "second", "2", 1};
-    crash_call long_request = {"myplugin", "mymethod", long_id, sizeof long_id - 1};
-    crash_call long_utf8_request = {"myplugin", "mymethod", long_utf8_id, sizeof long_utf8_id - 1};
+    running_call request = {"myplugin", "mymethod", "\"req-7\"", 7, NULL, NULL};
+    running_call notification = {"myplugin", "notified", NULL, 0, NULL, NULL};
+    running_call outer = {"outer", "first", "1", 1, NULL, NULL};
+    running_call inner = {"inner", "second", "2", 1, NULL, NULL};
+    running_call long_request = {"myplugin", "mymethod", long_id, sizeof long_id - 1, NULL, NULL};
+    running_call long_utf8_request = {"myplugin", "mymethod", long_utf8_id, sizeof long_utf8_id - 1,
+                                      NULL,       NULL};
     switch (how) {
     case DIE_SIGILL:
-        crash_call_enter(&request);
+        running_call_enter(&request);
         raise(SIGILL);
         break;
     case DIE_SIGSEGV:
@@ -83,22 +85,23 @@ static void child(enum death how, int log_fd)
         raise(SIGSEGV);
         break;
     case DIE_EXIT:
-    case DIE_EXIT_UNWATCHED: crash_call_enter(&notification); exit(3);
+    case DIE_EXIT_UNWATCHED: running_call_enter(&notification); exit(3);
     case DIE_LONG_ID:
-        crash_call_enter(&long_request);
+        running_call_enter(&long_request);
         raise(SIGABRT);
         break;
     case DIE_CHAINED:
-        crash_call_enter(&request);
+        running_call_enter(&request);
         raise(SIGILL);
         break;
     case DIE_LONG_UTF8_ID:
-        crash_call_enter(&long_utf8_request);
+        running_call_enter(&long_utf8_request);
         raise(SIGABRT);
         break;
     case DIE_NESTED:
-        crash_call_enter(&outer);
-        crash_call_leave(crash_call_enter(&inner));
+        running_call_enter(&outer);
+        running_call_enter(&inner);
+        running_call_leave(&inner);
         raise(SIGABRT);
         break;
     }
