@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     srv_options options = rt_serve_options(&runtime);
     /* Handlers run on the reading thread, so each response is out before the next line is
      * read and the transcript reads in order; the daemon itself uses a pool of workers. */
-    options.workers = 0;
+    options.limits.workers = 0;
     int result = srv_serve(runtime.methods, &options, read_script, &s, write_transcript, &s);
     rt_stop(&runtime);
     expect(result == SRV_DONE, "the session ends at end of input");

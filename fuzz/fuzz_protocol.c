@@ -121,11 +121,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* Small limits, so that inputs of a few kilobytes reach them. */
     srv_options options = {
-        .max_line_bytes = 2048,
-        .max_depth = 32,
-        .max_batch = 16,
-        .workers = 0,
-        .max_in_flight = 64,
+        .limits.max_line_bytes = 2048,
+        .limits.max_depth = 32,
+        .limits.max_batch = 16,
+        .limits.workers = 0,
+        .limits.max_in_flight = 64,
         .shutdown_grace_ms = 0,
         .ordered = size > 0 && (data[0] & 1),
         .tools = tools,
@@ -135,7 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int result = srv_serve(methods, &options, read_feed, &input, write_sink, &output);
     if (result != SRV_DONE)
         abort();
-    oracle_limits limits = {options.max_line_bytes, options.max_depth, options.max_batch};
+    oracle_limits limits = {options.limits.max_line_bytes, options.limits.max_depth,
+                            options.limits.max_batch};
     if (oracle_check(&limits, (const char *)data, size, output.data, output.length) != 0)
         abort();
     free(output.data);

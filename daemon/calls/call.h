@@ -11,6 +11,7 @@
 #ifndef RPCD_CALL_H
 #define RPCD_CALL_H
 
+#include "base/serving_limits.h"
 #include "base/buffer.h"
 #include "methods/generation.h"
 #include "json/json_scan.h"
@@ -23,11 +24,10 @@
 #include <stdint.h>
 
 typedef struct call_settings {
-    output *out;          /* borrowed: where responses and notifications go */
-    size_t max_depth;     /* deepest nesting accepted in what plugins hand back */
-    size_t workers;       /* handler threads; 0 runs each handler on the thread that starts it */
-    size_t max_in_flight; /* calls queued or running before call_wait_for_room blocks */
-    size_t max_in_flight_bytes; /* params bytes they may hold: see call_wait_for_bytes; 0: none */
+    output *out; /* borrowed: where responses and notifications go */
+    /* max_depth: deepest nesting accepted in what plugins hand back; workers, max_in_flight
+     * (before call_wait_for_room blocks), max_in_flight_bytes (call_wait_for_bytes; 0: none) */
+    serving_limits limits;
 } call_settings;
 
 /*

@@ -49,7 +49,7 @@ static int record_failure(call_slot *slot, int status, int64_t code, const char 
                           const char *data, size_t data_length)
 {
     if (contract_check_failure(message, status == RPCD_ERR_APPLICATION, data, data_length,
-                               slot->table->max_depth) != RPCD_OK)
+                               slot->table->limits.max_depth) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     buf_clear(&slot->failure_message);
     buf_clear(&slot->failure_data);
@@ -111,7 +111,7 @@ static int host_call_result(rpcd_call *call, const char *json, size_t json_lengt
                      !memchr(json, '\r', json_length);
     char reason[256];
     contract_result_fault fault;
-    int status = contract_check_result(json, json_length, slot->table->max_depth, is_params,
+    int status = contract_check_result(json, json_length, slot->table->limits.max_depth, is_params,
                                        slot->method->output_schema, &fault, reason, sizeof reason);
     if (fault == CONTRACT_RESULT_NOT_JSON) {
         slot->result_invalid = true;
@@ -135,7 +135,7 @@ static int host_call_tool_result(rpcd_call *call, const char *json, size_t json_
     if (!slot)
         return RPCD_ERR_STALE;
     char reason[256];
-    int status = contract_check_tool_result(json, json_length, slot->table->max_depth,
+    int status = contract_check_tool_result(json, json_length, slot->table->limits.max_depth,
                                             slot->method->output_schema, reason, sizeof reason);
     if (status != RPCD_OK)
         status = refuse_result(slot, reason);
@@ -280,8 +280,8 @@ static int host_call_notify(rpcd_call *call, const char *method, const char *par
     if (!slot)
         return RPCD_ERR_STALE;
     contract_refusal refusal;
-    int status =
-        contract_check_notify(method, params, params_length, slot->table->max_depth, &refusal);
+    int status = contract_check_notify(method, params, params_length, slot->table->limits.max_depth,
+                                       &refusal);
     if (status != RPCD_OK) {
         if (refusal.did)
             warn_notification(slot, method, refusal.did, refusal.outcome);

@@ -99,11 +99,9 @@ typedef struct call_slot {
 
 struct call_table {
     output *out;
-    size_t max_depth;
-    size_t max_in_flight;
-    size_t max_in_flight_bytes; /* SIZE_MAX: no limit */
-    bool quick_on_reader;       /* RPCD_METHOD_QUICK calls run on the thread that starts them */
-    executor *pool;             /* NULL: handlers run on the starting thread */
+    serving_limits limits; /* max_in_flight at least 1, max_in_flight_bytes SIZE_MAX for none */
+    bool quick_on_reader;  /* RPCD_METHOD_QUICK calls run on the thread that starts them */
+    executor *pool;        /* NULL: handlers run on the starting thread */
 
     pthread_mutex_t lock;   /* guards what follows */
     pthread_cond_t changed; /* a call ended, or waits were interrupted */

@@ -23,12 +23,13 @@ int call_table_new(const call_settings *settings, call_table **out)
     if (!table)
         return -1;
     table->out = settings->out;
-    table->max_depth = settings->max_depth;
-    table->max_in_flight = settings->max_in_flight ? settings->max_in_flight : 1;
-    table->max_in_flight_bytes =
-        settings->max_in_flight_bytes ? settings->max_in_flight_bytes : SIZE_MAX;
+    table->limits = settings->limits;
+    if (table->limits.max_in_flight == 0)
+        table->limits.max_in_flight = 1;
+    if (table->limits.max_in_flight_bytes == 0)
+        table->limits.max_in_flight_bytes = SIZE_MAX;
     /* One worker promises one call at a time: a quick call beside it would break that. */
-    table->quick_on_reader = settings->workers != 1;
+    table->quick_on_reader = settings->limits.workers != 1;
     pthread_mutex_init(&table->lock, NULL);
     /* Its waits are timed by the monotonic clock: a change of the date stretches none of them. */
     pthread_condattr_t monotonic;
@@ -41,7 +42,7 @@ int call_table_new(const call_settings *settings, call_table **out)
     table->id_bucket_count = 64;
     table->id_buckets = malloc(table->id_bucket_count * sizeof *table->id_buckets);
     if (!table->id_buckets ||
-        (settings->workers > 0 && exec_new(settings->workers, &table->pool) != 0)) {
+        (settings->limits.workers > 0 && exec_new(settings->limits.workers, &table->pool) != 0)) {
         free(table->id_buckets);
         deadline_stop(table);
         free(table);
@@ -132,7 +133,7 @@ void table_untrack_id(call_table *table, call_slot *slot)
 
 static bool has_room(call_table *table)
 {
-    return atomic_load(&table->in_flight) < table->max_in_flight;
+    return atomic_load(&table->in_flight) < table->limits.max_in_flight;
 }
 
 /*
@@ -177,7 +178,7 @@ int call_wait_for_room(call_table *table)
 
     /* The reader stops reading: what is written meanwhile must go out at once. */
     log_message(LOG_DEBUG, "%zu calls in flight (max_in_flight): reading paused",
-                table->max_in_flight);
+                table->limits.max_in_flight);
     stop_signals_hold();
     out_set_reader_idle(table->out, true);
     pthread_mutex_lock(&table->lock);
@@ -191,13 +192,13 @@ int call_wait_for_room(call_table *table)
 
 void call_wait_for_bytes(call_table *table)
 {
-    if (atomic_load(&table->in_flight_bytes) < table->max_in_flight_bytes)
+    if (atomic_load(&table->in_flight_bytes) < table->limits.max_in_flight_bytes)
         return;
     log_message(LOG_DEBUG, "calls in flight hold %zu bytes (max_in_flight_bytes): reading paused",
                 atomic_load(&table->in_flight_bytes));
     stop_signals_hold();
     pthread_mutex_lock(&table->lock);
-    while (table->in_flight_bytes >= table->max_in_flight_bytes &&
+    while (table->in_flight_bytes >= table->limits.max_in_flight_bytes &&
            !atomic_load(&table->interrupted))
         wait_for_change(table);
     pthread_mutex_unlock(&table->lock);

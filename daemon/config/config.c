@@ -407,7 +407,7 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
     cfg_set_defaults(config);
     /* As many workers as cores, and at least two, so that one slow call never blocks all. */
     size_t cores = usable_cores();
-    config->workers = cores > 2 ? cores : 2;
+    config->limits.workers = cores > 2 ? cores : 2;
     config->path = strdup(file_name);
     parse_state state = {.config = config, .next = text, .file = config->path};
 
@@ -423,10 +423,10 @@ static int load(const char *text, const char *file_name, rpcd_config **out, char
         status = 0;
     }
     /* Unset: room for every worker to hold a 1 MiB message, and at least 2 MiB. */
-    if (config->max_in_flight_bytes == 0)
-        config->max_in_flight_bytes = config->workers > 2
-                                          ? config->workers * CFG_IN_FLIGHT_BYTES_PER_WORKER
-                                          : 2 * CFG_IN_FLIGHT_BYTES_PER_WORKER;
+    if (config->limits.max_in_flight_bytes == 0)
+        config->limits.max_in_flight_bytes =
+            config->limits.workers > 2 ? config->limits.workers * CFG_IN_FLIGHT_BYTES_PER_WORKER
+                                       : 2 * CFG_IN_FLIGHT_BYTES_PER_WORKER;
     free(state.message);
     if (status != 0) {
         cfg_free(config);

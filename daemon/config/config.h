@@ -6,6 +6,8 @@
 #ifndef RPCD_CONFIG_H
 #define RPCD_CONFIG_H
 
+#include "base/serving_limits.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -62,22 +64,19 @@ typedef struct cfg_plugin {
 } cfg_plugin;
 
 typedef struct rpcd_config {
-    char *path;                 /* owned: the file read */
-    int log_level;              /* LOG_* (default info) */
-    int log_format;             /* LOG_FORMAT_* (default text) */
-    size_t max_line_bytes;      /* longest request line (default 32 MiB) */
-    size_t max_depth;           /* deepest JSON nesting (default 512) */
-    size_t max_batch;           /* most items in one batch (default 1000) */
-    size_t workers;             /* handler threads (default: cores it may run on, at least 2) */
-    size_t max_in_flight;       /* calls queued or running before reading pauses (default 1024) */
-    size_t max_in_flight_bytes; /* params bytes they may hold before reading pauses inside a
-                                   long line (default: 1 MiB per worker, at least 2 MiB) */
-    size_t shutdown_grace_ms;   /* how long calls may finish after SIGTERM (default 1000) */
-    char *plugin_dir;           /* owned: where relative plugin paths start (default: the
-                                   config file's directory) */
-    char *include;              /* owned: the drop-in files, a glob(7) pattern made absolute
-                                   (default: CFG_DEFAULT_INCLUDE beside the config file) */
-    char **dropins;             /* owned: the drop-in files read, in the order read */
+    char *path;     /* owned: the file read */
+    int log_level;  /* LOG_* (default info) */
+    int log_format; /* LOG_FORMAT_* (default text) */
+    /* max_line_bytes (default 32 MiB), max_depth (512), max_batch (1000), workers (the cores
+     * rpcd may run on, at least 2), max_in_flight (1024), max_in_flight_bytes (1 MiB per worker,
+     * at least 2 MiB): copied whole into every settings struct that needs them */
+    serving_limits limits;
+    size_t shutdown_grace_ms; /* how long calls may finish after SIGTERM (default 1000) */
+    char *plugin_dir;         /* owned: where relative plugin paths start (default: the
+                                 config file's directory) */
+    char *include;            /* owned: the drop-in files, a glob(7) pattern made absolute
+                                 (default: CFG_DEFAULT_INCLUDE beside the config file) */
+    char **dropins;           /* owned: the drop-in files read, in the order read */
     size_t dropin_count;
     bool insecure;          /* load files whatever their owner and permissions (--insecure) */
     bool no_new_privs;      /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */

@@ -21,6 +21,12 @@
         "rpcd", #name, type, minimum, maximum, default_value, offsetof(rpcd_config, name)          \
     }
 
+/* A key of the serving limits, kept in the config's one serving_limits value. */
+#define LIMIT_KEY(name, type, minimum, maximum, default_value)                                     \
+    {                                                                                              \
+        "rpcd", #name, type, minimum, maximum, default_value, offsetof(rpcd_config, limits.name)   \
+    }
+
 #define PLUGIN_KEY(name, type, minimum, maximum)                                                   \
     {                                                                                              \
         "plugin NAME", #name, type, minimum, maximum, 0, offsetof(cfg_plugin, confinement.name)    \
@@ -36,12 +42,12 @@ static const cfg_key keys[] = {
     DAEMON_KEY(log_level,           CFG_KEY_LOG_LEVEL, 0,  0,        LOG_INFO),
     DAEMON_KEY(log_format,          CFG_KEY_LOG_FORMAT, 0, 0,        LOG_FORMAT_TEXT),
     DAEMON_KEY(log_calls,           CFG_KEY_BOOL,      0,  0,        false),
-    DAEMON_KEY(max_line_bytes,      CFG_KEY_SIZE,      64, TIB,      CFG_DEFAULT_MAX_LINE_BYTES),
-    DAEMON_KEY(max_depth,           CFG_KEY_SIZE,      2,  1000000,  CFG_DEFAULT_MAX_DEPTH),
-    DAEMON_KEY(max_batch,           CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_BATCH),
-    DAEMON_KEY(workers,             CFG_KEY_SIZE,      1,  1024,     0),
-    DAEMON_KEY(max_in_flight,       CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_IN_FLIGHT),
-    DAEMON_KEY(max_in_flight_bytes, CFG_KEY_SIZE,      1,  TIB,      0),
+    LIMIT_KEY(max_line_bytes,       CFG_KEY_SIZE,      64, TIB,      CFG_DEFAULT_MAX_LINE_BYTES),
+    LIMIT_KEY(max_depth,            CFG_KEY_SIZE,      2,  1000000,  CFG_DEFAULT_MAX_DEPTH),
+    LIMIT_KEY(max_batch,            CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_BATCH),
+    LIMIT_KEY(workers,              CFG_KEY_SIZE,      1,  1024,     0),
+    LIMIT_KEY(max_in_flight,        CFG_KEY_SIZE,      1,  10000000, CFG_DEFAULT_MAX_IN_FLIGHT),
+    LIMIT_KEY(max_in_flight_bytes,  CFG_KEY_SIZE,      1,  TIB,      0),
     DAEMON_KEY(shutdown_grace_ms,   CFG_KEY_SIZE,      0,  3600000,  CFG_DEFAULT_SHUTDOWN_GRACE_MS),
     DAEMON_KEY(plugin_dir,          CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(include,             CFG_KEY_STRING,    0,  0,        0),

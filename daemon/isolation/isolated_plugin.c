@@ -48,12 +48,7 @@ static rpcd_config *copy_config(const rpcd_config *daemon, const cfg_plugin *con
     }
     *copy = (rpcd_config){
         .log_level = daemon->log_level,
-        .max_line_bytes = daemon->max_line_bytes,
-        .max_depth = daemon->max_depth,
-        .max_batch = daemon->max_batch,
-        .workers = daemon->workers,
-        .max_in_flight = daemon->max_in_flight,
-        .max_in_flight_bytes = daemon->max_in_flight_bytes,
+        .limits = daemon->limits,
         .shutdown_grace_ms = daemon->shutdown_grace_ms,
         .insecure = daemon->insecure,
         .no_new_privs = daemon->no_new_privs,
@@ -97,8 +92,7 @@ int isolated_start(const rpcd_config *daemon, const cfg_plugin *config, int fd, 
         return -1;
     }
     iso_settings settings = {
-        .workers = daemon->workers,
-        .max_depth = daemon->max_depth,
+        .limits = daemon->limits,
         .log_level = log_get_level(),
         .insecure = daemon->insecure,
         .grace_ms = daemon->shutdown_grace_ms,

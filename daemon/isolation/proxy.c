@@ -116,7 +116,7 @@ static int proxy_call(rpcd_call *call, const char *params, size_t params_length,
         pxy_cancel(proxy, call);
     /* workers = 1 promises one call at a time, its notifications before the next call's: the
      * handler holds the one worker until the host has answered (which ends it when it returns). */
-    if (proxy->settings.workers == 1)
+    if (proxy->settings.limits.workers == 1)
         pxy_wait_ended(proxy, id);
     return RPCD_DEFERRED;
 }

@@ -12,6 +12,7 @@
 #ifndef RPCD_PROXY_H
 #define RPCD_PROXY_H
 
+#include "base/serving_limits.h"
 #include "config/config.h"
 #include "methods/registry.h"
 
@@ -22,8 +23,8 @@ typedef struct iso_proxy iso_proxy;
 
 /* What the host process is told, from the daemon's config. */
 typedef struct iso_settings {
-    size_t workers;   /* handler threads in the host */
-    size_t max_depth; /* deepest nesting the host accepts in what the plugin hands back */
+    /* The host's workers, and max_depth: the deepest nesting it accepts from the plugin. */
+    serving_limits limits;
     int log_level;
     bool insecure;
     size_t grace_ms; /* how long a host may take to let go of a cancelled call, or to exit */

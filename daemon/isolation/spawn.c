@@ -76,8 +76,8 @@ static int send_init(int fd, const cfg_plugin *config, const iso_settings *setti
     /* Read after the proxy joined the watched ones (proxy.c): a change from now on is a LEVEL
      * frame for this host too. */
     failed |= chan_put_u32(&out, (uint32_t)(int32_t)mcp_events_client_log_level());
-    failed |= chan_put_u64(&out, settings->workers);
-    failed |= chan_put_u64(&out, settings->max_depth);
+    failed |= chan_put_u64(&out, settings->limits.workers);
+    failed |= chan_put_u64(&out, settings->limits.max_depth);
     failed |= chan_put_u8(&out, settings->insecure);
     failed |= chan_put_u64(&out, config->scheduler_slice_us);
     failed |= chan_put_str(&out, config->name, strlen(config->name));

@@ -40,8 +40,9 @@ static int append_isolation(buffer *text, const rpcd_config *daemon, const cfg_p
     failed |= append_pair(text, "group", keys->group);
     failed |= append_pair(text, "read_paths", keys->read_paths);
     failed |= append_pair(text, "write_paths", keys->write_paths);
-    failed |= buf_printf(text, "daemon=%zu %zu %zu %d\n", daemon->workers, daemon->max_depth,
-                         daemon->shutdown_grace_ms, (int)daemon->insecure);
+    failed |=
+        buf_printf(text, "daemon=%zu %zu %zu %d\n", daemon->limits.workers,
+                   daemon->limits.max_depth, daemon->shutdown_grace_ms, (int)daemon->insecure);
     failed |= append_pair(text, "daemon user", daemon->user);
     return failed | append_pair(text, "daemon group", daemon->group);
 }

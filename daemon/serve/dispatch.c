@@ -330,10 +330,11 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
     size_t offset = 0;
     js_child children[64]; /* the members of a request, or the items of a batch */
     js_index index = {children, sizeof children / sizeof children[0], 0};
-    int status = js_validate_indexed(line, length, dispatch->max_depth, &value, &offset, &index);
+    int status =
+        js_validate_indexed(line, length, dispatch->limits.max_depth, &value, &offset, &index);
     if (status == JS_ERR_DEPTH) {
         return respond_over_limit(dispatch, RPC_PARSE_ERROR, "nested deeper than max_depth",
-                                  dispatch->max_depth);
+                                  dispatch->limits.max_depth);
     }
     if (status != 0) {
         log_message(LOG_DEBUG, "parse error at byte %zu of a %zu-byte line", offset, length);
@@ -350,9 +351,9 @@ int disp_line(const dispatcher *dispatch, const char *line, size_t length)
     if (count == 0) /* "[]" is one invalid request, no array */
         return call_respond_error(dispatch->calls, NULL, out_ticket_take(dispatch->out), NULL,
                                   RPC_INVALID_REQUEST, NULL, NULL, 0);
-    if (count > dispatch->max_batch) {
+    if (count > dispatch->limits.max_batch) {
         return respond_over_limit(dispatch, RPC_INVALID_REQUEST, "batch longer than max_batch",
-                                  dispatch->max_batch);
+                                  dispatch->limits.max_batch);
     }
     call_batch *batch;
     uint64_t ticket = out_ticket_take(dispatch->out);

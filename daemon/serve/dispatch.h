@@ -7,6 +7,7 @@
 #ifndef RPCD_DISPATCH_H
 #define RPCD_DISPATCH_H
 
+#include "base/serving_limits.h"
 #include "calls/call.h"
 #include "methods/generation.h"
 #include "mcp/mcp.h"
@@ -21,8 +22,7 @@
 typedef struct dispatcher {
     call_table *calls;       /* borrowed: runs the calls */
     output *out;             /* borrowed: where responses go */
-    size_t max_depth;        /* deepest nesting accepted in a line */
-    size_t max_batch;        /* most items in a batch */
+    serving_limits limits;   /* max_depth: deepest nesting in a line; max_batch */
     gen_reader *generations; /* borrowed: the methods and MCP tools, refreshed each line */
 
     /* borrowed: the subscriptions/listen streams; NULL: none offered */

@@ -112,15 +112,10 @@ srv_options rt_serve_options(const rpcd_runtime *runtime)
 {
     const rpcd_config *config = runtime->config;
     srv_options options = {
-        .max_line_bytes = config->max_line_bytes,
-        .max_depth = config->max_depth,
-        .max_batch = config->max_batch,
-        .workers = config->workers,
-        .max_in_flight = config->max_in_flight,
-        .max_in_flight_bytes = config->max_in_flight_bytes,
+        .limits = config->limits,
         .shutdown_grace_ms = (int)config->shutdown_grace_ms,
         /* One worker runs calls in order; the responses then keep that order too. */
-        .ordered = config->workers == 1,
+        .ordered = config->limits.workers == 1,
         .tools = runtime->tools,
         .generations = runtime->generations,
     };

@@ -113,10 +113,7 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     }
     call_settings settings = {
         .out = srv->out,
-        .max_depth = options->max_depth,
-        .workers = options->workers,
-        .max_in_flight = options->max_in_flight,
-        .max_in_flight_bytes = options->max_in_flight_bytes,
+        .limits = options->limits,
     };
     if (call_table_new(&settings, &srv->calls) != 0)
         goto fail;
@@ -230,8 +227,7 @@ static int serve_lines(server *srv, line_reader *reader)
         .generations = &srv->generations,
         .calls = srv->calls,
         .out = srv->out,
-        .max_depth = srv->options.max_depth,
-        .max_batch = srv->options.max_batch,
+        .limits = srv->options.limits,
         .listeners = srv->listeners,
         .mcp_session = &srv->mcp_session,
         .mcp_initialized = &srv->mcp_initialized,
@@ -247,7 +243,7 @@ static int serve_lines(server *srv, line_reader *reader)
                 call_submit_group(srv->calls);
             disp_line(&dispatch, line, length);
         } else if (status == LR_TOO_LONG) {
-            disp_line_too_long(&dispatch, length, srv->options.max_line_bytes);
+            disp_line_too_long(&dispatch, length, srv->options.limits.max_line_bytes);
         } else if (status == LR_EOF) {
             return SRV_DONE;
         } else if (status == LR_ERROR) {
@@ -313,7 +309,7 @@ static int end_calls(server *srv, int result)
 int srv_run(server *srv, lr_read_fn read, void *source)
 {
     line_reader *reader = NULL;
-    if (lr_new(read, source, srv->options.max_line_bytes, &reader) != 0)
+    if (lr_new(read, source, srv->options.limits.max_line_bytes, &reader) != 0)
         return SRV_NO_MEMORY;
     lr_set_idle_hook(reader, reader_idle, srv);
     if (srv->options.keep_grace_period) {

@@ -9,6 +9,7 @@
 #ifndef RPCD_SERVER_H
 #define RPCD_SERVER_H
 
+#include "base/serving_limits.h"
 #include "mcp/mcp_listen.h"
 #include "wire/line_reader.h"
 #include "base/output.h"
@@ -18,15 +19,11 @@
 #include <stddef.h>
 
 typedef struct srv_options {
-    size_t max_line_bytes;
-    size_t max_depth;
-    size_t max_batch;
-    size_t workers; /* 0: handlers run on the reading thread (the in-memory demo) */
-    size_t max_in_flight;
-    size_t max_in_flight_bytes; /* 0: no limit */
-    int shutdown_grace_ms;      /* after a stop or an MCP session's end of input, how long calls in
-                                   flight may take to finish */
-    bool ordered;               /* responses in request order */
+    serving_limits limits; /* workers 0: handlers run on the reading thread (the in-memory
+                              demo); max_in_flight_bytes 0: no limit */
+    int shutdown_grace_ms; /* after a stop or an MCP session's end of input, how long calls in
+                              flight may take to finish */
+    bool ordered;          /* responses in request order */
     const struct mcp_tools *tools; /* borrowed: the MCP tools; NULL: none */
     /* borrowed: where the current generation is published; NULL: methods and tools are served */
     struct gen_current *generations;

@@ -97,8 +97,8 @@ static inline void fixture_start(fixture *f, call_settings settings)
 {
     assert_int_equal(gen_new_borrowed(f->methods, NULL, &f->gen), 0);
     settings.out = f->out;
-    if (settings.max_depth == 0)
-        settings.max_depth = 64;
+    if (settings.limits.max_depth == 0)
+        settings.limits.max_depth = 64;
     assert_int_equal(call_table_new(&settings, &f->calls), 0);
 }
 

@@ -162,7 +162,8 @@ static void fixture_open(fixture *f)
     assert_int_equal(reg_add(f->methods, &method, NULL, "testplugin", NULL), 0);
     assert_int_equal(out_new(count_lines, &f->written, &f->out), 0);
     /* No workers: the handler runs inside call_start, on the test's thread. */
-    call_settings settings = {.out = f->out, .max_depth = 64, .workers = 0, .max_in_flight = 16};
+    call_settings settings = {
+        .out = f->out, .limits.max_depth = 64, .limits.workers = 0, .limits.max_in_flight = 16};
     assert_int_equal(call_table_new(&settings, &f->calls), 0);
     assert_int_equal(gen_new_borrowed(f->methods, NULL, &f->gen), 0);
 }

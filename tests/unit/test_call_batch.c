@@ -18,7 +18,7 @@ static void test_array_written_once_the_last_member_ends(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.max_in_flight = 16});
+    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.limits.max_in_flight = 16});
     call_batch *batch;
     assert_int_equal(call_batch_new(f.calls, 0, &batch), 0);
     assert_int_equal(start_call(&f, "keep", "1", NULL, batch), CALL_STARTED);
@@ -46,7 +46,7 @@ static void test_batch_of_notifications_writes_nothing(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "echo", handle_echo, 0, (call_settings){.max_in_flight = 16});
+    fixture_with(&f, "echo", handle_echo, 0, (call_settings){.limits.max_in_flight = 16});
     call_batch *batch;
     assert_int_equal(call_batch_new(f.calls, 0, &batch), 0);
     assert_int_equal(start_call(&f, "echo", NULL, "[1]", batch), CALL_STARTED);
@@ -63,7 +63,7 @@ static void test_creator_reference_holds_the_array(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "echo", handle_echo, 0, (call_settings){.max_in_flight = 16});
+    fixture_with(&f, "echo", handle_echo, 0, (call_settings){.limits.max_in_flight = 16});
     call_batch *batch;
     assert_int_equal(call_batch_new(f.calls, 0, &batch), 0);
     assert_int_equal(start_call(&f, "echo", "1", "[1]", batch), CALL_STARTED);

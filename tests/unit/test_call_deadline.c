@@ -126,7 +126,7 @@ static void test_deferred_call_answered_at_its_deadline(void **state)
     fixture_add(&f, "keep", handle_keep, 0, NULL);
     fixture_add(&f, "echo", handle_echo, 0, NULL);
     set_timeout(&f, "keep", 300);
-    fixture_start(&f, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_start(&f, (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
 
     long long start = clock_now_ms();
     assert_int_equal(start_call(&f, "keep", "1", "{\"_meta\":{\"progressToken\":1}}", NULL),
@@ -190,7 +190,7 @@ static void test_running_handler_keeps_its_worker(void **state)
     fixture_add(&f, "hold", handle_hold, 0, NULL);
     fixture_add(&f, "echo", handle_echo, 0, NULL);
     set_timeout(&f, "hold", 300);
-    fixture_start(&f, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_start(&f, (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
 
     assert_int_equal(start_call(&f, "hold", "7", NULL, NULL), CALL_STARTED);
     wait_for_lines(&f, 1);
@@ -214,7 +214,8 @@ static void test_call_within_its_deadline(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "echo", handle_echo, 0, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_with(&f, "echo", handle_echo, 0,
+                 (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
     set_timeout(&f, "echo", 500);
     assert_int_equal(start_call(&f, "echo", "1", "[1]", NULL), CALL_STARTED);
     assert_int_equal(call_wait_idle(f.calls, WAIT_MOST_MS), 0);
@@ -239,7 +240,7 @@ static void test_request_asks_for_less(void **state)
     fixture_add(&f, "keep", handle_keep, 0, NULL);
     fixture_add(&f, "free", handle_keep, 0, NULL);
     set_timeout(&f, "keep", 900);
-    fixture_start(&f, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_start(&f, (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
 
     static const char *const bad[] = {"0", "-5", "1.5", "\"20\"", "86400001", "1e3", "null"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -297,7 +298,8 @@ static void test_cancel_hook_told_at_the_deadline(void **state)
     (void)state;
     atomic_store(&hooked, 0);
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_with(&f, "keep", handle_keep, 0,
+                 (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
     reg_set_cancel_hook(f.methods, "keep", count_hook);
     set_timeout(&f, "keep", 300);
     assert_int_equal(start_call(&f, "keep", "1", NULL, NULL), CALL_STARTED);
@@ -320,7 +322,7 @@ static void test_batch_answered_at_the_deadline(void **state)
     fixture_add(&f, "keep", handle_keep, 0, NULL);
     fixture_add(&f, "echo", handle_echo, 0, NULL);
     set_timeout(&f, "keep", 300);
-    fixture_start(&f, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_start(&f, (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
     call_batch *batch;
     assert_int_equal(call_batch_new(f.calls, 0, &batch), 0);
     assert_int_equal(start_call(&f, "keep", "1", NULL, batch), CALL_STARTED);
@@ -359,7 +361,7 @@ static void test_queued_call_answered_and_never_run(void **state)
     fixture_add(&f, "hold", handle_hold, 0, NULL);
     fixture_add(&f, "count", handle_count, 0, NULL);
     set_timeout(&f, "count", 30);
-    fixture_start(&f, (call_settings){.workers = 1, .max_in_flight = 16});
+    fixture_start(&f, (call_settings){.limits.workers = 1, .limits.max_in_flight = 16});
     assert_int_equal(start_call(&f, "hold", "1", NULL, NULL), CALL_STARTED);
     assert_int_equal(start_call(&f, "count", "2", NULL, NULL), CALL_STARTED);
     wait_for_lines(&f, 1);
@@ -378,7 +380,8 @@ static void test_cancelled_call_at_the_deadline(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_with(&f, "keep", handle_keep, 0,
+                 (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
     set_timeout(&f, "keep", 400);
     assert_int_equal(start_call(&f, "keep", "1", NULL, NULL), CALL_STARTED);
     assert_int_equal(start_call(&f, "keep", "2", NULL, NULL), CALL_STARTED);
@@ -404,7 +407,8 @@ static void test_many_deadlines_each_answered_once(void **state)
     (void)state;
     enum { COUNT = 200 };
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 2, .max_in_flight = COUNT});
+    fixture_with(&f, "keep", handle_keep, 0,
+                 (call_settings){.limits.workers = 2, .limits.max_in_flight = COUNT});
     for (int i = 0; i < COUNT; i++) {
         char id[16], params[64];
         snprintf(id, sizeof id, "%d", i);
@@ -440,7 +444,8 @@ static void test_no_watcher_no_deadline(void **state)
     (void)state;
     fixture f;
     /* No workers: the only thread a call could start is the watcher. */
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 0, .max_in_flight = 16});
+    fixture_with(&f, "keep", handle_keep, 0,
+                 (call_settings){.limits.workers = 0, .limits.max_in_flight = 16});
     set_timeout(&f, "keep", 20);
     log_capture capture;
     log_capture_start(&capture, LOG_WARNING);

@@ -118,7 +118,7 @@ static void open_all(fixture *f)
     fixture_add(f, "keep", handle_keep, 0, NULL);
     fixture_add(f, "echo", handle_echo, 0, NULL);
     /* No workers: each handler has run when start_call returns. */
-    fixture_start(f, (call_settings){.max_in_flight = 16});
+    fixture_start(f, (call_settings){.limits.max_in_flight = 16});
 }
 
 static void test_result_put_on_one_line(void **state)

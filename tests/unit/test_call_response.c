@@ -41,7 +41,7 @@ static void open_all(fixture *f)
     fixture_add(f, "invalid", handle_invalid, 0, NULL);
     fixture_add(f, "own", handle_own_error, 0, NULL);
     fixture_add(f, "not_json", handle_not_json, 0, NULL);
-    fixture_start(f, (call_settings){.max_in_flight = 16});
+    fixture_start(f, (call_settings){.limits.max_in_flight = 16});
 }
 
 static void test_result(void **state)

@@ -53,7 +53,7 @@ static void open_with(fixture *f, size_t workers)
     fixture_add(f, "echo", handle_echo, 0, NULL);
     fixture_add(f, "keep", handle_keep, 0, NULL);
     fixture_add(f, "serial", handle_keep, RPCD_METHOD_SERIALIZED, NULL);
-    fixture_start(f, (call_settings){.workers = workers, .max_in_flight = 64});
+    fixture_start(f, (call_settings){.limits.workers = workers, .limits.max_in_flight = 64});
 }
 
 #define NEVER_RAN(id)                                                                              \

@@ -29,7 +29,7 @@ static void test_ids_found_refused_and_forgotten(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.max_in_flight = 16});
+    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.limits.max_in_flight = 16});
 
     assert_int_equal(start_call(&f, "keep", "\"a\"", NULL, NULL), CALL_STARTED);
     assert_int_equal(call_cancel(f.calls, (js_span){"\"a\"", 3}, CALL_CANCEL_FLAG), 1);
@@ -56,7 +56,7 @@ static void test_table_grows(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.max_in_flight = MANY});
+    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.limits.max_in_flight = MANY});
     size_t first_size = f.calls->id_bucket_count;
     char ids[MANY][16];
     for (int i = 0; i < MANY; i++) {
@@ -111,7 +111,7 @@ static void test_wait_for_room_blocks_and_wakes(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.max_in_flight = 2});
+    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.limits.max_in_flight = 2});
     assert_int_equal(start_call(&f, "keep", "1", NULL, NULL), CALL_STARTED);
     assert_int_equal(call_wait_for_room(f.calls), 0); /* one left */
     assert_int_equal(start_call(&f, "keep", "2", NULL, NULL), CALL_STARTED);
@@ -147,7 +147,7 @@ static void test_wait_for_bytes_blocks_and_wakes(void **state)
     (void)state;
     fixture f;
     fixture_with(&f, "keep", handle_keep, 0,
-                 (call_settings){.max_in_flight = 16, .max_in_flight_bytes = 16});
+                 (call_settings){.limits.max_in_flight = 16, .limits.max_in_flight_bytes = 16});
     call_wait_for_bytes(f.calls); /* nothing held: returns */
     assert_int_equal(start_call(&f, "keep", "1", "[\"0123456789abcdef\"]", NULL), CALL_STARTED);
     waiter w = {.f = &f, .bytes = true};
@@ -168,7 +168,8 @@ static void test_wait_for_bytes_at_the_bound(void **state)
     static const char params[] = "[\"0123456789abcdef\"]";
     fixture f;
     fixture_with(&f, "keep", handle_keep, 0,
-                 (call_settings){.max_in_flight = 16, .max_in_flight_bytes = sizeof params - 1});
+                 (call_settings){.limits.max_in_flight = 16,
+                                 .limits.max_in_flight_bytes = sizeof params - 1});
     assert_int_equal(start_call(&f, "keep", "1", params, NULL), CALL_STARTED);
     assert_int_equal(atomic_load(&f.calls->in_flight_bytes), sizeof params - 1);
     waiter w = {.f = &f, .bytes = true};
@@ -185,7 +186,7 @@ static void test_cancel_styles(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.max_in_flight = 16});
+    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.limits.max_in_flight = 16});
     assert_int_equal(start_call(&f, "keep", "1", NULL, NULL), CALL_STARTED);
     assert_int_equal(start_call(&f, "keep", "2", NULL, NULL), CALL_STARTED);
     assert_int_equal(start_call(&f, "keep", "3", NULL, NULL), CALL_STARTED);

@@ -94,10 +94,10 @@ static void test_defaults(void **state)
         assert_int_equal(config->log_level, LOG_INFO);
         assert_int_equal(config->log_format, LOG_FORMAT_TEXT);
         assert_false(config->watch);
-        assert_int_equal(config->max_line_bytes, 32 * 1024 * 1024);
-        assert_int_equal(config->max_line_bytes, CFG_DEFAULT_MAX_LINE_BYTES);
-        assert_int_equal(config->max_depth, 512);
-        assert_int_equal(config->max_depth, CFG_DEFAULT_MAX_DEPTH);
+        assert_int_equal(config->limits.max_line_bytes, 32 * 1024 * 1024);
+        assert_int_equal(config->limits.max_line_bytes, CFG_DEFAULT_MAX_LINE_BYTES);
+        assert_int_equal(config->limits.max_depth, 512);
+        assert_int_equal(config->limits.max_depth, CFG_DEFAULT_MAX_DEPTH);
         assert_int_equal(config->plugin_count, 0);
         assert_string_equal(config->path, conf_name);
         assert_same_path(config->plugin_dir, "/etc/rpcd");
@@ -117,7 +117,7 @@ static void test_default_workers_follow_affinity(void **state)
     assert_int_equal(sched_getaffinity(0, sizeof original, &original), 0);
     rpcd_config *config = load_ok("");
     size_t expected = CPU_COUNT(&original) > 2 ? (size_t)CPU_COUNT(&original) : 2;
-    assert_int_equal(config->workers, expected);
+    assert_int_equal(config->limits.workers, expected);
     cfg_free(config);
 
     int first = -1;
@@ -130,7 +130,7 @@ static void test_default_workers_follow_affinity(void **state)
     assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
     config = load_ok("");
     assert_int_equal(sched_setaffinity(0, sizeof original, &original), 0);
-    assert_int_equal(config->workers, 2);
+    assert_int_equal(config->limits.workers, 2);
     cfg_free(config);
 }
 
@@ -171,7 +171,7 @@ static void test_max_line_bytes(void **state)
         char text[128];
         snprintf(text, sizeof text, "[rpcd]\nmax_line_bytes = %s\n", good[i].value);
         rpcd_config *config = load_ok(text);
-        assert_int_equal(config->max_line_bytes, good[i].expected);
+        assert_int_equal(config->limits.max_line_bytes, good[i].expected);
         cfg_free(config);
     }
     static const char *const bad[] = {
@@ -197,7 +197,7 @@ static void test_max_depth(void **state)
         char text[128];
         snprintf(text, sizeof text, "[rpcd]\nmax_depth=%s\n", good[i].value);
         rpcd_config *config = load_ok(text);
-        assert_int_equal(config->max_depth, good[i].expected);
+        assert_int_equal(config->limits.max_depth, good[i].expected);
         cfg_free(config);
     }
     static const char *const bad[] = {"1", "0", "1000001", "-5", "deep", "", "2e3"};
@@ -224,7 +224,7 @@ static void test_max_in_flight_bytes(void **state)
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         rpcd_config *config = load_ok(good[i].text);
-        assert_int_equal(config->max_in_flight_bytes, good[i].expected);
+        assert_int_equal(config->limits.max_in_flight_bytes, good[i].expected);
         cfg_free(config);
     }
     static const char *const bad[] = {"0", "-1", "1099511627777", "4M", ""};
@@ -700,7 +700,7 @@ static void test_load_file(void **state)
         fail_msg("%s", error);
     assert_string_equal(config->path, conf);
     assert_int_equal(config->log_level, LOG_DEBUG);
-    assert_int_equal(config->max_depth, 64);
+    assert_int_equal(config->limits.max_depth, 64);
     assert_int_equal(config->plugin_count, 1);
     assert_false(config->plugins[0].required);
     assert_same_path(config->plugins[0].path, plugin);

@@ -108,7 +108,7 @@ static void test_reads_the_file_and_marks_it_unchecked(void **state)
     scratch *s = *state;
     write_file(s, head, sizeof head - 1, sizeof head - 1);
     assert_int_equal(load(s), 0);
-    assert_int_equal(s->config->workers, 6);
+    assert_int_equal(s->config->limits.workers, 6);
     assert_true(s->config->insecure);
 }
 
@@ -117,7 +117,7 @@ static void test_file_at_the_cap_is_read(void **state)
     scratch *s = *state;
     write_file(s, head, sizeof head - 1, CFG_MAX_FILE_BYTES);
     assert_int_equal(load(s), 0);
-    assert_int_equal(s->config->workers, 6);
+    assert_int_equal(s->config->limits.workers, 6);
 }
 
 static void test_file_over_the_cap_refused_before_reading(void **state)
@@ -156,7 +156,7 @@ static void test_file_larger_than_fstat_said_is_read_whole(void **state)
     write_file(s, text, sizeof text - 1, 3000);
     reported_size = 5;
     assert_int_equal(load(s), 0);
-    assert_int_equal(s->config->workers, 9);
+    assert_int_equal(s->config->limits.workers, 9);
 }
 
 static void test_file_grown_past_the_cap_while_read_is_refused(void **state)

@@ -203,7 +203,8 @@ static int setup(void **state)
     assert_int_equal(mcp_tools_new(f->methods, f->config, &f->tools, error, sizeof error), 0);
     assert_int_equal(out_new(capture_write, &f->written, &f->out), 0);
     /* No workers: each handler runs inside disp_line, so its output is there when it returns. */
-    call_settings settings = {.out = f->out, .max_depth = 64, .workers = 0, .max_in_flight = 16};
+    call_settings settings = {
+        .out = f->out, .limits.max_depth = 64, .limits.workers = 0, .limits.max_in_flight = 16};
     assert_int_equal(call_table_new(&settings, &f->calls), 0);
     generation *gen;
     assert_int_equal(gen_new_borrowed(f->methods, f->tools, &gen), 0);
@@ -212,8 +213,8 @@ static int setup(void **state)
     f->dispatch.generations = &f->reader;
     f->dispatch.calls = f->calls;
     f->dispatch.out = f->out;
-    f->dispatch.max_depth = 64;
-    f->dispatch.max_batch = 10;
+    f->dispatch.limits.max_depth = 64;
+    f->dispatch.limits.max_batch = 10;
     *state = f;
     return 0;
 }

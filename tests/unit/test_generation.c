@@ -145,7 +145,8 @@ static void test_calls_keep_their_generation_across_a_swap(void **state)
     output *out;
     assert_int_equal(out_new(discard, NULL, &out), 0);
     call_table *calls;
-    call_settings settings = {.out = out, .max_depth = 64, .workers = 0, .max_in_flight = 16};
+    call_settings settings = {
+        .out = out, .limits.max_depth = 64, .limits.workers = 0, .limits.max_in_flight = 16};
     assert_int_equal(call_table_new(&settings, &calls), 0);
     probe one = {.version = 1}, two = {.version = 2};
     gen_current *current;
@@ -250,7 +251,8 @@ static void test_swaps_under_concurrent_calls(void **state)
     output *out;
     assert_int_equal(out_new(discard, NULL, &out), 0);
     call_table *calls;
-    call_settings settings = {.out = out, .max_depth = 64, .workers = 4, .max_in_flight = 64};
+    call_settings settings = {
+        .out = out, .limits.max_depth = 64, .limits.workers = 4, .limits.max_in_flight = 64};
     assert_int_equal(call_table_new(&settings, &calls), 0);
     gen_current *current;
     assert_int_equal(gen_current_new(make_generation(&probes[0], handle_use), &current), 0);

@@ -141,11 +141,11 @@ static void test_through_a_server(void **state)
     assert_int_equal(reg_new(&methods), 0);
     buffer text = BUFFER_INIT;
     srv_options options = {
-        .max_line_bytes = 4096,
-        .max_depth = 64,
-        .max_batch = 16,
-        .workers = 0,
-        .max_in_flight = 16,
+        .limits.max_line_bytes = 4096,
+        .limits.max_depth = 64,
+        .limits.max_batch = 16,
+        .limits.workers = 0,
+        .limits.max_in_flight = 16,
         .shutdown_grace_ms = 100,
     };
     session s = {0};

@@ -34,7 +34,8 @@
 #include <time.h>
 
 /* No config: a host with the default seccomp profile and nothing else confined. */
-static const iso_settings settings = {2, 64, 1, true, 1000, NULL};
+static const iso_settings settings = {
+    .limits = {.workers = 2, .max_depth = 64}, .log_level = 1, .insecure = true, .grace_ms = 1000};
 
 /* No child process is left, reaped or not. */
 static void assert_no_children(void)
@@ -269,7 +270,7 @@ static iso_proxy *start_events(fixture *f)
     char error[512] = "";
     if (start("RPCD_FIXTURE_EVENTS", f->methods, &proxy, error, sizeof error) != 0)
         fail_msg("start failed: %s", error);
-    fixture_start(f, (call_settings){.workers = 2, .max_in_flight = 64});
+    fixture_start(f, (call_settings){.limits.workers = 2, .limits.max_in_flight = 64});
     return proxy;
 }
 
@@ -478,7 +479,8 @@ static void test_answers_of_one_read_in_one_write(void **state)
     (void)state;
     enum { CALLS = 20 };
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 1, .max_in_flight = 64});
+    fixture_with(&f, "keep", handle_keep, 0,
+                 (call_settings){.limits.workers = 1, .limits.max_in_flight = 64});
     keep_calls(&f, CALLS);
     iso_proxy proxy;
     int ends[2], lane[2];
@@ -596,7 +598,8 @@ static void test_fast_caller_frees_the_lane_at_its_end(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "keep", handle_keep, 0, (call_settings){.workers = 1, .max_in_flight = 64});
+    fixture_with(&f, "keep", handle_keep, 0,
+                 (call_settings){.limits.workers = 1, .limits.max_in_flight = 64});
     keep_calls(&f, 1);
     iso_proxy proxy;
     int ends[2], lane[2];

@@ -145,8 +145,8 @@ static void test_start_serve_and_stop(void **state)
     assert_true(mapped("echo"));
 
     srv_options options = rt_serve_options(&runtime);
-    assert_int_equal(options.workers, 3);
-    assert_int_equal(options.max_in_flight, 17);
+    assert_int_equal(options.limits.workers, 3);
+    assert_int_equal(options.limits.max_in_flight, 17);
     assert_int_equal(options.shutdown_grace_ms, 1234);
     assert_false(options.ordered);
     assert_ptr_equal(options.generations, runtime.generations);

@@ -54,7 +54,7 @@ static void test_serialized_calls_run_one_at_a_time_in_order(void **state)
     (void)state;
     fixture f;
     fixture_with(&f, "serial", handle_serial, RPCD_METHOD_SERIALIZED,
-                 (call_settings){.workers = 4, .max_in_flight = 64});
+                 (call_settings){.limits.workers = 4, .limits.max_in_flight = 64});
     for (int i = 0; i < SERIAL_CALLS; i++) {
         char id[16], params[16];
         snprintf(id, sizeof id, "%d", i);
@@ -88,7 +88,7 @@ static void test_quick_calls_run_on_the_starting_thread(void **state)
     fixture_open(&f);
     fixture_add(&f, "quick", handle_where, RPCD_METHOD_QUICK, NULL);
     fixture_add(&f, "slow", handle_where, 0, NULL);
-    fixture_start(&f, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_start(&f, (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
 
     assert_int_equal(start_call(&f, "quick", "1", NULL, NULL), CALL_STARTED);
     assert_true(pthread_equal(atomic_load(&ran_on), pthread_self()));
@@ -129,7 +129,8 @@ static void test_group_holds_calls_until_its_end(void **state)
 {
     (void)state;
     fixture f;
-    fixture_with(&f, "count", handle_count, 0, (call_settings){.workers = 2, .max_in_flight = 16});
+    fixture_with(&f, "count", handle_count, 0,
+                 (call_settings){.limits.workers = 2, .limits.max_in_flight = 16});
     atomic_store(&ran, 0);
     call_begin_group(f.calls);
     call_begin_group(f.calls);
@@ -153,7 +154,7 @@ static void test_stop_answers_calls_waiting_for_their_turn(void **state)
     (void)state;
     fixture f;
     fixture_with(&f, "held", handle_keep, RPCD_METHOD_SERIALIZED,
-                 (call_settings){.workers = 0, .max_in_flight = 16});
+                 (call_settings){.limits.workers = 0, .limits.max_in_flight = 16});
     assert_int_equal(start_call(&f, "held", "1", NULL, NULL), CALL_STARTED);
     assert_int_equal(start_call(&f, "held", "2", NULL, NULL), CALL_STARTED);
     assert_int_equal(start_call(&f, "held", "3", NULL, NULL), CALL_STARTED);

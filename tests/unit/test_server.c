@@ -207,11 +207,11 @@ static registry *methods_new(void)
 static srv_options options_with(size_t workers, bool ordered)
 {
     return (srv_options){
-        .max_line_bytes = 4096,
-        .max_depth = 64,
-        .max_batch = 100,
-        .workers = workers,
-        .max_in_flight = 64,
+        .limits.max_line_bytes = 4096,
+        .limits.max_depth = 64,
+        .limits.max_batch = 100,
+        .limits.workers = workers,
+        .limits.max_in_flight = 64,
         .shutdown_grace_ms = 2000,
         .ordered = ordered,
     };
@@ -280,7 +280,7 @@ static void test_line_too_long_answered_and_next_line_served(void **state)
     sink out;
     sink_init(&out, false);
     srv_options options = options_with(0, false);
-    options.max_line_bytes = 100;
+    options.limits.max_line_bytes = 100;
     log_capture log;
     log_capture_start(&log, LOG_WARNING);
     int result = srv_serve(methods, &options, source_read, &in, sink_write, &out);
