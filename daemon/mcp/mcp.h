@@ -15,6 +15,7 @@
 #include "json/json_scan.h"
 #include "methods/registry.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -100,25 +101,39 @@ typedef struct mcp_route {
     js_span uri;              /* MCP_SUBSCRIBE: the URI, a JSON string of params */
     bool subscribe;           /* MCP_SUBSCRIBE: true for resources/subscribe */
     int log_level;            /* MCP_LOG_LEVEL: the finest RPCD_LOG_* the client asked for */
+    /* Whatever the kind: the message shows an MCP client (initialize, server/discover, or any
+     * message of the stateless revision: its version in _meta), and it is initialize. */
+    bool starts_session;
+    bool initializes;
 } mcp_route;
 
 /*
  * Routes a message (request or notification) for method (method_length bytes, decoded) with
- * params (the message's, or an empty span when it had none): the MCP methods are answered here,
- * or refused, or become the call of a plugin's method (tools/call: the tool's method, with the
- * arguments as params and the result shaped as a tool result). out (empty) takes the result or
- * the error data. Returns 0 and *route, or -1 when method is no MCP method (out untouched).
- * Thread-safe (mcp_call.c).
+ * params (the message's, or an empty span when it had none), the method looked up once: the MCP
+ * methods are answered here, or refused, or become the call of a plugin's method (tools/call:
+ * the tool's method, with the arguments as params and the result shaped as a tool result). out
+ * (empty) takes the result or the error data. Returns 0 and *route, or -1 (out untouched) when
+ * method is no MCP method, or one that MCP came to name after the ABI minor of a plugin that
+ * registers it in methods (borrowed, the generation's: resources/read of a plugin built before
+ * 1.5 stays its own method). Thread-safe (mcp_call.c).
  */
-int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
-                      js_span params, buffer *out, mcp_route *route);
+int mcp_route_message(const registry *methods, const mcp_tools *tools, const char *method,
+                      size_t method_length, js_span params, buffer *out, mcp_route *route);
 
 /*
- * True when a message (an MCP method, decoded, and its params or an empty span) shows an MCP
- * client, whose host ends the session by closing rpcd's input: initialize, server/discover, or
- * any request of the stateless revision (its version in _meta). Thread-safe (mcp_call.c).
+ * One client's MCP session, owned by the server that reads the client and written only through
+ * mcp_session_note, on its reading thread: whether a message showed an MCP client (whose host
+ * ends the session by closing rpcd's input: the calls in flight are then cancelled), and whether
+ * its initialize was answered (it hears of changed lists from then on). Zeroed: no session.
  */
-bool mcp_starts_session(const char *method, size_t method_length, js_span params);
+typedef struct mcp_session {
+    bool started;            /* read on the reading thread */
+    atomic_bool initialized; /* read from any thread */
+} mcp_session;
+
+/* What a routed message (route, mcp_route_message's) tells of session; answered: its request
+ * got a result (an initialize notification initializes nothing). Reading thread only. */
+void mcp_session_note(mcp_session *session, const mcp_route *route, bool answered);
 
 /*
  * A tools/call result (no newline) for a handler's result: its JSON as text content, and as

@@ -125,17 +125,24 @@ static int refuse_revision(int refusal, buffer *out, mcp_route *route)
 }
 
 /* tools/call: the tool's method, with the call's arguments as params. */
-static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, mcp_route *route)
+static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, mcp_route *route,
+                           int *era_read)
 {
     tool_params read;
     read_tool_params(params, &read);
     char tool[128]; /* MCP's longest tool name */
     size_t tool_length = 0;
-    /* No name is shown for a duplicate: which one would it be? */
-    if (read.duplicate)
+    /* No name is shown for a duplicate: which one would it be? Its era still tells whether an
+     * MCP client sent it (the refusal a bad version would get is not needed). */
+    if (read.duplicate) {
+        buffer refusal = BUFFER_INIT;
+        *era_read = mcp_revision_of_meta(read.meta, &refusal);
+        buf_free(&refusal);
         return refuse_tool_call(read.duplicate, NULL, 0, out, route);
+    }
     /* Read while the members were, rather than in a second pass over the arguments. */
     int era = mcp_revision_of_meta(read.meta, out);
+    *era_read = era;
     if (era < 0)
         return refuse_revision(era, out, route);
     if (!read.has_name)
@@ -433,16 +440,16 @@ static int route_log_level(int era, js_span params, buffer *out, mcp_route *rout
     return 0;
 }
 
-int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_length,
-                      js_span params, buffer *out, mcp_route *route)
+/* The routing of an MCP method (id) of a message, its era read once (route_tool_call reads it
+ * with the tool's members); *era is what was read, an mcp_revision_refusal included. */
+static int route_method(const mcp_tools *tools, int id, js_span params, buffer *out,
+                        mcp_route *route, int *era_read)
 {
-    int id = mcp_method_find(method, method_length);
-    if (id < 0)
-        return -1;
     if (id == MCP_TOOLS_CALL)
-        return route_tool_call(tools, params, out, route);
+        return route_tool_call(tools, params, out, route, era_read);
     /* initialize selects the handshake era, whatever its _meta says. */
     int era = id == MCP_INITIALIZE ? MCP_ERA_HANDSHAKE : mcp_revision_read(params, out);
+    *era_read = era;
     if (era < 0)
         return refuse_revision(era, out, route);
     switch (id) {
@@ -469,15 +476,29 @@ int mcp_route_message(const mcp_tools *tools, const char *method, size_t method_
     return 0;
 }
 
-bool mcp_starts_session(const char *method, size_t method_length, js_span params)
+int mcp_route_message(const registry *methods, const mcp_tools *tools, const char *method,
+                      size_t method_length, js_span params, buffer *out, mcp_route *route)
 {
     int id = mcp_method_find(method, method_length);
-    if (id == MCP_INITIALIZE || id == MCP_SERVER_DISCOVER)
-        return true;
     if (id < 0)
-        return false;
-    buffer refusal = BUFFER_INIT; /* what a bad version would be told: not needed here */
-    bool stateless = mcp_revision_read(params, &refusal) == MCP_ERA_STATELESS;
-    buf_free(&refusal);
-    return stateless;
+        return -1;
+    /* A plugin built before ABI 1.5 may serve a method MCP came to name (resources/read...)
+     * itself, as it did then: its method, called as any other, keeps the name. */
+    if (mcp_method_reserved_since(id) > 0 && methods && reg_find(methods, method, method_length))
+        return -1;
+    int era = MCP_ERA_HANDSHAKE;
+    int status = route_method(tools, id, params, out, route, &era);
+    route->starts_session =
+        id == MCP_INITIALIZE || id == MCP_SERVER_DISCOVER || era == MCP_ERA_STATELESS;
+    route->initializes = id == MCP_INITIALIZE;
+    return status;
+}
+
+void mcp_session_note(mcp_session *session, const mcp_route *route, bool answered)
+{
+    if (route->starts_session)
+        session->started = true;
+    /* From now on the client hears of a changed tool list (srv_list_changed). */
+    if (route->initializes && answered && route->kind == MCP_ANSWERED)
+        atomic_store(&session->initialized, true);
 }

@@ -177,26 +177,15 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
     js_span params = {NULL, 0};
     if (message->has_params)
         params = message->params;
-    /* A plugin built before ABI 1.5 may serve a method MCP came to name (resources/read...)
-     * itself, as it did then: its method, called as any other, keeps the name. */
-    int id = mcp_method_find(name, name_length);
-    if (id >= 0 && mcp_method_reserved_since(id) > 0 &&
-        reg_find(dispatch->generations->methods, name, name_length))
-        return 0;
     buffer out = BUFFER_INIT;
     mcp_route route;
-    if (mcp_route_message(dispatch->generations->tools, name, name_length, params, &out, &route) !=
-        0)
+    if (mcp_route_message(dispatch->generations->methods, dispatch->generations->tools, name,
+                          name_length, params, &out, &route) != 0)
         return 0; /* out untouched: nothing to free */
-    if (dispatch->mcp_session && !*dispatch->mcp_session)
-        *dispatch->mcp_session = mcp_starts_session(name, name_length, params);
     *status = 0;
     if (route.kind == MCP_ANSWERED && message->kind == ENV_REQUEST) {
         *status =
             call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data, out.length);
-        /* From now on the client hears of a changed tool list (srv_tools_changed). */
-        if (dispatch->mcp_initialized && name_length == 10 && memcmp(name, "initialize", 10) == 0)
-            atomic_store(dispatch->mcp_initialized, true);
     } else if (route.kind == MCP_REFUSED) {
         int64_t code = route.code ? route.code : rpcerr_code_for_status(route.status, 0);
         *status = answer_error(dispatch, message, batch, ticket, code,
@@ -223,6 +212,9 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
         };
         *status = start_call(dispatch, message, &request);
     }
+    /* After the answer: an initialize's client hears of changed lists only once it has it. */
+    if (dispatch->session)
+        mcp_session_note(dispatch->session, &route, message->kind == ENV_REQUEST);
     buf_free(&out);
     return 1;
 }

@@ -27,11 +27,9 @@ typedef struct dispatcher {
 
     /* borrowed: the subscriptions/listen streams; NULL: none offered */
     mcp_listeners *listeners;
-    /* Borrowed, may be NULL: set to true once a message is initialize or server/discover, which
-     * only an MCP client sends. Written on the reading thread only. */
-    bool *mcp_session;
-    /* borrowed, may be NULL: set once initialize is answered (srv_tools_changed reads it) */
-    atomic_bool *mcp_initialized;
+    /* Borrowed, may be NULL: the client's MCP session, which each MCP message is noted in
+     * (mcp_session_note). */
+    mcp_session *session;
 } dispatcher;
 
 /*

@@ -32,10 +32,9 @@ struct server {
     call_table *calls;
     mcp_listeners *listeners;
     atomic_bool stopping;
-    atomic_bool mcp_initialized; /* the client's initialize was answered */
-    grace_target grace;          /* what the grace period's timer acts on (keep_grace_period) */
+    grace_target grace; /* what the grace period's timer acts on (keep_grace_period) */
     bool grace_watched;
-    bool mcp_session; /* a message was initialize or server/discover (the reading thread's) */
+    mcp_session session; /* the client's, the MCP component's state of it */
 };
 
 /* Writes through the caller's function; a failure also stops a reader waiting for input. */
@@ -229,8 +228,7 @@ static int serve_lines(server *srv, line_reader *reader)
         .out = srv->out,
         .limits = srv->options.limits,
         .listeners = srv->listeners,
-        .mcp_session = &srv->mcp_session,
-        .mcp_initialized = &srv->mcp_initialized,
+        .session = &srv->session,
     };
     while (!atomic_load(&srv->stopping) && !out_failed(srv->out)) {
         const char *line;
@@ -271,7 +269,7 @@ static int end_calls(server *srv, int result)
     /* An MCP host ends a session by closing our input, and kills rpcd shortly after (the SDK
      * signals after 2 s): the calls in flight are cancelled at once, as for a stop, so that rpcd
      * and its plugins end in time. Plain JSON-RPC clients get every answer. */
-    bool session_ended = srv->mcp_session && result == SRV_DONE && !stopped;
+    bool session_ended = srv->session.started && result == SRV_DONE && !stopped;
     if (session_ended && !out_failed(srv->out) && call_wait_idle(srv->calls, 0) != 0)
         log_message(LOG_INFO, "end of input of an MCP session: cancelling the calls in flight");
     if (!out_failed(srv->out) && result == SRV_DONE && !stopped && !session_ended) {
@@ -357,7 +355,7 @@ int srv_list_changed(server *srv, mcp_list_kind kind)
     };
     int told = 0;
     /* The handshake era: a session that initialized hears of it on its own output. */
-    if (atomic_load(&srv->mcp_initialized)) {
+    if (atomic_load(&srv->session.initialized)) {
         struct iovec part = {(void *)lines[kind], strlen(lines[kind])};
         if (out_write_line(srv->out, &part, 1) != 0)
             return -1;

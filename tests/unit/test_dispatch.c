@@ -686,28 +686,42 @@ static void test_duplicate_progress_token_is_no_token(void **state)
 }
 
 /*
- * Only initialize and server/discover, which only MCP clients send, mark the session as MCP's
- * (its end of input then cancels the calls in flight); tools/call, ping and plain calls do not.
+ * Only initialize, server/discover and messages of the stateless revision, which only MCP
+ * clients send, mark the session as MCP's (its end of input then cancels the calls in flight);
+ * tools/call, ping and plain calls do not. The session counts as initialized once an initialize
+ * request is answered: not for a notification, nor for another method.
  */
 static void test_mcp_session_is_marked(void **state)
 {
     fixture *f = *state;
-    bool session = false;
-    f->dispatch.mcp_session = &session;
+    mcp_session session = {0};
+    f->dispatch.session = &session;
     send(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}");
     send(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
     send(f,
          "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}");
     send(f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
-    assert_false(session);
+    assert_false(session.started);
     send(f, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"server/discover\"}");
-    assert_true(session);
-    session = false;
+    assert_true(session.started);
+    assert_false(atomic_load(&session.initialized));
+    /* initialize as a notification shows an MCP client, but nothing was answered. */
+    session = (mcp_session){0};
+    send(f, "{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{}}");
+    assert_true(session.started);
+    assert_false(atomic_load(&session.initialized));
+    session = (mcp_session){0};
     send(f, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"initialize\",\"params\":{}}");
-    assert_true(session);
+    assert_true(session.started);
+    assert_true(atomic_load(&session.initialized));
     send(f, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"echo\",\"params\":[1]}");
-    assert_true(session); /* once marked, for good */
-    f->dispatch.mcp_session = NULL;
+    assert_true(session.started); /* once marked, for good */
+    session = (mcp_session){0};
+    send(f, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+            "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+    assert_true(session.started); /* the stateless revision: an MCP client */
+    assert_false(atomic_load(&session.initialized));
+    f->dispatch.session = NULL;
 }
 
 static void test_cancellation_with_duplicate_id(void **state)

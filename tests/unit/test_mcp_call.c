@@ -81,7 +81,7 @@ static mcp_route route_of(const fixture *f, const char *method, const char *para
     mcp_route route;
     js_span span = params ? SPAN(params) : (js_span){NULL, 0};
     buf_clear(out);
-    assert_int_equal(mcp_route_message(f->tools, method, strlen(method), span, out, &route), 0);
+    assert_int_equal(mcp_route_message(NULL, f->tools, method, strlen(method), span, out, &route), 0);
     return route;
 }
 
@@ -200,7 +200,7 @@ static void test_one_list(void **state)
         assert_int_equal(mcp_method_find(name, strlen(name)), id);
         mcp_route route;
         buf_clear(&out);
-        if (mcp_route_message(f->tools, name, strlen(name), SPAN("{\"name\":\"echo\"}"), &out,
+        if (mcp_route_message(NULL, f->tools, name, strlen(name), SPAN("{\"name\":\"echo\"}"), &out,
                               &route) != 0)
             fail_msg("%s is not routed", name);
         if (route.kind == MCP_REFUSED && route.status != RPCD_ERR_INVALID_PARAMS)
@@ -217,7 +217,7 @@ static void test_one_list(void **state)
         mcp_route route;
         buf_clear(&out);
         assert_int_equal(mcp_method_find(others[i], strlen(others[i])), -1);
-        assert_int_equal(mcp_route_message(f->tools, others[i], strlen(others[i]),
+        assert_int_equal(mcp_route_message(NULL, f->tools, others[i], strlen(others[i]),
                                            (js_span){NULL, 0}, &out, &route),
                          -1);
         assert_int_equal(out.length, 0);
