@@ -439,10 +439,9 @@ static int enter_namespace(const cfg_plugin *config, sandbox_settings *sandbox, 
     return 0;
 }
 
-int iso_host_main(void)
+/* The process rpcd started becomes a host: its name, its signals, its descriptors, its log. */
+static void take_over_process(void)
 {
-    /* Its parent now: rpcd, unless rpcd has died already (host_ns_enter checks). */
-    pid_t rpcd_pid = getppid();
     /*
      * A host ends with rpcd through its channel, whose end closes when rpcd dies however it dies
      * (serve). Not PR_SET_PDEATHSIG: it fires when the thread that started the host ends, and
@@ -458,6 +457,29 @@ int iso_host_main(void)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
     /* Its stdout and stderr are the plugin's: its own lines go to rpcd's log as they are. */
     log_set_fd(CHAN_LOG_FD);
+}
+
+/* The calls' chunks and the lanes' buffers, once the workers are joined. */
+static void free_calls_and_lanes(void)
+{
+    for (uint32_t i = 0; i < MOST_CHUNKS && host.chunks[i]; i++) {
+        for (uint32_t j = 0; j < CALLS_PER_CHUNK; j++) {
+            buf_free(&host.chunks[i][j].params);
+            buf_free(&host.chunks[i][j].meta);
+        }
+        free(host.chunks[i]);
+    }
+    for (int i = 0; i < CHAN_LANES; i++) {
+        buf_free(&host.lanes[i].pending);
+        buf_free(&host.lanes[i].sending);
+    }
+}
+
+int iso_host_main(void)
+{
+    /* Its parent now: rpcd, unless rpcd has died already (host_ns_enter checks). */
+    pid_t rpcd_pid = getppid();
+    take_over_process();
 
     buffer in = BUFFER_INIT;
     cfg_plugin config = {0};
@@ -515,17 +537,7 @@ done:
     mcp_events_attach(NULL);
     if (host.methods)
         reg_free(host.methods);
-    for (uint32_t i = 0; i < MOST_CHUNKS && host.chunks[i]; i++) {
-        for (uint32_t j = 0; j < CALLS_PER_CHUNK; j++) {
-            buf_free(&host.chunks[i][j].params);
-            buf_free(&host.chunks[i][j].meta);
-        }
-        free(host.chunks[i]);
-    }
-    for (int i = 0; i < CHAN_LANES; i++) {
-        buf_free(&host.lanes[i].pending);
-        buf_free(&host.lanes[i].sending);
-    }
+    free_calls_and_lanes();
     buf_free(&in);
     free_config(&config);
     /* What the plugin started ends with it. */

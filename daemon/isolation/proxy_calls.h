@@ -210,6 +210,10 @@ void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, boo
 void pxy_host_up(iso_proxy *proxy, const iso_channel *channel, pid_t pid);
 /* The plugin stays down: the calls that waited, and every call from now on, fail with reason. */
 void pxy_host_down(iso_proxy *proxy, const char *reason);
+
+/* Closes the host's channel and drops what its lanes held (a dead host's bytes mean nothing to
+ * the next). Lock held, or the threads stopped. */
+void pxy_close_channel(iso_proxy *proxy);
 /* Waits ms unless rpcd stops meanwhile. Returns 0, or -1 when it stops. */
 int pxy_sleep_unless_stopping(iso_proxy *proxy, long long ms);
 void pxy_wait_for_stop(iso_proxy *proxy);
