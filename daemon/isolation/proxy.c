@@ -151,8 +151,9 @@ static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *e
         descriptor.mcp_role = reported->mcp_role;
         descriptor.mcp_descriptor = reported->mcp_descriptor;
         const reg_method *existing = NULL;
-        const char *reason = "unknown";
-        int status = reg_add_owned(proxy->registry, &descriptor, &owner, &existing, &reason);
+        char reason[256] = "unknown";
+        int status =
+            reg_add_owned(proxy->registry, &descriptor, &owner, &existing, reason, sizeof reason);
         if (status == REG_ERR_EXISTS)
             snprintf(error, error_size,
                      "method '%s' is registered by both plugin '%s' and plugin '%s'",

@@ -323,7 +323,7 @@ static int register_again(struct rpcd_plugin *running, const cfg_plugin *config,
             .mcp_descriptor = method->mcp_descriptor,
         };
         const reg_method *existing = NULL;
-        int status = reg_add_owned(methods, &descriptor, &owner, &existing, NULL);
+        int status = reg_add_owned(methods, &descriptor, &owner, &existing, NULL, 0);
         if (status == REG_ERR_EXISTS)
             snprintf(error, error_size,
                      "method '%s' is registered by both plugin '%s' and plugin '%s'", method->name,

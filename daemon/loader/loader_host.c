@@ -24,7 +24,7 @@ static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
     if (!plugin || !plugin->initialising)
         return RPCD_ERR_UNSUPPORTED;
     const reg_method *existing = NULL;
-    const char *reason = "unknown";
+    char reason[256] = "unknown";
     const reg_owner owner = {plugin, plugin->info->name, plugin->info->abi_minor};
     /* The plugin frees the user data, once no generation holds it: a registry never does. */
     rpcd_method copy = {0};
@@ -39,7 +39,8 @@ static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
     if (!data)
         return RPCD_ERR_NO_MEMORY;
     plugin->data = data;
-    int status = reg_add_owned(plugin->methods, method ? &copy : NULL, &owner, &existing, &reason);
+    int status = reg_add_owned(plugin->methods, method ? &copy : NULL, &owner, &existing, reason,
+                               sizeof reason);
     if (status == 0 && owned.free_data)
         plugin->data[plugin->data_count++] = owned;
     char name[256] = "(none)";

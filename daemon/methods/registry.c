@@ -228,16 +228,16 @@ int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, con
             const reg_method **existing)
 {
     const reg_owner who = {owner, owner_name, RPCD_ABI_MINOR};
-    return reg_add_owned(reg, descriptor, &who, existing, NULL);
+    return reg_add_owned(reg, descriptor, &who, existing, NULL, 0);
 }
 
 int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner *owner,
-                  const reg_method **existing, const char **reason)
+                  const reg_method **existing, char *error, size_t error_size)
 {
     const char *refused = refusal(descriptor, owner->abi_minor);
     if (refused) {
-        if (reason)
-            *reason = refused;
+        if (error_size > 0)
+            snprintf(error, error_size, "%s", refused);
         return REG_ERR_INVALID;
     }
     const char *name = descriptor->name;

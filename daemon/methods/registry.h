@@ -63,11 +63,11 @@ typedef struct reg_owner {
  * Adds a method from a plugin's descriptor, reading only the members inside descriptor->size,
  * and keeping only the flags the owner's ABI minor knows (a bit appended later meant nothing to
  * a plugin built before). Strings are copied. On REG_ERR_EXISTS, *existing (when not NULL) is
- * the method holding the name; on REG_ERR_INVALID, *reason (when not NULL) says why, in words
- * for a log line (static text). Not thread-safe: only while plugins initialise.
+ * the method holding the name; on REG_ERR_INVALID, error (error_size bytes, 0 when not wanted)
+ * says why, in words for a log line. Not thread-safe: only while plugins initialise.
  */
 int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner *owner,
-                  const reg_method **existing, const char **reason);
+                  const reg_method **existing, char *error, size_t error_size);
 
 /* reg_add_owned for an owner built against this daemon's own ABI minor. */
 int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
