@@ -77,15 +77,45 @@ static void unload_failed(struct rpcd_plugin *plugin, registry *methods)
 }
 
 /*
- * Opens the plugin's file, checks it, copies it to a sealed memfd and loads that copy by
- * descriptor: nobody can put another file in its place between the check and the load, nor
- * change the code once it runs. Returns 0, or -1 with the reason in error.
+ * Opens the plugin's file, checks it and copies it to a sealed memfd (*copy, new), the one copy
+ * both ways of running a plugin load from: nobody can put another file in its place between the
+ * check and the load, nor change the code once it runs. Fills the plugin's identity from what
+ * was checked. Returns 0, or -1 with the reason in error.
  */
+static int sealed_copy(struct rpcd_plugin *plugin, const rpcd_config *daemon, int *copy,
+                       char *error, size_t error_size)
+{
+    const char *path = plugin->config->path;
+    int fd;
+    char refusal[512];
+    if (fsafe_open(path, !daemon->insecure, &fd, refusal, sizeof refusal) != 0) {
+        snprintf(error, error_size, "plugin %s: %s", path, refusal);
+        return -1;
+    }
+    struct stat file;
+    uint64_t hash;
+    int status =
+        pcopy_sealed(fd, plugin->config->name, copy, &hash, &file, refusal, sizeof refusal);
+    close(fd);
+    if (status != 0) {
+        snprintf(error, error_size, "plugin %s: %s", path, refusal);
+        return -1;
+    }
+    if (pident_fill(&plugin->identity, daemon, plugin->config, &file, hash) != 0) {
+        snprintf(error, error_size, "plugin %s: out of memory", path);
+        close(*copy);
+        return -1;
+    }
+    return 0;
+}
+
+/* Loads the plugin's code: a plugin host's from the descriptor rpcd checked, rpcd's own from a
+ * sealed copy of its file (sealed_copy). Returns 0, or -1 with the reason in error. */
 static int open_checked(struct rpcd_plugin *plugin, const rpcd_config *daemon, bool serving,
                         char *error, size_t error_size)
 {
     const char *path = plugin->config->path;
-    int fd, copy;
+    int copy;
     char refusal[512];
     if (plugin->opened_fd >= 0) {
         /* A plugin host's: the parent checked the file and copied it to a sealed memfd, which
@@ -96,19 +126,8 @@ static int open_checked(struct rpcd_plugin *plugin, const rpcd_config *daemon, b
             snprintf(error, error_size, "plugin %s: %s", path, refusal);
         return plugin->handle ? 0 : -1;
     }
-    if (fsafe_open(path, !daemon->insecure, &fd, refusal, sizeof refusal) != 0) {
-        snprintf(error, error_size, "plugin %s: %s", path, refusal);
+    if (sealed_copy(plugin, daemon, &copy, error, error_size) != 0)
         return -1;
-    }
-    struct stat file;
-    uint64_t hash;
-    int status =
-        pcopy_sealed(fd, plugin->config->name, &copy, &hash, &file, refusal, sizeof refusal);
-    close(fd);
-    if (status != 0) {
-        snprintf(error, error_size, "plugin %s: %s", path, refusal);
-        return -1;
-    }
     /* Only while serving: at start-up no plugin is shut down meanwhile, and a runtime that
      * starts threads of its own in dlopen (Go's) confuses the race detector about the lock. */
     if (serving)
@@ -119,10 +138,6 @@ static int open_checked(struct rpcd_plugin *plugin, const rpcd_config *daemon, b
     close(copy);
     if (!plugin->handle) {
         snprintf(error, error_size, "plugin %s: %s", path, refusal);
-        return -1;
-    }
-    if (pident_fill(&plugin->identity, daemon, plugin->config, &file, hash) != 0) {
-        snprintf(error, error_size, "plugin %s: out of memory", path);
         return -1;
     }
     return 0;
@@ -218,26 +233,9 @@ static int start_isolated(struct rpcd_plugin *plugin, const rpcd_config *daemon,
                           size_t error_size)
 {
     const char *path = plugin->config->path;
-    int fd, copy;
-    char refusal[512];
-    if (fsafe_open(path, !daemon->insecure, &fd, refusal, sizeof refusal) != 0) {
-        snprintf(error, error_size, "plugin %s: %s", path, refusal);
+    int copy;
+    if (sealed_copy(plugin, daemon, &copy, error, error_size) != 0)
         return -1;
-    }
-    struct stat file;
-    uint64_t hash;
-    int status =
-        pcopy_sealed(fd, plugin->config->name, &copy, &hash, &file, refusal, sizeof refusal);
-    close(fd);
-    if (status != 0) {
-        snprintf(error, error_size, "plugin %s: %s", path, refusal);
-        return -1;
-    }
-    if (pident_fill(&plugin->identity, daemon, plugin->config, &file, hash) != 0) {
-        snprintf(error, error_size, "plugin %s: out of memory", path);
-        close(copy);
-        return -1;
-    }
     const ld_plugin_kind *kind = isolated_kind;
     if (!kind) {
         snprintf(error, error_size, "plugin %s: isolation = process is not available here", path);

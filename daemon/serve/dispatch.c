@@ -8,7 +8,6 @@
 #include "wire/envelope.h"
 #include "json/json_scan.h"
 #include "base/log.h"
-#include "methods/mcp_methods.h"
 #include "wire/mcp_events.h"
 #include "mcp/mcp_listen.h"
 #include "wire/rpc_error.h"
