@@ -3,14 +3,18 @@
 """scripts/check-includes on small trees made here: it must fail on a cycle between folders (even
 one that runs through a .c file alone), between headers, and pass a tree whose layers hold.
 usage: check_includes_test.py SCRIPT"""
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 
 def tree(files):
-    root = tempfile.mkdtemp(prefix="rpcd-includes-")
+    """A temp dir holding files (path: text), removed when the test ends."""
+    root = tempfile.mkdtemp(prefix="rpcd-tree-")
+    atexit.register(shutil.rmtree, root, True)
     for path, text in files.items():
         os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
         with open(os.path.join(root, path), "w", encoding="utf-8") as f:

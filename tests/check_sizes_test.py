@@ -3,19 +3,11 @@
 """scripts/check-sizes on small trees made here: it must fail on a file over its line bound and
 on a function over its own, and pass a tree within both.
 usage: check_sizes_test.py SCRIPT"""
-import os
 import subprocess
 import sys
-import tempfile
 
-
-def tree(files):
-    root = tempfile.mkdtemp(prefix="rpcd-sizes-")
-    for path, text in files.items():
-        os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
-        with open(os.path.join(root, path), "w", encoding="utf-8") as f:
-            f.write(text)
-    return root
+# The trees are made as check_includes_test.py makes them.
+from check_includes_test import tree
 
 
 def function(name, body_lines):
