@@ -167,8 +167,9 @@ static void expect_refusals(const char *isolation)
     static const char *const said[] = {
         "bad_arguments.probe tried to send a notification \"\" with an empty name; refused",
         "bad_arguments.probe tried to send a notification \"rpc.x\", a name rpcd reserves",
-        "bad_arguments.probe sent a notification \"bad/n\" with params that are not a JSON "
-        "array or object; dropped",
+        /* One line, cut in two: parenthesised, as clang asks of a concatenation meant. */
+        ("bad_arguments.probe sent a notification \"bad/n\" with params that are not a JSON "
+         "array or object; dropped"),
         "bad_arguments.probe sent a notification \"bad/s\" with params",
         "bad_arguments.shaped gave a result rpcd cannot send",
     };
