@@ -166,11 +166,7 @@ int call_find_meta(const call_slot *slot, const char *name, js_span *value)
 static int host_call_meta(rpcd_call *call, const char *name, char *out, size_t out_size,
                           size_t *length)
 {
-    if (length)
-        *length = 0;
-    if (out && out_size > 0)
-        out[0] = '\0';
-    if (contract_check_meta(name, out, out_size) != RPCD_OK)
+    if (contract_begin_meta(name, out, out_size, length) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     call_slot *slot = slot_lock_live(call);
     if (!slot)
@@ -183,18 +179,11 @@ static int host_call_meta(rpcd_call *call, const char *name, char *out, size_t o
     } else if (found > 0) {
         /* On one line, as everything rpcd hands over is: a client may break lines in _meta. */
         buf_clear(&slot->scratch);
-        if (append_json_line(&slot->scratch, value.start, value.length) != 0) {
+        if (append_json_line(&slot->scratch, value.start, value.length) != 0)
             status = RPCD_ERR_NO_MEMORY;
-        } else {
-            if (length)
-                *length = slot->scratch.length;
-            if (slot->scratch.length >= out_size) {
-                status = RPCD_ERR_INVALID_ARGUMENT;
-            } else {
-                memcpy(out, slot->scratch.data, slot->scratch.length);
-                out[slot->scratch.length] = '\0';
-            }
-        }
+        else
+            status = contract_answer_meta(slot->scratch.data, slot->scratch.length, out, out_size,
+                                          length);
     }
     lock_release(&slot->lock);
     return status;

@@ -215,11 +215,7 @@ static int host_call_tool_result(rpcd_call *handle, const char *json, size_t jso
 static int host_call_meta(rpcd_call *handle, const char *name, char *out, size_t out_size,
                           size_t *length)
 {
-    if (length)
-        *length = 0;
-    if (out && out_size > 0)
-        out[0] = '\0';
-    if (contract_check_meta(name, out, out_size) != RPCD_OK)
+    if (contract_begin_meta(name, out, out_size, length) != RPCD_OK)
         return RPCD_ERR_INVALID_ARGUMENT;
     host_call *call = host_lock_live(handle);
     if (!call)
@@ -231,16 +227,8 @@ static int host_call_meta(rpcd_call *handle, const char *name, char *out, size_t
         found = count > 1 ? -1 : (int)count;
     }
     int status = found < 0 ? RPCD_ERR_INVALID_PARAMS : RPCD_OK;
-    if (found > 0) {
-        if (length)
-            *length = value.length; /* rpcd sent it on one line */
-        if (value.length >= out_size) {
-            status = RPCD_ERR_INVALID_ARGUMENT;
-        } else {
-            memcpy(out, value.start, value.length);
-            out[value.length] = '\0';
-        }
-    }
+    if (found > 0) /* rpcd sent it on one line */
+        status = contract_answer_meta(value.start, value.length, out, out_size, length);
     pthread_mutex_unlock(&host.lock);
     return status;
 }

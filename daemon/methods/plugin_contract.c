@@ -103,10 +103,26 @@ int contract_check_progress(double done, double total, const char *message)
     return RPCD_OK;
 }
 
-int contract_check_meta(const char *name, const char *out, size_t out_size)
+int contract_begin_meta(const char *name, char *out, size_t out_size, size_t *length)
 {
+    if (length)
+        *length = 0;
+    if (out && out_size > 0)
+        out[0] = '\0';
     if ((!out && out_size > 0) || (name && !js_utf8_valid(name, strlen(name))))
         return RPCD_ERR_INVALID_ARGUMENT;
+    return RPCD_OK;
+}
+
+int contract_answer_meta(const char *value, size_t value_length, char *out, size_t out_size,
+                         size_t *length)
+{
+    if (length)
+        *length = value_length;
+    if (value_length >= out_size)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    memcpy(out, value, value_length);
+    out[value_length] = '\0';
     return RPCD_OK;
 }
 

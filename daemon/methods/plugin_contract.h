@@ -68,9 +68,20 @@ int contract_check_failure(const char *message, bool message_required, const cha
  * or RPCD_ERR_INVALID_ARGUMENT. */
 int contract_check_progress(double done, double total, const char *message);
 
-/* call_meta's arguments: room (out non-NULL when out_size is not 0), a name NULL or UTF-8.
- * Returns RPCD_OK or RPCD_ERR_INVALID_ARGUMENT. */
-int contract_check_meta(const char *name, const char *out, size_t out_size);
+/*
+ * call_meta's start: its outputs emptied (*length 0 and out "", each when given), then its
+ * arguments checked: room (out non-NULL when out_size is not 0), a name NULL or UTF-8. Returns
+ * RPCD_OK or RPCD_ERR_INVALID_ARGUMENT.
+ */
+int contract_begin_meta(const char *name, char *out, size_t out_size, size_t *length);
+
+/*
+ * call_meta's answer: value (value_length bytes, on one line) reported in *length (when given)
+ * whatever the room, and copied into out NUL-terminated when it fits. Returns RPCD_OK, or
+ * RPCD_ERR_INVALID_ARGUMENT when out has no room for it (out left empty).
+ */
+int contract_answer_meta(const char *value, size_t value_length, char *out, size_t out_size,
+                         size_t *length);
 
 /* call_complete's status: anything but RPCD_DEFERRED, which is RPCD_ERR_UNSUPPORTED. */
 int contract_check_complete(int status);
