@@ -81,7 +81,8 @@ static mcp_route route_of(const fixture *f, const char *method, const char *para
     mcp_route route;
     js_span span = params ? SPAN(params) : (js_span){NULL, 0};
     buf_clear(out);
-    assert_int_equal(mcp_route_message(NULL, f->tools, method, strlen(method), span, out, &route), 0);
+    assert_int_equal(mcp_route_message(NULL, f->tools, method, strlen(method), span, out, &route),
+                     0);
     return route;
 }
 

@@ -218,8 +218,8 @@ static mcp_route route_of(const fixture *f, const char *method, const char *para
 {
     mcp_route route;
     buf_clear(out);
-    assert_int_equal(mcp_route_message(NULL, f->tools, method, strlen(method), SPAN(params), out, &route),
-                     0);
+    assert_int_equal(
+        mcp_route_message(NULL, f->tools, method, strlen(method), SPAN(params), out, &route), 0);
     return route;
 }
 
