@@ -128,7 +128,16 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
         slot->params = slot->params_copy.data;
         slot->params_length = request->params->length;
     }
-    slot->held_bytes = slot->params_length + slot->progress_params.length;
+    slot->ask_capabilities = request->asker ? request->ask_capabilities : 0;
+    slot->asker = request->asker;
+    slot->asker_context = request->asker_context;
+    slot->question_count = 0;
+    slot->has_next_state = false;
+    slot->has_round_state = request->has_state;
+    failed |= buf_append(&slot->answers, request->answers.start, request->answers.length);
+    failed |= buf_append(&slot->round_state, request->state.start, request->state.length);
+    slot->held_bytes = slot->params_length + slot->progress_params.length + slot->answers.length +
+                       slot->round_state.length;
     slot->timeout_ms = 0;
     return failed ? -1 : 0;
 }

@@ -83,6 +83,23 @@ typedef struct call_shaper {
     int (*complete)(buffer *out, const char *result, size_t length);
 } call_shaper;
 
+/*
+ * (1.6) Where a round that asks the client (a handler's RPCD_INPUT_REQUIRED after call_ask)
+ * becomes a result: the MCP front end's, for a client that can be asked. Static.
+ */
+typedef struct call_asker {
+    /*
+     * Appends to out the result that asks: questions (questions_length bytes) is the text of
+     * the members of an object, each a key and its request ("key":{"method":...,"params":...});
+     * state what the handler kept for the next round (has_state false: nothing), for the call
+     * of method with arguments. context is call_request's asker_context. Returns 0, or -1
+     * (memory): the call then fails with -32603.
+     */
+    int (*ask)(void *context, buffer *out, const reg_method *method, js_span arguments,
+               const char *questions, size_t questions_length, const char *state,
+               size_t state_length, bool has_state);
+} call_asker;
+
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
 typedef struct call_request {
     /* Borrowed, held by the caller: the method's generation; its calls hold it. */
@@ -97,6 +114,19 @@ typedef struct call_request {
     /* Where a progress report looks for _meta.progressToken, when not in params: the params of
      * a message that were rewritten into the handler's. NULL: in params. */
     const js_span *progress_params;
+    /*
+     * (1.6) Asking the client: what it declared it can be asked (contract_ask_capability
+     * bits; 0: nobody can be asked, call_ask is RPCD_ERR_UNSUPPORTED), the asker of its rounds
+     * (NULL when capabilities are 0) with its context (borrowed, outlives the call), and what
+     * the previous round left: the client's answers (one-line JSON object text; empty: none)
+     * and the state the handler kept (has_state).
+     */
+    unsigned ask_capabilities;
+    const call_asker *asker;
+    void *asker_context;
+    js_span answers;
+    js_span state;
+    bool has_state;
 } call_request;
 
 enum call_start_result {
@@ -220,6 +250,18 @@ bool call_caller_may_wait(rpcd_call *call);
 
 /* Puts the call_* members of the host table in place. */
 void call_fill_host_api(rpcd_host_api *api);
+
+/* (1.6) What a call's round starts with, for a plugin host that answers call_input and
+ * call_state itself: spans into the call, valid while its handler runs. */
+typedef struct call_round_view {
+    unsigned ask_capabilities; /* contract_ask_capability bits: what call_ask may ask */
+    js_span answers;           /* the previous round's answers (JSON object); empty: none */
+    bool has_state;
+    js_span state; /* the previous round's state, when has_state */
+} call_round_view;
+
+/* Fills *view for a live call. Returns 0, or RPCD_ERR_STALE once the call has ended. */
+int call_round_of(rpcd_call *call, call_round_view *view);
 
 /* Frees the slot store once no call is left (at exit), so leak checkers see a clean heap. */
 void call_store_release(void);

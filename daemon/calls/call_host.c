@@ -376,4 +376,5 @@ void call_fill_host_api(rpcd_host_api *api)
     api->call_complete = host_call_complete;
     api->call_tool_result = host_call_tool_result;
     api->call_meta = host_call_meta;
+    call_fill_input_api(api);
 }

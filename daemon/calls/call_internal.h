@@ -83,6 +83,19 @@ typedef struct call_slot {
     buffer failure_data;
     char exception[96]; /* call_fail_exception's name for error.data.exception, or "" */
 
+    /* (1.6) Asking the client (call_input.c): call_request's part, copied, and this round's
+     * questions ("key":{...} members) and the state it keeps for the next. */
+    unsigned ask_capabilities;
+    const call_asker *asker;
+    void *asker_context;
+    buffer answers;
+    bool has_round_state;
+    buffer round_state;
+    size_t question_count;
+    buffer questions;
+    bool has_next_state;
+    buffer next_state;
+
     long long started_us; /* when it was read (clock_now_us), for the access log; 0: not logged */
 
     /* Its deadline (call_deadline.c): the method's timeout_ms, or less when the request asked. */
@@ -214,6 +227,7 @@ typedef enum call_outcome_kind {
     CALL_OUTCOME_ERROR,      /* a JSON-RPC error; code says which (0: a notification's) */
     CALL_OUTCOME_TOOL_ERROR, /* an MCP tool result with isError */
     CALL_OUTCOME_CANCELLED,  /* cancelled: -32800, or no answer when asked so */
+    CALL_OUTCOME_ASKED,      /* (1.6) the result asks the client for input */
 } call_outcome_kind;
 
 typedef struct call_outcome {
@@ -230,6 +244,14 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
  * either appears twice. The slot's lock held, or the call ended on this thread.
  */
 int call_find_meta(const call_slot *slot, const char *name, js_span *value);
+
+/* (1.6, call_input.c) True when the call ends by asking the client: a handler of 1.6 or later
+ * returned RPCD_INPUT_REQUIRED after call_ask, and the call has an asker. */
+bool call_asks(const call_slot *slot, int status);
+/* The result that asks (the asker's), into slot->line. Returns 0 or -1. */
+int call_write_asking(call_slot *slot);
+/* call_ask, call_input, call_set_state and call_state into the host table. */
+void call_fill_input_api(rpcd_host_api *api);
 
 /* ---- call_log.c ---- */
 

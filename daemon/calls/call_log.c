@@ -46,6 +46,7 @@ static const char *outcome_name(call_outcome_kind kind)
     case CALL_OUTCOME_ERROR: return "error";
     case CALL_OUTCOME_TOOL_ERROR: return "tool_error";
     case CALL_OUTCOME_CANCELLED: return "cancelled";
+    case CALL_OUTCOME_ASKED: return "input_required";
     }
     return "?";
 }

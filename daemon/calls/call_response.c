@@ -176,6 +176,25 @@ static bool is_protocol_error(const call_slot *slot, int status)
            slot->failure_code <= RPC_SERVER_ERROR_HIGHEST;
 }
 
+/* The response of a round that asks the client: its questions as the asker makes them. */
+static void write_asking(call_slot *slot, call_outcome *outcome)
+{
+    *outcome = (call_outcome){CALL_OUTCOME_ASKED, 0};
+    if (!slot->is_request) {
+        out_ticket_drop(slot->table->out, slot->ticket);
+        return;
+    }
+    const js_span id = {slot->id.data, slot->id.length};
+    if (call_write_asking(slot) == 0) {
+        call_respond_result(slot->table, slot->batch, slot->ticket, &id, slot->line.data,
+                            slot->line.length);
+        return;
+    }
+    *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR};
+    call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL, NULL,
+                       0);
+}
+
 /* Writes the response of an ended call (nothing for notifications and silent cancels). */
 void call_write_response(call_slot *slot, int status, bool silent, call_outcome *outcome)
 {
@@ -191,6 +210,10 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
     bool refused = slot->result_refused && status != RPCD_ERR_CANCELLED;
     if (refused)
         status = RPCD_ERR_INTERNAL;
+    if (!silent && call_asks(slot, status)) {
+        write_asking(slot, outcome);
+        return;
+    }
     bool failed = status != RPCD_OK || slot->result_invalid;
     if (failed)
         log_failure(slot, status);

@@ -88,7 +88,10 @@ done:
     X(id)                                                                                          \
     X(progress_token)                                                                              \
     X(params_copy)                                                                                 \
-    X(progress_params) X(result) X(failure_message) X(failure_data) X(scratch) X(line)
+    X(progress_params)                                                                             \
+    X(result)                                                                                      \
+    X(failure_message)                                                                             \
+    X(failure_data) X(scratch) X(line) X(answers) X(round_state) X(questions) X(next_state)
 
 static void trim(buffer *buf)
 {

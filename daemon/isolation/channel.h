@@ -32,7 +32,9 @@
  *             u64 max_depth, u8 insecure, str name, str path, u32 pair count, then str key and
  *             str value per pair, then the confinement (spawn.c's put_confinement)
  *   CALL      u64 id, u32 method index, opt params, u8 _meta state + 1, opt _meta,
- *             u8 lane (CHAN_LANE_*: where every frame about the call goes)
+ *             u8 lane (CHAN_LANE_*: where every frame about the call goes), u32 what the
+ *             client can be asked (contract_ask_capability bits), opt the previous round's
+ *             answers (a JSON object), opt its state
  *   CANCEL    u64 id
  *   LEVEL     i32 MCP client's log level (-1: none), whenever it changes
  * Host to parent, answers to INIT:
@@ -49,11 +51,14 @@
  *   PROGRESS  u64 id, f64 done, f64 total, opt message   call_progress
  *   END       u64 id, i32 status                         the handler's status, or call_complete
  *   TOOL_RESULT u64 id, str json                         call_tool_result
+ *   ASK       u64 id, str key, str method, opt params    call_ask
+ *   STATE     u64 id, opt state                          call_set_state
  * Host to parent, about no call (MCP events, mcp_events.h):
  *   RESOURCE_UPDATED str uri (UTF-8, at most CHAN_MAX_URI)  resource_updated
  *   LOG       i32 level, str text (UTF-8, at most CHAN_MAX_LOG_TEXT)
  *                                     a log line the MCP client asked for (its level or finer)
- * call_is_cancelled, call_method, call_meta and config_get are answered in the host; the log
+ * call_is_cancelled, call_method, call_meta, call_input, call_state and config_get are
+ * answered in the host; the log
  * functions write to the log there, and send LOG only for the client.
  */
 /* clang-format on */
@@ -73,6 +78,8 @@ typedef enum chan_kind {
     CHAN_RESOURCE_UPDATED,
     CHAN_LOG,
     CHAN_LEVEL,
+    CHAN_ASK,   /* 1.6's call_ask */
+    CHAN_STATE, /* 1.6's call_set_state */
     CHAN_KIND_COUNT
 } chan_kind;
 

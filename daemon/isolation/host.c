@@ -192,6 +192,8 @@ static int start_call(chan_frame *frame)
     int meta_state = (int)chan_get_u8(frame) - 1;
     chan_str meta = chan_get_opt(frame);
     uint8_t lane = chan_get_u8(frame);
+    uint32_t ask_capabilities = chan_get_u32(frame);
+    chan_str answers = chan_get_opt(frame), state = chan_get_opt(frame); /* read in order */
     if (!chan_finished(frame) || index >= reg_count(host.methods) || meta_state < -1 ||
         meta_state > 1 || (meta_state == 1) != (meta.bytes != NULL) || lane >= CHAN_LANES)
         return -1;
@@ -200,7 +202,8 @@ static int start_call(chan_frame *frame)
     if (call)
         buf_clear(&call->meta);
     if (!call || (params.bytes && buf_append(&call->params, params.bytes, params.length) != 0) ||
-        (meta.bytes && buf_append(&call->meta, meta.bytes, meta.length) != 0)) {
+        (meta.bytes && buf_append(&call->meta, meta.bytes, meta.length) != 0) ||
+        host_begin_round(call, ask_capabilities, answers, state) != 0) {
         pthread_mutex_unlock(&host.lock);
         return -1;
     }
@@ -466,6 +469,7 @@ static void free_calls_and_lanes(void)
         for (uint32_t j = 0; j < CALLS_PER_CHUNK; j++) {
             buf_free(&host.chunks[i][j].params);
             buf_free(&host.chunks[i][j].meta);
+            host_free_round(&host.chunks[i][j]);
         }
         free(host.chunks[i]);
     }

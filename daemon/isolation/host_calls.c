@@ -233,6 +233,104 @@ static int host_call_meta(rpcd_call *handle, const char *name, char *out, size_t
     return status;
 }
 
+/* ---- 1.6: asking the client, answered as call_input.c answers in rpcd ------------------ */
+
+int host_begin_round(host_call *call, uint32_t ask_capabilities, chan_str answers, chan_str state)
+{
+    buf_clear(&call->answers);
+    buf_clear(&call->state);
+    if ((answers.bytes && buf_append(&call->answers, answers.bytes, answers.length) != 0) ||
+        (state.bytes && buf_append(&call->state, state.bytes, state.length) != 0))
+        return -1;
+    call->ask_capabilities = ask_capabilities;
+    call->has_state = state.bytes != NULL;
+    call->question_count = 0;
+    return 0;
+}
+
+void host_free_round(host_call *call)
+{
+    buf_free(&call->answers);
+    buf_free(&call->state);
+}
+
+/* The place of key among the keys asked this round, or -1. Lock held. */
+static int asked_at(const host_call *call, const char *key)
+{
+    for (size_t i = 0; i < call->question_count; i++)
+        if (strcmp(call->asked[i], key) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int host_call_ask(rpcd_call *handle, const char *key, const char *method, const char *params,
+                         size_t params_length)
+{
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    int at = key ? asked_at(call, key) : -1;
+    int status = contract_check_ask(key, method, params, params_length, host.max_depth,
+                                    call->ask_capabilities, call->question_count, at >= 0);
+    if (status != RPCD_OK) {
+        pthread_mutex_unlock(&host.lock);
+        return status;
+    }
+    if (at < 0)
+        snprintf(call->asked[call->question_count++], sizeof call->asked[0], "%s", key);
+    buffer *out;
+    size_t start;
+    int failed = begin(CHAN_ASK, call, &out, &start);
+    failed |= chan_put_str(out, key, strlen(key));
+    failed |= chan_put_str(out, method, strlen(method));
+    failed |= chan_put_opt(out, params, params_length);
+    return finish(out, start, failed) == 0 ? RPCD_OK : RPCD_ERR_NO_MEMORY;
+}
+
+static int host_call_input(rpcd_call *handle, const char *key, char *out, size_t out_size,
+                           size_t *length)
+{
+    if (contract_begin_meta(key, out, out_size, length) != RPCD_OK || !key)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    int status = RPCD_OK;
+    js_span answers = {call->answers.data, call->answers.length}, value;
+    if (answers.length > 0 && js_object_get_decoded(answers, key, strlen(key), &value) == 1)
+        status = contract_answer_meta(value.start, value.length, out, out_size, length);
+    pthread_mutex_unlock(&host.lock);
+    return status;
+}
+
+static int host_call_set_state(rpcd_call *handle, const char *state, size_t length)
+{
+    if (contract_check_state(state, length) != RPCD_OK)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    buffer *out;
+    size_t start;
+    int failed = begin(CHAN_STATE, call, &out, &start);
+    failed |= chan_put_opt(out, length > 0 ? state : NULL, length);
+    return finish(out, start, failed) == 0 ? RPCD_OK : RPCD_ERR_NO_MEMORY;
+}
+
+static int host_call_state(rpcd_call *handle, char *out, size_t out_size, size_t *length)
+{
+    if (contract_begin_meta(NULL, out, out_size, length) != RPCD_OK)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    host_call *call = host_lock_live(handle);
+    if (!call)
+        return RPCD_ERR_STALE;
+    int status = RPCD_OK;
+    if (call->has_state)
+        status = contract_answer_meta(call->state.data, call->state.length, out, out_size, length);
+    pthread_mutex_unlock(&host.lock);
+    return status;
+}
+
 void host_fill_call_api(rpcd_host_api *api)
 {
     api->call_result = host_call_result;
@@ -245,4 +343,8 @@ void host_fill_call_api(rpcd_host_api *api)
     api->call_complete = host_call_complete;
     api->call_tool_result = host_call_tool_result;
     api->call_meta = host_call_meta;
+    api->call_ask = host_call_ask;
+    api->call_input = host_call_input;
+    api->call_set_state = host_call_set_state;
+    api->call_state = host_call_state;
 }

@@ -9,6 +9,7 @@
 
 #include "base/buffer.h"
 #include "base/executor.h"
+#include "methods/plugin_contract.h"
 #include "isolation/channel.h"
 #include "methods/registry.h"
 
@@ -37,6 +38,15 @@ typedef struct host_call {
     bool has_params;
     int meta_state; /* the request's _meta: 1 in meta, 0 none, -1 sent twice */
     buffer meta;
+    /* (1.6) The round: what the client can be asked, the previous round's answers and state
+     * (call_input and call_state answer from them), and the keys asked so far (call_ask
+     * answers as rpcd will: a key asked again replaces its question). */
+    unsigned ask_capabilities;
+    buffer answers;
+    bool has_state;
+    buffer state;
+    size_t question_count;
+    char asked[CONTRACT_MOST_QUESTIONS][CONTRACT_MOST_KEY_BYTES + 1];
 } host_call;
 
 enum { CALLS_PER_CHUNK = 256, MOST_CHUNKS = 4096 };
@@ -78,6 +88,12 @@ buffer *host_out(const host_call *call);
 buffer *host_event_out(void);
 /* The live call of a plugin's handle, with host.lock taken; NULL (lock not held) when stale. */
 host_call *host_lock_live(rpcd_call *handle);
+
+/* (1.6, host_calls.c) A call's round from its CALL frame: what the client can be asked, the
+ * previous round's answers and state (copied). Lock held. Returns 0, or -1 (memory). */
+int host_begin_round(host_call *call, uint32_t ask_capabilities, chan_str answers, chan_str state);
+/* Frees the round's buffers, once the workers are joined. */
+void host_free_round(host_call *call);
 /* The handle a plugin gets for call. */
 rpcd_call *host_handle_of(const host_call *call);
 /* Sends END and frees the call. Lock held. */

@@ -97,8 +97,10 @@ static int proxy_call(rpcd_call *call, const char *params, size_t params_length,
     int found = proxy->api.call_meta(call, NULL, small, sizeof small, &length);
     if (found == RPCD_ERR_INVALID_ARGUMENT && length >= sizeof small && (text = malloc(length + 1)))
         found = proxy->api.call_meta(call, NULL, text, length + 1, &length);
-    pxy_meta meta = {found == RPCD_ERR_INVALID_PARAMS ? -1 : found == RPCD_OK && length > 0, text,
-                     length};
+    pxy_meta meta = {
+        found == RPCD_ERR_INVALID_PARAMS ? -1 : found == RPCD_OK && length > 0, text, length, {0}};
+    if (call_round_of(call, &meta.round) != 0)
+        meta.round = (call_round_view){0};
     bool may_wait = method->quick && call_caller_may_wait(call), wait_here = false;
     int queued = text ? pxy_queue_call(proxy, method, call, params, params_length, &meta, may_wait,
                                        &wait_here, &id, reason, sizeof reason)

@@ -236,6 +236,12 @@ int pxy_queue_call(iso_proxy *proxy, const pxy_method *method, rpcd_call *call, 
     failed |= chan_put_u8(&proxy->pending, (uint8_t)(meta->state + 1));
     failed |= chan_put_opt(&proxy->pending, meta->state == 1 ? meta->text : NULL, meta->length);
     failed |= chan_put_u8(&proxy->pending, fast ? CHAN_LANE_FAST : CHAN_LANE_MAIN);
+    failed |= chan_put_u32(&proxy->pending, meta->round.ask_capabilities);
+    failed |=
+        chan_put_opt(&proxy->pending, meta->round.answers.length ? meta->round.answers.start : NULL,
+                     meta->round.answers.length);
+    failed |= chan_put_opt(&proxy->pending, meta->round.has_state ? meta->round.state.start : NULL,
+                           meta->round.state.length);
     if (chan_end(&proxy->pending, start, failed != 0) != 0) {
         release_entry(proxy, index);
         pthread_mutex_unlock(&proxy->lock);

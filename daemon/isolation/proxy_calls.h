@@ -8,6 +8,7 @@
 #define RPCD_PROXY_CALLS_H
 
 #include "base/buffer.h"
+#include "calls/call.h"
 #include "isolation/channel.h"
 #include "isolation/proxy.h"
 #include "isolation/spawn.h"
@@ -133,6 +134,7 @@ typedef struct pxy_meta {
     int state;        /* 1: text is _meta (JSON, one line); 0: none; -1: sent twice */
     const char *text; /* borrowed */
     size_t length;
+    call_round_view round; /* (1.6) what the host answers call_input and call_state from */
 } pxy_meta;
 /*
  * Queues call of method with its params for the host. With may_wait (the caller can wait for

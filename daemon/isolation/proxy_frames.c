@@ -143,12 +143,42 @@ static int apply_end(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_c
     return 0;
 }
 
+static int apply_ask(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
+{
+    size_t key_at = 0, method_at = 0;
+    const char *key = scratch_string(lane, chan_get_str(frame), &key_at, frame);
+    const char *method = scratch_string(lane, chan_get_str(frame), &method_at, frame);
+    chan_str params = chan_get_opt(frame);
+    if (!chan_finished(frame) || !key || !method)
+        return -1;
+    if (call) /* checked again there, as in-process */
+        proxy->api.call_ask(call, STRING_AT(lane, key_at, key), STRING_AT(lane, method_at, method),
+                            params.bytes, params.length);
+    return 0;
+}
+
+static int apply_state(iso_proxy *proxy, pxy_lane *lane, chan_frame *frame, rpcd_call *call)
+{
+    (void)lane; /* bytes, never a C string */
+    chan_str state = chan_get_opt(frame);
+    if (!chan_finished(frame))
+        return -1;
+    if (call)
+        proxy->api.call_set_state(call, state.bytes, state.length);
+    return 0;
+}
+
 /* What the reader does with each kind a host may send once it runs: one row per host function. */
 static const apply_fn apply_kind[CHAN_KIND_COUNT] = {
-    [CHAN_RESULT] = apply_result,           [CHAN_FAIL] = apply_fail,
-    [CHAN_FAIL_CODE] = apply_fail_code,     [CHAN_NOTIFY] = apply_notify,
-    [CHAN_PROGRESS] = apply_progress,       [CHAN_END] = apply_end,
+    [CHAN_RESULT] = apply_result,
+    [CHAN_FAIL] = apply_fail,
+    [CHAN_FAIL_CODE] = apply_fail_code,
+    [CHAN_NOTIFY] = apply_notify,
+    [CHAN_PROGRESS] = apply_progress,
+    [CHAN_END] = apply_end,
     [CHAN_TOOL_RESULT] = apply_tool_result,
+    [CHAN_ASK] = apply_ask,
+    [CHAN_STATE] = apply_state,
 };
 
 /* ---- Frames about no call: MCP events, handed to rpcd's own sink ------------------------- */

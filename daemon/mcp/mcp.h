@@ -97,6 +97,12 @@ typedef struct mcp_route {
     /* MCP_CALL: where _meta.progressToken is, when not in params (call_request's
      * progress_params); empty span: in params. */
     js_span progress_params;
+    /* MCP_CALL of a tool: what the client can be asked (contract_ask_capability bits; 0 in
+     * the handshake era), and a retry's requestState and inputResponses (empty: none), which
+     * the session's rounds turn into the call's answers and state (mcp_rounds_claim). */
+    unsigned ask_capabilities;
+    js_span request_state;
+    js_span input_responses;
     mcp_listen_filter listen; /* MCP_LISTEN */
     js_span uri;              /* MCP_SUBSCRIBE: the URI, a JSON string of params */
     bool subscribe;           /* MCP_SUBSCRIBE: true for resources/subscribe */
@@ -129,7 +135,14 @@ int mcp_route_message(const registry *methods, const mcp_tools *tools, const cha
 typedef struct mcp_session {
     bool started;            /* read on the reading thread */
     atomic_bool initialized; /* read from any thread */
+    /* The rounds of its calls that asked it for input (1.6); NULL until mcp_session_open. */
+    struct mcp_rounds *rounds;
 } mcp_session;
+
+/* Makes the session's store of rounds. Returns 0, or -1 (memory). */
+int mcp_session_open(mcp_session *session);
+/* Frees what mcp_session_open made. A zeroed session is fine. */
+void mcp_session_close(mcp_session *session);
 
 /* What a routed message (route, mcp_route_message's) tells of session; answered: its request
  * got a result (an initialize notification initializes nothing). Reading thread only. */

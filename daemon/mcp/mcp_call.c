@@ -12,63 +12,17 @@
 #include "methods/mcp_methods.h"
 #include "mcp/mcp_results.h"
 #include "mcp/mcp_revision.h"
+#include "mcp/mcp_rounds.h"
 #include "wire/rpc_error.h"
 #include "base/log.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int mcp_append_tool_result(buffer *out, const char *result, size_t length)
-{
-    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
-    /* A string is the text itself, as the model should read it: its JSON text, validated, is
-     * already the text member's value. Any other value goes as its JSON text. */
-    size_t start = 0, end = length;
-    while (start < end && memchr(" \t\r\n", result[start], 4))
-        start++;
-    while (end > start && memchr(" \t\r\n", result[end - 1], 4))
-        end--;
-    if (start < end && result[start] == '"')
-        failed |= buf_append(out, result + start, end - start);
-    else
-        failed |= buf_append_json_string(out, result, length);
-    failed |= buf_append_string(out, "}]");
-    if (length > 0 && result[0] == '{') {
-        failed |= buf_append_string(out, ",\"structuredContent\":");
-        failed |= buf_append(out, result, length);
-    }
-    return failed | buf_append_string(out, ",\"isError\":false}");
-}
-
-int mcp_append_tool_error(buffer *out, const char *text, size_t length)
-{
-    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
-    failed |= buf_append_json_string(out, text, length);
-    return failed | buf_append_string(out, "}],\"isError\":true}");
-}
-
-/*
- * A complete result in the handshake era goes unchanged, unless it asks the client for input
- * the 2026-07-28 way, which no client of that era can answer: -32603 then, as for any result
- * that is not the era's.
- */
-static int handshake_complete(buffer *out, const char *result, size_t length)
-{
-    if (mcp_result_type_is(result, length, "input_required")) {
-        log_message(LOG_WARNING, "a tool answered with an \"input_required\" result, which a "
-                                 "client of the handshake era (2025-11-25 and older) cannot read");
-        return -1;
-    }
-    return buf_append(out, result, length);
-}
-
-/* A tool's failure is a result the model can read (isError), not a JSON-RPC error. */
-static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL,
-                                        handshake_complete};
-
 /* What tools/call reads of its params. */
 typedef struct tool_params {
-    js_span name, arguments, meta; /* meta: empty when there is none */
+    js_span name, arguments, meta;          /* meta: empty when there is none */
+    js_span request_state, input_responses; /* a retry's (2026-07-28); empty: none */
     bool has_name, has_arguments;
     const char *duplicate; /* a member read here that appears twice, or NULL */
 } tool_params;
@@ -102,6 +56,14 @@ static void read_tool_params(js_span params, tool_params *out)
                 out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
             seen_meta = true;
             out->meta = value;
+        } else if (js_string_equals(key, "requestState", 12)) {
+            if (out->request_state.length)
+                out->duplicate = "\"requestState\" appears twice";
+            out->request_state = value;
+        } else if (js_string_equals(key, "inputResponses", 14)) {
+            if (out->input_responses.length)
+                out->duplicate = "\"inputResponses\" appears twice";
+            out->input_responses = value;
         }
     }
 }
@@ -177,8 +139,12 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
         .kind = MCP_CALL,
         .method = method,
         .params = read.has_arguments ? read.arguments : (js_span){"{}", 2},
-        .shaper = era == MCP_ERA_STATELESS ? mcp_stateless_tool_shaper() : &tool_shaper,
+        .shaper = era == MCP_ERA_STATELESS ? mcp_stateless_tool_shaper() : mcp_tool_shaper(),
         .progress_params = params,
+        /* Only a client of the stateless revision is asked, through its results. */
+        .ask_capabilities = era == MCP_ERA_STATELESS ? mcp_ask_capabilities(read.meta) : 0,
+        .request_state = read.request_state,
+        .input_responses = read.input_responses,
     };
     return 0;
 }
@@ -524,6 +490,17 @@ int mcp_route_message(const registry *methods, const mcp_tools *tools, const cha
         id == MCP_INITIALIZE || id == MCP_SERVER_DISCOVER || era == MCP_ERA_STATELESS;
     route->initializes = id == MCP_INITIALIZE;
     return status;
+}
+
+int mcp_session_open(mcp_session *session)
+{
+    return mcp_rounds_new(&session->rounds);
+}
+
+void mcp_session_close(mcp_session *session)
+{
+    mcp_rounds_free(session->rounds);
+    session->rounds = NULL;
 }
 
 void mcp_session_note(mcp_session *session, const mcp_route *route, bool answered)

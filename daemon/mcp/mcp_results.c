@@ -1,19 +1,74 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The results of resources/read, prompts/get and completion/complete, made from what a
- * plugin's handler gave: the short forms (a string, an array of strings) become MCP's objects,
+ * The results made from what a plugin's handler gave: a tool's (its text, its failure, a
+ * complete result in the handshake era), and those of resources/read, prompts/get and
+ * completion/complete: the short forms (a string, an array of strings) become MCP's objects,
  * and an object given whole is checked to be MCP's before it is written. A failure stays a
  * JSON-RPC error: unlike a tool's, it is no answer a model should read.
  */
 #include "mcp/mcp_results.h"
 
 #include "base/log.h"
+#include "mcp/mcp.h"
 #include "mcp/mcp_revision.h"
 #include "methods/mcp_tool.h"
 
 #include <jansson.h>
 
 #include <string.h>
+
+int mcp_append_tool_result(buffer *out, const char *result, size_t length)
+{
+    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    /* A string is the text itself, as the model should read it: its JSON text, validated, is
+     * already the text member's value. Any other value goes as its JSON text. */
+    size_t start = 0, end = length;
+    while (start < end && memchr(" \t\r\n", result[start], 4))
+        start++;
+    while (end > start && memchr(" \t\r\n", result[end - 1], 4))
+        end--;
+    if (start < end && result[start] == '"')
+        failed |= buf_append(out, result + start, end - start);
+    else
+        failed |= buf_append_json_string(out, result, length);
+    failed |= buf_append_string(out, "}]");
+    if (length > 0 && result[0] == '{') {
+        failed |= buf_append_string(out, ",\"structuredContent\":");
+        failed |= buf_append(out, result, length);
+    }
+    return failed | buf_append_string(out, ",\"isError\":false}");
+}
+
+int mcp_append_tool_error(buffer *out, const char *text, size_t length)
+{
+    int failed = buf_append_string(out, "{\"content\":[{\"type\":\"text\",\"text\":");
+    failed |= buf_append_json_string(out, text, length);
+    return failed | buf_append_string(out, "}],\"isError\":true}");
+}
+
+/*
+ * A complete result in the handshake era goes unchanged, unless it asks the client for input
+ * the 2026-07-28 way, which no client of that era can answer: -32603 then, as for any result
+ * that is not the era's.
+ */
+static int handshake_complete(buffer *out, const char *result, size_t length)
+{
+    if (mcp_result_type_is(result, length, "input_required")) {
+        log_message(LOG_WARNING, "a tool answered with an \"input_required\" result, which a "
+                                 "client of the handshake era (2025-11-25 and older) cannot read");
+        return -1;
+    }
+    return buf_append(out, result, length);
+}
+
+/* A tool's failure is a result the model can read (isError), not a JSON-RPC error. */
+static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL,
+                                        handshake_complete};
+
+const call_shaper *mcp_tool_shaper(void)
+{
+    return &tool_shaper;
+}
 
 /* The most values one completion carries (MCP's bound). */
 enum { MOST_VALUES = 100 };

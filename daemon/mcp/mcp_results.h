@@ -19,4 +19,11 @@ typedef enum mcp_result_kind {
 /* The shaper of kind, in the handshake era's shape or the stateless revision's. Static. */
 const call_shaper *mcp_result_shaper(mcp_result_kind kind, bool stateless);
 
+/*
+ * The tools/call shaper of the handshake era: a tool's result as text content (and
+ * structuredContent), a failure as a tool error (isError), a complete result unchanged unless
+ * it asks for input as only the stateless revision can. Static.
+ */
+const call_shaper *mcp_tool_shaper(void);
+
 #endif

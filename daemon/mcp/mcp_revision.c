@@ -7,6 +7,7 @@
 
 #include "calls/call.h"
 #include "mcp/mcp.h"
+#include "methods/plugin_contract.h"
 
 #include <string.h>
 
@@ -78,6 +79,37 @@ int mcp_revision_of_meta(js_span meta, buffer *data)
     failed |= buf_append(data, version.start, version.length);
     failed |= buf_append_char(data, '}');
     return failed ? -3 : MCP_REVISION_UNSUPPORTED;
+}
+
+/* True when object has the member key as an object, once. */
+static bool has_object(js_span object, const char *key, js_span *value)
+{
+    return js_object_get(object, key, strlen(key), value) == 1 && js_kind_of(*value) == JS_OBJECT;
+}
+
+unsigned mcp_ask_capabilities(js_span meta)
+{
+    js_span capabilities, elicitation, ignored;
+    if (meta.length == 0 || js_kind_of(meta) != JS_OBJECT ||
+        !has_object(meta, MCP_META_CLIENT_CAPABILITIES, &capabilities))
+        return 0;
+    unsigned bits = 0;
+    if (has_object(capabilities, "elicitation", &elicitation)) {
+        /* An empty object is a form's, as before the modes came (MCP 2025-11-25). */
+        bool form = has_object(elicitation, "form", &ignored);
+        bool url = has_object(elicitation, "url", &ignored);
+        js_iter members;
+        js_span key;
+        js_iter_init(&members, elicitation);
+        bool empty = !js_iter_next(&members, &key, &ignored);
+        bits |=
+            (form || empty ? CONTRACT_ASK_ELICIT_FORM : 0u) | (url ? CONTRACT_ASK_ELICIT_URL : 0u);
+    }
+    if (has_object(capabilities, "sampling", &ignored))
+        bits |= CONTRACT_ASK_SAMPLING;
+    if (has_object(capabilities, "roots", &ignored))
+        bits |= CONTRACT_ASK_ROOTS;
+    return bits;
 }
 
 bool mcp_revision_named(js_span params)

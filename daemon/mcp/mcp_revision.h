@@ -49,6 +49,13 @@ bool mcp_revision_named(js_span params);
  */
 bool mcp_revision_removed(int id);
 
+/*
+ * What a request's _meta (its span; empty: none) says the client can be asked, from its
+ * "io.modelcontextprotocol/clientCapabilities": contract_ask_capability bits ("elicitation"
+ * with no members, or with "form": a form; with "url": a URL; "sampling"; "roots").
+ */
+unsigned mcp_ask_capabilities(js_span meta);
+
 /* Appends every version rpcd speaks as a JSON array, newest first. Returns 0 or -1 (memory). */
 int mcp_append_versions(buffer *out);
 

@@ -130,3 +130,54 @@ int contract_check_complete(int status)
 {
     return status == RPCD_DEFERRED ? RPCD_ERR_UNSUPPORTED : RPCD_OK;
 }
+
+/* The capability a question needs: 0 for a method call_ask does not know. */
+static unsigned needed_capability(const char *method, const char *params, size_t params_length,
+                                  size_t max_depth)
+{
+    if (strcmp(method, "sampling/createMessage") == 0)
+        return CONTRACT_ASK_SAMPLING;
+    if (strcmp(method, "roots/list") == 0)
+        return CONTRACT_ASK_ROOTS;
+    if (strcmp(method, "elicitation/create") != 0)
+        return 0;
+    js_span object, mode;
+    if (params && js_validate(params, params_length, max_depth, &object, NULL) == 0 &&
+        js_object_get(object, "mode", 4, &mode) > 0 && js_kind_of(mode) == JS_STRING &&
+        js_string_equals(mode, "url", 3))
+        return CONTRACT_ASK_ELICIT_URL;
+    return CONTRACT_ASK_ELICIT_FORM;
+}
+
+int contract_check_ask(const char *key, const char *method, const char *params,
+                       size_t params_length, size_t max_depth, unsigned capabilities,
+                       size_t asked_so_far, bool asked_key)
+{
+    if (!key || !method || (!params && params_length > 0))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    size_t key_length = strlen(key);
+    if (key_length == 0 || key_length > CONTRACT_MOST_KEY_BYTES || !js_utf8_valid(key, key_length))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    js_span object;
+    if (params && (params_length > CONTRACT_MOST_ASK_PARAMS ||
+                   js_validate(params, params_length, max_depth, &object, NULL) != 0 ||
+                   js_kind_of(object) != JS_OBJECT))
+        return RPCD_ERR_INVALID_ARGUMENT;
+    /* Checked after the params (a mode is read from them), before the count: a question the
+     * client could never answer is refused as such, whatever else is wrong. */
+    unsigned needed = needed_capability(method, params, params_length, max_depth);
+    if (needed == 0)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    if ((capabilities & needed) == 0)
+        return RPCD_ERR_UNSUPPORTED;
+    if (!asked_key && asked_so_far >= CONTRACT_MOST_QUESTIONS)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    return RPCD_OK;
+}
+
+int contract_check_state(const char *state, size_t length)
+{
+    if ((!state && length > 0) || length > CONTRACT_MOST_STATE_BYTES)
+        return RPCD_ERR_INVALID_ARGUMENT;
+    return RPCD_OK;
+}

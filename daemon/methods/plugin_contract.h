@@ -86,4 +86,39 @@ int contract_answer_meta(const char *value, size_t value_length, char *out, size
 /* call_complete's status: anything but RPCD_DEFERRED, which is RPCD_ERR_UNSUPPORTED. */
 int contract_check_complete(int status);
 
+/*
+ * (1.6) What a client declared it can be asked (MCP's ClientCapabilities), as the bits
+ * call_ask checks: 0 for a call nobody can be asked in.
+ */
+enum contract_ask_capability {
+    CONTRACT_ASK_ELICIT_FORM = 1u << 0, /* "elicitation" (a form) */
+    CONTRACT_ASK_ELICIT_URL = 1u << 1,  /* "elicitation": {"url": {}} */
+    CONTRACT_ASK_SAMPLING = 1u << 2,    /* "sampling" */
+    CONTRACT_ASK_ROOTS = 1u << 3,       /* "roots" */
+};
+
+/* The most questions of a round, their keys' and params' lengths, and the state's. */
+enum {
+    CONTRACT_MOST_QUESTIONS = 16,
+    CONTRACT_MOST_KEY_BYTES = 64,
+    CONTRACT_MOST_ASK_PARAMS = 64 * 1024,
+    CONTRACT_MOST_STATE_BYTES = 16 * 1024,
+};
+
+/*
+ * call_ask's arguments, asked_so_far questions into the round, for a client that declared
+ * capabilities (contract_ask_capability bits): a key of 1 to CONTRACT_MOST_KEY_BYTES UTF-8
+ * bytes, a method call_ask names, params NULL or a JSON object of at most
+ * CONTRACT_MOST_ASK_PARAMS bytes and max_depth deep. Returns RPCD_OK, RPCD_ERR_INVALID_ARGUMENT,
+ * or RPCD_ERR_UNSUPPORTED when the capability the method needs is not among capabilities.
+ * *replaces is set when key was asked already (the count does not grow then): the caller says
+ * so through asked_key.
+ */
+int contract_check_ask(const char *key, const char *method, const char *params,
+                       size_t params_length, size_t max_depth, unsigned capabilities,
+                       size_t asked_so_far, bool asked_key);
+
+/* call_set_state's: NULL with length 0, or at most CONTRACT_MOST_STATE_BYTES bytes. */
+int contract_check_state(const char *state, size_t length);
+
 #endif

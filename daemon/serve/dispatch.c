@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "wire/mcp_events.h"
 #include "mcp/mcp_listen.h"
+#include "mcp/mcp_rounds.h"
 #include "wire/rpc_error.h"
 
 #include <stdio.h>
@@ -167,6 +168,51 @@ static int subscribe(const dispatcher *dispatch, const env_message *message, con
 }
 
 /*
+ * The plugin's call an MCP request became. A retry of a call that asked the client for input
+ * (1.6) brings the round's answers and state along, or is refused (-32602) when its
+ * requestState names no round rpcd keeps for this tool and these arguments.
+ */
+static int start_mcp_call(const dispatcher *dispatch, const env_message *message,
+                          const mcp_route *route, call_batch *batch, uint64_t ticket)
+{
+    mcp_rounds *rounds = dispatch->session ? dispatch->session->rounds : NULL;
+    mcp_round_input input;
+    const char *problem = NULL;
+    int claimed = mcp_rounds_claim(rounds, route->method->name, route->params, route->request_state,
+                                   route->input_responses, &input, &problem);
+    if (claimed != 0) {
+        buffer data = BUFFER_INIT;
+        int failed = claimed == -1 || buf_append_string(&data, "{\"detail\":") != 0 ||
+                     buf_append_json_string(&data, problem, strlen(problem)) != 0 ||
+                     buf_append_char(&data, '}') != 0;
+        int status = answer_error(dispatch, message, batch, ticket,
+                                  failed ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS,
+                                  failed ? NULL : data.data, failed ? 0 : data.length);
+        buf_free(&data);
+        return status;
+    }
+    call_request request = {
+        .gen = dispatch->generations->held,
+        .method = route->method,
+        .id = message->kind == ENV_REQUEST ? &message->id : NULL,
+        .params = &route->params,
+        .batch = batch,
+        .ticket = ticket,
+        .shaper = route->shaper,
+        .progress_params = route->progress_params.length > 0 ? &route->progress_params : NULL,
+        .ask_capabilities = rounds ? route->ask_capabilities : 0,
+        .asker = rounds ? mcp_rounds_asker() : NULL,
+        .asker_context = rounds,
+        .answers = {input.answers.data, input.answers.length},
+        .state = {input.state.data, input.state.length},
+        .has_state = input.has_state,
+    };
+    int status = start_call(dispatch, message, &request);
+    mcp_round_input_free(&input);
+    return status;
+}
+
+/*
  * The MCP methods, which the MCP front end answers or turns into a plugin's call. Returns 1 when
  * the message was one of them (answered, started, or a notification of one), 0 otherwise.
  */
@@ -199,17 +245,7 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
             *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data,
                                           out.length);
     } else if (route.kind == MCP_CALL) {
-        call_request request = {
-            .gen = dispatch->generations->held,
-            .method = route.method,
-            .id = message->kind == ENV_REQUEST ? &message->id : NULL,
-            .params = &route.params,
-            .batch = batch,
-            .ticket = ticket,
-            .shaper = route.shaper,
-            .progress_params = route.progress_params.length > 0 ? &route.progress_params : NULL,
-        };
-        *status = start_call(dispatch, message, &request);
+        *status = start_mcp_call(dispatch, message, &route, batch, ticket);
     }
     /* After the answer: an initialize's client hears of changed lists only once it has it. */
     if (dispatch->session)

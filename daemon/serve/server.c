@@ -99,7 +99,7 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     if (out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
-    if (mcp_listeners_new(srv->out, &srv->listeners) != 0)
+    if (mcp_listeners_new(srv->out, &srv->listeners) != 0 || mcp_session_open(&srv->session) != 0)
         goto fail;
     crash_report_watch(srv->out);
     gen_current *generations = options->generations;
@@ -137,6 +137,8 @@ void srv_free(server *srv)
     if (srv->generations.source)
         gen_reader_fini(&srv->generations);
     call_table_free(srv->calls);
+    /* After the calls: one that ends asking keeps its round in the session's store. */
+    mcp_session_close(&srv->session);
     mcp_listeners_free(srv->listeners);
     gen_current_free(srv->own_generations);
     if (srv->out)

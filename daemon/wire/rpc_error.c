@@ -25,6 +25,7 @@ const char *rpcerr_status_name(int status)
     case RPCD_ERR_STALE: return "RPCD_ERR_STALE";
     case RPCD_ERR_EXISTS: return "RPCD_ERR_EXISTS";
     case RPCD_ERR_UNSUPPORTED: return "RPCD_ERR_UNSUPPORTED";
+    case RPCD_INPUT_REQUIRED: return "RPCD_INPUT_REQUIRED";
     default: return NULL;
     }
 }
@@ -72,7 +73,8 @@ const char *rpcerr_message(int64_t code)
 
 const char *rpcerr_status_name_in(int status, uint32_t abi_minor)
 {
-    if (status == RPCD_DEFERRED && abi_minor < 1)
+    if ((status == RPCD_DEFERRED && abi_minor < 1) ||
+        (status == RPCD_INPUT_REQUIRED && abi_minor < 6))
         return NULL;
     return rpcerr_status_name(status);
 }

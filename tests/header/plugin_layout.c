@@ -29,7 +29,11 @@ AT(rpcd_host_api, log_text, 112);
 AT(rpcd_host_api, call_tool_result, 120);
 AT(rpcd_host_api, call_meta, 128);
 AT(rpcd_host_api, resource_updated, 136);
-static_assert(sizeof(rpcd_host_api) == 144, "rpcd_host_api");
+AT(rpcd_host_api, call_ask, 144);
+AT(rpcd_host_api, call_input, 152);
+AT(rpcd_host_api, call_set_state, 160);
+AT(rpcd_host_api, call_state, 168);
+static_assert(sizeof(rpcd_host_api) == 176, "rpcd_host_api");
 
 AT(rpcd_method, size, 0);
 AT(rpcd_method, name, 8);

@@ -396,7 +396,7 @@ static void test_lone_call_sent_by_its_caller(void **state)
     proxy.fd = ends[0];
     proxy.state = PXY_UP;
     pxy_method method = {&proxy, 0, (char *)"m", false};
-    const pxy_meta none = {0, NULL, 0};
+    const pxy_meta none = {0, NULL, 0, {0}};
     uint64_t first, second;
     bool wait_here = true;
     char reason[64];
@@ -488,7 +488,7 @@ static void test_answers_of_one_read_in_one_write(void **state)
     close(proxy.wake_fd);
     proxy.wake_fd = proxy.pidfd = -1;
     pxy_method method = {&proxy, 0, (char *)"keep", false};
-    const pxy_meta none = {0, NULL, 0};
+    const pxy_meta none = {0, NULL, 0, {0}};
     buffer frames = BUFFER_INIT;
     for (int i = 0; i < CALLS; i++) {
         uint64_t id;
@@ -537,7 +537,7 @@ static void test_fast_lane_only_for_a_lone_quick_call(void **state)
     proxy.lanes[CHAN_LANE_FAST].fd = lane[0];
     proxy.state = PXY_UP;
     pxy_method quick = {&proxy, 0, (char *)"q", true};
-    const pxy_meta none = {0, NULL, 0};
+    const pxy_meta none = {0, NULL, 0, {0}};
     uint64_t first, second;
     bool wait_here = true;
     char reason[64];
@@ -608,7 +608,7 @@ static void test_fast_caller_frees_the_lane_at_its_end(void **state)
     assert_int_equal(sig_wake_install(), 0);
     sig_wake_unblock_here();
     pxy_method quick = {&proxy, 0, (char *)"q", true};
-    const pxy_meta none = {0, NULL, 0};
+    const pxy_meta none = {0, NULL, 0, {0}};
     uint64_t id;
     bool wait_here = false;
     char reason[64];

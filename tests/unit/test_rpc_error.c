@@ -113,14 +113,16 @@ static void test_status_names(void **state)
         {RPCD_ERR_STALE, "RPCD_ERR_STALE"},
         {RPCD_ERR_EXISTS, "RPCD_ERR_EXISTS"},
         {RPCD_ERR_UNSUPPORTED, "RPCD_ERR_UNSUPPORTED"},
+        {RPCD_INPUT_REQUIRED, "RPCD_INPUT_REQUIRED"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *name = rpcerr_status_name(names[i].status);
         assert_non_null(name);
         assert_string_equal(name, names[i].name);
     }
-    /* The enum is closed: -10 is the last value; anything else has no name. */
-    static const int unknown[] = {1, 2, -11, -12, 100, -100, INT32_MIN, INT32_MAX};
+    /* The enum is closed: -10 and 2 (1.6) are the last values; anything else has no name, and
+     * RPCD_DEFERRED none either: it never ends a call. */
+    static const int unknown[] = {1, 3, -11, -12, 100, -100, INT32_MIN, INT32_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         if (rpcerr_status_name(unknown[i]) != NULL)
             fail_msg("status %d has a name", unknown[i]);
@@ -146,6 +148,9 @@ static void test_status_names_by_minor(void **state)
     assert_string_equal(rpcerr_status_name_in(RPCD_ERR_INTERNAL, 0), "RPCD_ERR_INTERNAL");
     assert_string_equal(rpcerr_status_name_in(RPCD_ERR_CANCELLED, 1), "RPCD_ERR_CANCELLED");
     assert_null(rpcerr_status_name_in(-11, 1));
+    /* RPCD_INPUT_REQUIRED came with 1.6: to a plugin built before, 2 is no status at all. */
+    assert_null(rpcerr_status_name_in(RPCD_INPUT_REQUIRED, 5));
+    assert_string_equal(rpcerr_status_name_in(RPCD_INPUT_REQUIRED, 6), "RPCD_INPUT_REQUIRED");
 }
 
 /* A failure of method "sum" of plugin "math" (an ABI 1.1 plugin). */

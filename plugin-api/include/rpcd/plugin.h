@@ -39,10 +39,12 @@ extern "C" {
  *        resource, a prompt or a completion instead of a tool (or keep it from MCP clients);
  *        host->resource_updated. Descriptors of older plugins end before mcp_role: their
  *        methods stay tools.
- *   1.6  call_fail_code with a code in -32099..-32000 (where MCP defines its protocol's errors,
- *        such as -32021, a client capability missing) is that JSON-RPC error in tools/call too,
- *        rather than a tool error. From a plugin built against 1.5 or earlier, it stays the tool
- *        error it was.
+ *   1.6  asking the client mid-call: RPCD_INPUT_REQUIRED, host->call_ask, call_input,
+ *        call_set_state and call_state. call_fail_code with a code in -32099..-32000 (where
+ *        MCP defines its protocol's errors, such as -32021, a client capability missing) is that
+ *        JSON-RPC error in tools/call too, rather than a tool error. From a plugin built against
+ *        1.5 or earlier, a handler's 2 stays an unknown status and such a failure the tool error
+ *        it was.
  */
 #define RPCD_ABI_MAJOR 1
 #define RPCD_ABI_MINOR 6
@@ -77,6 +79,8 @@ typedef enum rpcd_status {
     RPCD_OK = 0,
     RPCD_DEFERRED = 1,              /* (1.1) the handler finishes later with call_complete;
                                        from a 1.0 plugin, an unknown status */
+    RPCD_INPUT_REQUIRED = 2,        /* (1.6) the handler asked the client (call_ask) and runs
+                                       again with the answers; see call_ask */
     RPCD_ERR_INVALID_PARAMS = -1,   /* params have the wrong shape or values */
     RPCD_ERR_METHOD_NOT_FOUND = -2, /* for plugins that dispatch further by themselves */
     RPCD_ERR_INTERNAL = -3,         /* the handler failed for its own reasons */
@@ -500,6 +504,72 @@ typedef struct rpcd_host_api {
      * RPCD_HOST_HAS(host, resource_updated).
      */
     int (*resource_updated)(rpcd_plugin *plugin, const char *uri);
+
+    /* ---- 1.6: asking the client mid-call ----
+     * A handler that needs the user's answer, a model's completion or the client's roots asks
+     * for them and runs again with the answers, from the top: each run is a round.
+     *   round 1: call_input(call, "confirm", ...) finds nothing, so the handler calls
+     *            call_ask(call, "confirm", "elicitation/create", ...), may keep what it needs
+     *            with call_set_state, and returns RPCD_INPUT_REQUIRED;
+     *   round 2: call_input finds the answer (and call_state the state); the handler finishes
+     *            as any handler does, or asks again.
+     * The handler does not know how the client is asked. A client of MCP 2026-07-28 gets the
+     * questions as the result of its tools/call (resultType "input_required", with a
+     * requestState rpcd makes: a random reference to the round, which rpcd keeps with the
+     * state, used once, so a client can neither read, forge nor replay a plugin's state) and
+     * retries the call with the answers. A deferred call may return RPCD_INPUT_REQUIRED through
+     * call_complete. The state and answers are copies, the same in process and in a plugin
+     * host.
+     */
+
+    /*
+     * Asks the client a question that the next round reads with call_input(call, key).
+     *   key      UTF-8, NUL-terminated, 1 to 64 bytes: names the question and its answer.
+     *            Asking a key again in the same round replaces the question.
+     *   method   the request the client answers: "elicitation/create" (params: MCP's
+     *            ElicitRequest params, a form's "message" and "requestedSchema", or
+     *            "mode":"url"), "sampling/createMessage" (CreateMessageRequest params) or
+     *            "roots/list" (no params).
+     *   params   UTF-8 JSON text of an object (NULL for none), at most 64 KiB, copied.
+     * At most 16 questions a round. Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT for a bad key,
+     * another method, params that are not an object or too long, or a 17th question;
+     * RPCD_ERR_UNSUPPORTED when the client cannot be asked this: it did not declare the
+     * capability the method needs ("elicitation", with "url" for mode url; "sampling";
+     * "roots"), or the call did not come from an MCP client that can be asked (a plain
+     * JSON-RPC call; a session of MCP 2025-11-25 or older, which this rpcd does not ask yet).
+     * A tool that cannot go on without it may fail with call_fail_code(call, -32021,
+     * "Missing required client capability", "{\"requiredCapabilities\":{\"sampling\":{}}}", ...);
+     * RPCD_ERR_STALE once the call has ended. Any thread, while the call runs.
+     */
+    int (*call_ask)(rpcd_call *call, const char *key, const char *method, const char *params,
+                    size_t params_length);
+
+    /*
+     * Copies the client's answer to the question key of the previous round into out, as
+     * call_meta copies (UTF-8 JSON text on one line, NUL-terminated): the result of the
+     * request the client answered, as MCP gives it (an ElicitResult such as
+     * {"action":"accept","content":{"ok":true}}, a CreateMessageResult, a ListRootsResult).
+     * *length 0 and RPCD_OK when there is none: the first round, or a client that did not
+     * answer that question (ask it again). Returns as call_meta, RPCD_ERR_INVALID_ARGUMENT for
+     * a key that is not UTF-8 or an out that is too small. Any thread, while the call runs.
+     */
+    int (*call_input)(rpcd_call *call, const char *key, char *out, size_t out_size, size_t *length);
+
+    /*
+     * Keeps bytes (any, at most 16 KiB, copied) for the next round, which reads them with
+     * call_state; a second call replaces them, NULL (length 0) drops them. Kept by rpcd, never
+     * sent to the client. Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT beyond 16 KiB;
+     * RPCD_ERR_STALE once the call has ended. Any thread, while the call runs.
+     */
+    int (*call_set_state)(rpcd_call *call, const char *state, size_t length);
+
+    /*
+     * Copies the state the previous round kept into out (out_size bytes; the bytes and a NUL
+     * after them), with *length their number. *length 0 and RPCD_OK when there is none.
+     * RPCD_ERR_INVALID_ARGUMENT when out is too small (nothing copied, *length says how much
+     * is needed, without the NUL); RPCD_ERR_STALE once the call has ended.
+     */
+    int (*call_state)(rpcd_call *call, char *out, size_t out_size, size_t *length);
 } rpcd_host_api;
 
 /* True when the daemon's table has the member and it is set. */
@@ -620,8 +690,9 @@ static inline rpcd_method rpcd_method_new(const char *name, rpcd_handler_fn hand
  *                     log 32, call_result 40, call_fail 48, call_fail_code 56, call_notify 64,
  *                     call_progress 72, call_is_cancelled 80, call_method 88, log_v 96,
  *                     call_complete 104, log_text 112 (120 bytes in 1.3), call_tool_result 120,
- *                     call_meta 128 (136 bytes in 1.4), resource_updated 136; 144 bytes in
- *                     1.5.
+ *                     call_meta 128 (136 bytes in 1.4), resource_updated 136 (144 bytes in
+ *                     1.5), call_ask 144, call_input 152, call_set_state 160, call_state 168;
+ *                     176 bytes in 1.6.
  *   rpcd_method       size 0, name 8, handler 16, user_data 24, free_user_data 32, flags 40
  *                     (uint32_t, then 4 bytes of padding), description 48, params_schema 56
  *                     (64 bytes in 1.0 to 1.3), title 64, annotations 72, output_schema 80,
