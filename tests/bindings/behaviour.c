@@ -5,10 +5,10 @@
  * cancellation, deferred completion from the language's own threads, the plain method as an MCP
  * tool with everything its descriptor declares (input and output schemas, title, annotations,
  * icons), an MCP prompt and an MCP resource with its updates (ABI 1.5), the request's _meta and
- * a complete tool result, and an end of input while deferred calls run. What a plugin declares
- * is checked with the plugin in rpcd's process and in a host process of its own (isolation =
- * process). Usage: behaviour PLUGIN.so PREFIX NAME (methods PREFIX.hello, .fail, .count,
- * .later, .meta, .notes, .touch, .greet; NAME is the plugin's name in its log lines).
+ * a complete tool result, and an end of input while deferred calls run; each with the plugin in
+ * rpcd's process, then in a host process of its own (isolation = process). Usage: behaviour
+ * PLUGIN.so PREFIX NAME (methods PREFIX.hello, .fail, .count, .later, .meta, .notes, .touch,
+ * .greet; NAME is the plugin's name in its log lines).
  */
 #include "harness.h"
 
@@ -42,14 +42,16 @@ __attribute__((format(printf, 1, 2))) static char *format(const char *pattern, .
     return text;
 }
 
-/* rpcd on a config loading the plugin, with extra (a line of the plugin's section, or ""). */
-static int start_session(void **state, const char *extra)
+/* A line of the plugin's section, "" or "isolation = process\n", for the group that runs. */
+static const char *plugin_extra = "";
+
+static int session_setup(void **state)
 {
     session *s = calloc(1, sizeof *s);
     if (!s || !(s->dir = harness_temp_dir()))
         return -1;
     char *config =
-        format("[rpcd]\nworkers = 4\n[plugin example]\npath = %s\n%s", plugin_path, extra);
+        format("[rpcd]\nworkers = 4\n[plugin example]\npath = %s\n%s", plugin_path, plugin_extra);
     char *path = harness_write_file(s->dir, "rpcd.conf", config);
     free(config);
     if (!path)
@@ -61,17 +63,6 @@ static int start_session(void **state, const char *extra)
         return -1;
     *state = s;
     return 0;
-}
-
-static int session_setup(void **state)
-{
-    return start_session(state, "");
-}
-
-/* The plugin in a sandboxed host process of its own: what it declares must reach rpcd whole. */
-static int isolated_session_setup(void **state)
-{
-    return start_session(state, "isolation = process\n");
 }
 
 static int session_teardown(void **state)
@@ -525,12 +516,17 @@ int main(int argc, char **argv)
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_mcp_tool_call, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_mcp_declarations, session_setup, session_teardown),
-        /* The same, the plugin isolated: its declarations cross to rpcd over the host's channel. */
-        {"test_mcp_declarations_isolated", test_mcp_declarations, isolated_session_setup,
-         session_teardown, NULL},
         cmocka_unit_test_setup_teardown(test_resource, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_meta_and_complete_result, session_setup,
                                         session_teardown),
     };
-    return cmocka_run_group_tests_name(prefix, tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name(prefix, tests, NULL, NULL);
+    /* Again with the plugin in a sandboxed host process of its own, where it must behave the
+     * same: its runtime's threads under the host's seccomp filter, what it declares and what it
+     * hands over crossing to rpcd over the host's channel. */
+    plugin_extra = "isolation = process\n";
+    char *isolated = format("%s, isolated", prefix);
+    failed += cmocka_run_group_tests_name(isolated, tests, NULL, NULL);
+    free(isolated);
+    return failed;
 }
