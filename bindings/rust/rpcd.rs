@@ -423,9 +423,102 @@ unsafe extern "C" fn free_handler(data: *mut c_void) {
     drop(Box::from_raw(data as *mut Handler));
 }
 
+/// Everything a method's descriptor (rpcd_method, ABI 1.5) says beyond its handler, as a
+/// builder: `Method::new(name)` then the members to set. The JSON members are JSON text, as
+/// the C ABI takes them; rpcd checks them when the method is registered and refuses it
+/// (ERR_INVALID_ARGUMENT, the reason in its log) when one is not what its member asks for.
+///
+/// ```ignore
+/// plugin.register(
+///     rpcd::Method::new("weather.get")
+///         .description("Gets the weather of a city.")
+///         .params_schema(r#"{"type":"object","properties":{"city":{"type":"string"}}}"#)
+///         .title("Get weather")
+///         .annotations(r#"{"readOnlyHint":true,"openWorldHint":true}"#),
+///     weather,
+/// )?;
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Method {
+    name: String,
+    flags: u32,
+    description: Option<String>,
+    params_schema: Option<String>,
+    title: Option<String>,
+    annotations: Option<String>,
+    output_schema: Option<String>,
+    icons: Option<String>,
+    mcp_role: u32,
+    mcp_descriptor: Option<String>,
+}
+
+impl Method {
+    /// A method called name (UTF-8, unique across every plugin), a tool unless mcp_role says
+    /// otherwise, with nothing else declared.
+    pub fn new(name: impl Into<String>) -> Method {
+        Method {
+            name: name.into(),
+            ..Method::default()
+        }
+    }
+    /// METHOD_SERIALIZED, METHOD_QUICK.
+    pub fn flags(mut self, flags: u32) -> Method {
+        self.flags = flags;
+        self
+    }
+    /// One or two sentences for people (MCP's description).
+    pub fn description(mut self, text: impl Into<String>) -> Method {
+        self.description = Some(text.into());
+        self
+    }
+    /// JSON Schema text of the params: a tool's inputSchema when it describes an object.
+    pub fn params_schema(mut self, json: impl Into<String>) -> Method {
+        self.params_schema = Some(json.into());
+        self
+    }
+    /// (1.4) A name for people: MCP's Tool.title.
+    pub fn title(mut self, text: impl Into<String>) -> Method {
+        self.title = Some(text.into());
+        self
+    }
+    /// (1.4) JSON text of MCP's ToolAnnotations object ({"readOnlyHint":true,...}).
+    pub fn annotations(mut self, json: impl Into<String>) -> Method {
+        self.annotations = Some(json.into());
+        self
+    }
+    /// (1.4) JSON Schema text of the result, with "type": "object": the result must then be an
+    /// object, which tools/call sends as structuredContent.
+    pub fn output_schema(mut self, json: impl Into<String>) -> Method {
+        self.output_schema = Some(json.into());
+        self
+    }
+    /// (1.4) JSON text of MCP's icons array ([{"src":"...","mimeType":"image/png"}]).
+    pub fn icons(mut self, json: impl Into<String>) -> Method {
+        self.icons = Some(json.into());
+        self
+    }
+    /// (1.5) What the method is to an MCP client: MCP_TOOL (the default), MCP_RESOURCE,
+    /// MCP_PROMPT, MCP_COMPLETION (each with an mcp_descriptor) or MCP_HIDDEN.
+    pub fn mcp_role(mut self, role: u32) -> Method {
+        self.mcp_role = role;
+        self
+    }
+    /// (1.5) JSON text of MCP's Resource (or ResourceTemplate), Prompt, or a completion's
+    /// {"ref":...}, for the role mcp_role gives (see rpcd_method.mcp_descriptor).
+    pub fn mcp_descriptor(mut self, json: impl Into<String>) -> Method {
+        self.mcp_descriptor = Some(json.into());
+        self
+    }
+}
+
 /// What init gets: registers methods and reads the plugin's config section.
 pub struct Registrar {
     plugin: *mut sys::rpcd_plugin,
+}
+
+/// An optional string as C wants it: NULL when absent.
+fn optional_ptr(text: &Option<CString>) -> *const c_char {
+    text.as_ref().map_or(ptr::null(), |text| text.as_ptr())
 }
 
 impl Registrar {
@@ -441,7 +534,10 @@ impl Registrar {
     where
         F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
     {
-        self.mcp_method(name, flags, description, MCP_TOOL, None, handler)
+        self.register(
+            Method::new(name).flags(flags).description(description),
+            handler,
+        )
     }
 
     /// Registers a method MCP clients see in another role (1.5): MCP_RESOURCE, MCP_PROMPT or
@@ -459,27 +555,49 @@ impl Registrar {
     where
         F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
     {
-        let name = c_string(name);
-        let description = c_string(description);
-        let descriptor = descriptor.map(c_string);
+        let mut method = Method::new(name)
+            .flags(flags)
+            .description(description)
+            .mcp_role(role);
+        method.mcp_descriptor = descriptor.map(str::to_string);
+        self.register(method, handler)
+    }
+
+    /// Registers the method method declares (its strings are copied), served by handler as for
+    /// Registrar::method. The descriptor rpcd reads is the whole 1.5 rpcd_method, its size
+    /// that of sys::rpcd_method, which the build checked against the header.
+    pub fn register<F>(&mut self, method: Method, handler: F) -> Result<(), c_int>
+    where
+        F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
+    {
+        let name = c_string(&method.name);
+        // Owned here until register_method returns, which copies them.
+        let text = |text: &Option<String>| text.as_deref().map(c_string);
+        let description = text(&method.description);
+        let params_schema = text(&method.params_schema);
+        let title = text(&method.title);
+        let annotations = text(&method.annotations);
+        let output_schema = text(&method.output_schema);
+        let icons = text(&method.icons);
+        let mcp_descriptor = text(&method.mcp_descriptor);
         let data = Box::into_raw(Box::new(Box::new(handler) as Handler));
-        let method = sys::rpcd_method {
+        let descriptor = sys::rpcd_method {
             size: std::mem::size_of::<sys::rpcd_method>(),
             name: name.as_ptr(),
             handler: Some(run_handler),
             user_data: data as *mut c_void,
             free_user_data: Some(free_handler),
-            flags,
-            description: description.as_ptr(),
-            params_schema: ptr::null(),
-            title: ptr::null(),
-            annotations: ptr::null(),
-            output_schema: ptr::null(),
-            icons: ptr::null(),
-            mcp_role: role,
-            mcp_descriptor: descriptor.as_ref().map_or(ptr::null(), |d| d.as_ptr()),
+            flags: method.flags,
+            description: optional_ptr(&description),
+            params_schema: optional_ptr(&params_schema),
+            title: optional_ptr(&title),
+            annotations: optional_ptr(&annotations),
+            output_schema: optional_ptr(&output_schema),
+            icons: optional_ptr(&icons),
+            mcp_role: method.mcp_role,
+            mcp_descriptor: optional_ptr(&mcp_descriptor),
         };
-        let code = unsafe { (host().register_method.unwrap())(self.plugin, &method) };
+        let code = unsafe { (host().register_method.unwrap())(self.plugin, &descriptor) };
         if code != OK {
             // Refused: the plugin still owns the handler.
             unsafe { free_handler(data as *mut c_void) };

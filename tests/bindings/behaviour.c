@@ -3,9 +3,12 @@
  * The behaviour every example plugin of bindings/ shows, run against the real rpcd: a plain call,
  * a failure of the language's own kind (panic, exception) turned into an error, progress then
  * cancellation, deferred completion from the language's own threads, the plain method as an MCP
- * tool, an MCP resource and its updates where the example has one (ABI 1.5), and an end of input
- * while deferred calls run. Usage: behaviour PLUGIN.so PREFIX NAME (methods PREFIX.hello, .fail,
- * .count, .later; NAME is the plugin's name in its log lines).
+ * tool with everything its descriptor declares (input and output schemas, title, annotations,
+ * icons), an MCP prompt and an MCP resource with its updates (ABI 1.5), the request's _meta and
+ * a complete tool result, and an end of input while deferred calls run; each with the plugin in
+ * rpcd's process, then in a host process of its own (isolation = process). Usage: behaviour
+ * PLUGIN.so PREFIX NAME (methods PREFIX.hello, .fail, .count, .later, .meta, .notes, .touch,
+ * .greet; NAME is the plugin's name in its log lines).
  */
 #include "harness.h"
 
@@ -39,12 +42,16 @@ __attribute__((format(printf, 1, 2))) static char *format(const char *pattern, .
     return text;
 }
 
+/* A line of the plugin's section, "" or "isolation = process\n", for the group that runs. */
+static const char *plugin_extra = "";
+
 static int session_setup(void **state)
 {
     session *s = calloc(1, sizeof *s);
     if (!s || !(s->dir = harness_temp_dir()))
         return -1;
-    char *config = format("[rpcd]\nworkers = 4\n[plugin example]\npath = %s\n", plugin_path);
+    char *config =
+        format("[rpcd]\nworkers = 4\n[plugin example]\npath = %s\n%s", plugin_path, plugin_extra);
     char *path = harness_write_file(s->dir, "rpcd.conf", config);
     free(config);
     if (!path)
@@ -265,21 +272,27 @@ static void test_end_of_input_with_deferred_calls(void **state)
     expect_exit_zero(s);
 }
 
+/* The MCP handshake in revision, as request 1. */
+static void initialize(session *s, const char *revision)
+{
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+         "\"%s\",\"capabilities\":{},\"clientInfo\":{\"name\":\"behaviour\",\"version\":\"1\"}}}\n",
+         revision);
+    json_t *response = response_to(s, 1);
+    assert_non_null(json_object_get(response, "result"));
+    json_decref(response);
+    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+}
+
 /* Over MCP: the handshake, PREFIX.hello among the tools (as PREFIX_hello, its portable
  * name), and tools/call of it. */
 static void test_mcp_tool_call(void **state)
 {
     session *s = *state;
-    send(s,
-         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-         "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"behaviour\","
-         "\"version\":\"1\"}}}\n");
-    json_t *response = response_to(s, 1);
-    assert_non_null(json_object_get(response, "result"));
-    json_decref(response);
-    send(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
-            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
-    response = response_to(s, 2);
+    initialize(s, "2025-06-18");
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+    json_t *response = response_to(s, 2);
     json_t *tools = json_object_get(json_object_get(response, "result"), "tools");
     char *name = format("%s_hello", prefix);
     bool listed = false;
@@ -308,26 +321,108 @@ static void test_mcp_tool_call(void **state)
     expect_exit_zero(s);
 }
 
+/* What every example declares for PREFIX.hello (ABI 1.4), as its tools/list entry shows it. */
+#define HELLO_INPUT_SCHEMA                                                                         \
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":"          \
+    "\"who to greet\"}}}"
+#define HELLO_ANNOTATIONS "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}"
+#define HELLO_OUTPUT_SCHEMA                                                                        \
+    "{\"type\":\"object\",\"properties\":{\"greeting\":{\"type\":\"string\"}},\"required\":["      \
+    "\"greeting\"]}"
+#define HELLO_ICONS                                                                                \
+    "[{\"src\":\"https://example.org/hello.png\",\"mimeType\":\"image/"                            \
+    "png\",\"sizes\":[\"48x48\"]}]"
+
+/* The member of array whose key is the string value, or NULL. */
+static json_t *find_by(json_t *array, const char *key, const char *value)
+{
+    size_t index;
+    json_t *item;
+    json_array_foreach(array, index, item)
+    {
+        const char *text = json_string_value(json_object_get(item, key));
+        if (text && strcmp(text, value) == 0)
+            return item;
+    }
+    return NULL;
+}
+
 /*
- * ABI 1.5 where the example uses it (PREFIX.notes, a resource at PREFIX://notes, and
+ * What the example declares through its binding reaches MCP clients as declared: PREFIX.hello's
+ * tools/list entry has the inputSchema, title, annotations, outputSchema and icons the plugin
+ * gave (not the {"type":"object"} of a method without a schema); the prompt PREFIX.greet (mcp_role
+ * and mcp_descriptor) is in prompts/list with its descriptor, not among the tools, and
+ * prompts/get calls its handler.
+ */
+static void test_mcp_declarations(void **state)
+{
+    session *s = *state;
+    initialize(s, "2025-11-25");
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+    json_t *response = response_to(s, 2);
+    json_t *tools = json_object_get(json_object_get(response, "result"), "tools");
+    char *name = format("%s_hello", prefix);
+    json_t *tool = find_by(tools, "name", name);
+    free(name);
+    if (!tool)
+        print_error("%s_hello is not among the tools\n", prefix);
+    assert_non_null(tool);
+    assert_member(json_object_get(tool, "inputSchema"), "inputSchema", HELLO_INPUT_SCHEMA);
+    assert_member(json_object_get(tool, "title"), "title", "\"Say hello\"");
+    assert_member(json_object_get(tool, "annotations"), "annotations", HELLO_ANNOTATIONS);
+    assert_member(json_object_get(tool, "outputSchema"), "outputSchema", HELLO_OUTPUT_SCHEMA);
+    assert_member(json_object_get(tool, "icons"), "icons", HELLO_ICONS);
+    /* A prompt and a resource are not tools. */
+    char *greet = format("%s_greet", prefix), *notes = format("%s_notes", prefix);
+    assert_null(find_by(tools, "name", greet));
+    assert_null(find_by(tools, "name", notes));
+    free(greet);
+    free(notes);
+    json_decref(response);
+
+    send(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/list\"}\n");
+    response = response_to(s, 3);
+    char *prompt_name = format("%s.greet", prefix);
+    json_t *prompt = find_by(json_object_get(json_object_get(response, "result"), "prompts"),
+                             "name", prompt_name);
+    if (!prompt)
+        print_error("%s is not among the prompts\n", prompt_name);
+    assert_non_null(prompt);
+    char *expected = format("{\"name\":\"%s\",\"title\":\"Greeting\",\"description\":\"Asks for a "
+                            "greeting.\",\"arguments\":[{\"name\":\"who\",\"description\":\"who to "
+                            "greet\",\"required\":true}]}",
+                            prompt_name);
+    assert_member(prompt, "prompt", expected);
+    free(expected);
+    json_decref(response);
+
+    send(s,
+         "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/get\",\"params\":{\"name\":\"%s\","
+         "\"arguments\":{\"who\":\"Ada\"}}}\n",
+         prompt_name);
+    response = response_to(s, 4);
+    assert_member(json_object_get(json_object_get(response, "result"), "messages"), "messages",
+                  "[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"Please greet "
+                  "Ada.\"}}]");
+    json_decref(response);
+    free(prompt_name);
+    harness_close_stdin(s->rpcd);
+    expect_exit_zero(s);
+}
+
+/*
+ * ABI 1.5 (PREFIX.notes, a resource at PREFIX://notes, and
  * PREFIX.touch): listed in resources/list, read with resources/read, and a subscriber told of
  * its change by resource_updated before the call that made it is answered.
  */
 static void test_resource(void **state)
 {
     session *s = *state;
-    /* Every method answers plain JSON-RPC whatever its role: one the example lacks is not found. */
+    /* Every method answers plain JSON-RPC whatever its role. */
     send(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"%s.notes\"}\n", prefix);
     json_t *response = response_to(s, 0);
-    bool absent =
-        json_integer_value(json_object_get(json_object_get(response, "error"), "code")) == -32601;
+    assert_member(json_object_get(response, "result"), "result", "\"a note\"");
     json_decref(response);
-    if (absent) {
-        harness_close_stdin(s->rpcd);
-        expect_exit_zero(s);
-        print_message("skipped: the %s example has no resource\n", prefix);
-        skip();
-    }
     send(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}\n");
     response = response_to(s, 1);
     char *uri = format("%s://notes", prefix);
@@ -420,9 +515,18 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_end_of_input_with_deferred_calls, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_mcp_tool_call, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_mcp_declarations, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_resource, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_meta_and_complete_result, session_setup,
                                         session_teardown),
     };
-    return cmocka_run_group_tests_name(prefix, tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name(prefix, tests, NULL, NULL);
+    /* Again with the plugin in a sandboxed host process of its own, where it must behave the
+     * same: its runtime's threads under the host's seccomp filter, what it declares and what it
+     * hands over crossing to rpcd over the host's channel. */
+    plugin_extra = "isolation = process\n";
+    char *isolated = format("%s, isolated", prefix);
+    failed += cmocka_run_group_tests_name(isolated, tests, NULL, NULL);
+    free(isolated);
+    return failed;
 }

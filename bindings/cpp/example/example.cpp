@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The C++ example plugin, on bindings/cpp/rpcd/plugin.hpp: cpp.hello (a plain call), cpp.count
+// The C++ example plugin, on bindings/cpp/rpcd/plugin.hpp: cpp.hello (a plain call, and a tool
+// that declares its input and output schemas, title, annotations and icons), cpp.count
 // (progress, stopped by cancellation), cpp.later (completed later from a std::thread),
 // cpp.fail (throws: the wrapper turns it into an error), cpp.meta (the request's _meta in a
-// complete tool result). Params are read with jansson.
+// complete tool result), cpp.notes (an MCP resource, cpp://notes), cpp.touch (tells subscribed
+// clients it changed) and cpp.greet (an MCP prompt). Params are read with jansson.
 // Build: c++ -std=c++17 -shared -fPIC -I bindings/cpp example.cpp
 //   $(pkg-config --cflags --libs rpcd-plugin-jansson)
 //   -Wl,--version-script=$(pkg-config --variable=versionscript rpcd-plugin)
@@ -103,6 +105,34 @@ int meta(rpcd::call call, std::string_view)
     return RPCD_OK;
 }
 
+// The text of the resource cpp://notes.
+int notes(rpcd::call call, std::string_view)
+{
+    call.result("\"a note\"");
+    return RPCD_OK;
+}
+
+// Tells the clients subscribed to cpp://notes that it changed.
+int touch(rpcd::call call, std::string_view)
+{
+    rpcd::resource_updated("cpp://notes");
+    call.result("true");
+    return RPCD_OK;
+}
+
+// The prompt cpp.greet: prompts/get hands over {"name":...,"arguments":{"who":...}}, and a
+// string result is one user message.
+int greet(rpcd::call call, std::string_view params)
+{
+    json_ptr args = parse(params);
+    const json_t *who = json_object_get(json_object_get(args.get(), "arguments"), "who");
+    if (!json_is_string(who))
+        throw rpcd::error(RPCD_ERR_INVALID_PARAMS, "arguments.who must be a string");
+    std::string text = "Please greet " + std::string(json_string_value(who)) + ".";
+    call.result(dump(json_string(text.c_str())));
+    return RPCD_OK;
+}
+
 int fail(rpcd::call, std::string_view)
 {
     throw std::runtime_error("deliberate failure, from a C++ exception");
@@ -110,8 +140,18 @@ int fail(rpcd::call, std::string_view)
 
 void setup()
 {
-    rpcd::add_method("cpp.hello", hello, 0, "Greets {\"name\": ...}.",
-                     "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}");
+    // A tool that says all MCP lets it: what it takes, what it gives, and how to show it.
+    rpcd::tool_info hello_tool;
+    hello_tool.title = "Say hello";
+    hello_tool.annotations = R"({"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false})";
+    hello_tool.output_schema =
+        R"({"type":"object","properties":{"greeting":{"type":"string"}},"required":["greeting"]})";
+    hello_tool.icons =
+        R"([{"src":"https://example.org/hello.png","mimeType":"image/png","sizes":["48x48"]}])";
+    rpcd::add_method(
+        "cpp.hello", hello, 0, "Greets {\"name\": ...}.",
+        R"({"type":"object","properties":{"name":{"type":"string","description":"who to greet"}}})",
+        hello_tool);
     rpcd::add_method("cpp.count", count, 0, "Counts steps, with progress, until cancelled.");
     rpcd::add_method("cpp.later", later, 0, "Answers later, from a thread of its own.");
     rpcd::add_method("cpp.fail", fail, 0, "Throws an exception.");
@@ -119,6 +159,19 @@ void setup()
     tool.title = "Trace context";
     tool.annotations = "{\"readOnlyHint\":true}";
     rpcd::add_method("cpp.meta", meta, 0, "Hands back the request's _meta.", nullptr, tool);
+    rpcd::add_method("cpp.touch", touch, 0, "Tells subscribers that cpp://notes changed.");
+    rpcd::mcp_info resource;
+    resource.role = RPCD_MCP_RESOURCE;
+    resource.descriptor = R"({"uri":"cpp://notes","name":"notes","mimeType":"text/plain"})";
+    rpcd::add_method("cpp.notes", notes, 0, "Notes.", nullptr, rpcd::tool_info(), resource);
+    // A prompt: MCP clients see it in prompts/list, not among the tools.
+    rpcd::mcp_info prompt;
+    prompt.role = RPCD_MCP_PROMPT;
+    prompt.descriptor =
+        R"({"name":"cpp.greet","title":"Greeting","description":"Asks for a greeting.",)"
+        R"("arguments":[{"name":"who","description":"who to greet","required":true}]})";
+    rpcd::add_method("cpp.greet", greet, 0, "A prompt asking for a greeting.", nullptr,
+                     rpcd::tool_info(), prompt);
     rpcd::log(RPCD_LOG_INFO, "ready");
 }
 

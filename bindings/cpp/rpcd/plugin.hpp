@@ -263,7 +263,10 @@ struct mcp_info {
     const char *descriptor = nullptr; // JSON text, required for a resource, prompt, completion
 };
 
-// Registers a method during init. Throws rpcd::error when rpcd refuses it.
+// Registers a method during init, declaring every member of the 1.5 descriptor: params_schema
+// is JSON Schema text of the params (a tool's inputSchema), tool and mcp the rest; nullptr
+// declares nothing. The descriptor comes from rpcd_method_new, with the size of the header
+// the plugin is built with. Throws rpcd::error when rpcd refuses it (the reason in its log).
 inline void add_method(const char *name, handler h, uint32_t flags = 0,
                        const char *description = nullptr, const char *params_schema = nullptr,
                        const tool_info &tool = tool_info(), const mcp_info &mcp = mcp_info())

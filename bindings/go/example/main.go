@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
-// The Go example plugin, on bindings/go/rpcd: go.hello (a plain call), go.count (progress,
-// stopped by cancellation), go.later (completed later from a goroutine), go.fail (panics: the
-// binding turns it into an error), go.meta (the request's _meta in a complete tool result).
-// Build: see docs/plugins-go.md.
+// The Go example plugin, on bindings/go/rpcd: go.hello (a plain call, and a tool that declares
+// its input and output schemas, title, annotations and icons), go.count (progress, stopped by
+// cancellation), go.later (completed later from a goroutine), go.fail (panics: the binding
+// turns it into an error), go.meta (the request's _meta in a complete tool result), go.notes
+// (an MCP resource, go://notes), go.touch (tells subscribed clients it changed) and go.greet
+// (an MCP prompt). Build: see docs/plugins-go.md.
 package main
 
 import (
@@ -102,25 +104,77 @@ func meta(call rpcd.Call, params []byte) (string, error) {
 		traceparent, whole))
 }
 
+// notes is the text of the resource go://notes.
+func notes(call rpcd.Call, params []byte) (string, error) {
+	return `"a note"`, nil
+}
+
+// touch tells the clients subscribed to go://notes that it changed.
+func touch(call rpcd.Call, params []byte) (string, error) {
+	if err := rpcd.ResourceUpdated("go://notes"); err != nil {
+		return "", err
+	}
+	return "true", nil
+}
+
+// greet is the prompt go.greet: prompts/get hands over {"name":...,"arguments":{"who":...}},
+// and a string result is one user message.
+func greet(call rpcd.Call, params []byte) (string, error) {
+	var p struct {
+		Arguments struct {
+			Who string `json:"who"`
+		} `json:"arguments"`
+	}
+	if err := decode(params, &p); err != nil {
+		return "", err
+	}
+	out, err := json.Marshal("Please greet " + p.Arguments.Who + ".")
+	return string(out), err
+}
+
 func fail(call rpcd.Call, params []byte) (string, error) {
 	panic("deliberate failure, from a Go panic")
 }
 
 func setup(r rpcd.Registrar) error {
+	// A tool that says all MCP lets it: what it takes, what it gives, and how to show it.
+	if err := r.Register("go.hello", rpcd.MethodOptions{
+		Description:  `Greets {"name": ...}.`,
+		ParamsSchema: `{"type":"object","properties":{"name":{"type":"string","description":"who to greet"}}}`,
+		Title:        "Say hello",
+		Annotations:  `{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}`,
+		OutputSchema: `{"type":"object","properties":{"greeting":{"type":"string"}},"required":["greeting"]}`,
+		Icons:        `[{"src":"https://example.org/hello.png","mimeType":"image/png","sizes":["48x48"]}]`,
+	}, hello); err != nil {
+		return err
+	}
 	methods := []struct {
 		name, description string
 		handler           rpcd.Handler
 	}{
-		{"go.hello", `Greets {"name": ...}.`, hello},
 		{"go.count", "Counts steps, with progress, until cancelled.", count},
 		{"go.later", "Answers later, from a goroutine.", later},
 		{"go.fail", "Panics.", fail},
 		{"go.meta", "Hands back the request's _meta.", meta},
+		{"go.touch", "Tells subscribers that go://notes changed.", touch},
 	}
 	for _, m := range methods {
 		if err := r.Method(m.name, 0, m.description, m.handler); err != nil {
 			return err
 		}
+	}
+	if err := r.McpMethod("go.notes", 0, "Notes.", rpcd.McpResource,
+		`{"uri":"go://notes","name":"notes","mimeType":"text/plain"}`, notes); err != nil {
+		return err
+	}
+	// A prompt: MCP clients see it in prompts/list, not among the tools.
+	if err := r.Register("go.greet", rpcd.MethodOptions{
+		Description: "A prompt asking for a greeting.",
+		McpRole:     rpcd.McpPrompt,
+		McpDescriptor: `{"name":"go.greet","title":"Greeting","description":"Asks for a greeting.",` +
+			`"arguments":[{"name":"who","description":"who to greet","required":true}]}`,
+	}, greet); err != nil {
+		return err
 	}
 	rpcd.Log(rpcd.LogInfo, "ready")
 	return nil

@@ -17,16 +17,20 @@ static int go_handler(rpcd_call *call, const char *params, size_t params_length,
     return rpcdGoHandle((uintptr_t)user_data, call, (char *)params, params_length);
 }
 
-int rpcd_go_register(const char *name, const char *description, uint32_t flags, uint32_t role,
-                     const char *descriptor, uintptr_t index)
+int rpcd_go_register(const rpcd_go_method *method, uintptr_t index)
 {
-    rpcd_method method = rpcd_method_new(name, go_handler);
-    method.user_data = (void *)index;
-    method.flags = flags;
-    method.description = description;
-    method.mcp_role = role;
-    method.mcp_descriptor = descriptor;
-    return host->register_method(self, &method);
+    rpcd_method descriptor = rpcd_method_new(method->name, go_handler);
+    descriptor.user_data = (void *)index;
+    descriptor.flags = method->flags;
+    descriptor.description = method->description;
+    descriptor.params_schema = method->params_schema;
+    descriptor.title = method->title;
+    descriptor.annotations = method->annotations;
+    descriptor.output_schema = method->output_schema;
+    descriptor.icons = method->icons;
+    descriptor.mcp_role = method->mcp_role;
+    descriptor.mcp_descriptor = method->mcp_descriptor;
+    return host->register_method(self, &descriptor);
 }
 
 const char *rpcd_go_config(const char *key)

@@ -14,12 +14,25 @@
 #error "the Go binding needs <rpcd/plugin.h> 1.5 or later (mcp_role, resource_updated)"
 #endif
 
+/* What a Go method declares (rpcd.MethodOptions), the strings NULL when not declared. */
+typedef struct rpcd_go_method {
+    const char *name;
+    const char *description;
+    const char *params_schema;
+    const char *title;
+    const char *annotations;
+    const char *output_schema;
+    const char *icons;
+    const char *mcp_descriptor;
+    uint32_t flags;
+    uint32_t mcp_role;
+} rpcd_go_method;
+
 /*
- * Registers a method whose handler is the Go handler number index, in MCP role role with its
- * descriptor (NULL: none) (init only).
+ * Registers the method method declares, whose handler is the Go handler number index, with a
+ * descriptor of the header's own size (rpcd_method_new) (init only).
  */
-int rpcd_go_register(const char *name, const char *description, uint32_t flags, uint32_t role,
-                     const char *descriptor, uintptr_t index);
+int rpcd_go_register(const rpcd_go_method *method, uintptr_t index);
 /* config_get (init only); NULL when the key is absent. */
 const char *rpcd_go_config(const char *key);
 /* log_text, when the daemon has it. */

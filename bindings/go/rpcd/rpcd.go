@@ -222,6 +222,22 @@ type Registrar struct{}
 
 var handlers []Handler
 
+// MethodOptions is what a method declares besides its name and handler: every member of the
+// C descriptor (rpcd_method, ABI 1.5). A string left empty is not declared. The JSON members
+// are JSON text, as the C ABI takes them; rpcd checks them when the method is registered and
+// refuses the method (the reason in its log) when one is not what its member asks for.
+type MethodOptions struct {
+	Flags         uint32 // MethodSerialized, MethodQuick
+	Description   string // one or two sentences for people (MCP's description)
+	ParamsSchema  string // JSON Schema text of params: a tool's inputSchema when it is an object
+	Title         string // (1.4) a name for people: MCP's Tool.title
+	Annotations   string // (1.4) JSON text of MCP's ToolAnnotations: {"readOnlyHint":true,...}
+	OutputSchema  string // (1.4) JSON Schema text of the result, "type": "object" (structuredContent)
+	Icons         string // (1.4) JSON text of MCP's icons array: [{"src":"...","mimeType":"..."}]
+	McpRole       uint32 // (1.5) McpTool (the zero value), McpResource, McpPrompt, McpCompletion, McpHidden
+	McpDescriptor string // (1.5) JSON text of the Resource, the Prompt or the completion's {"ref":...}
+}
+
 // Method registers a method (only from Init).
 func (r Registrar) Method(name string, flags uint32, description string, handler Handler) error {
 	return r.McpMethod(name, flags, description, McpTool, "", handler)
@@ -232,18 +248,54 @@ func (r Registrar) Method(name string, flags uint32, description string, handler
 // or McpHidden (and McpTool) with descriptor "".
 func (Registrar) McpMethod(name string, flags uint32, description string, role uint32,
 	descriptor string, handler Handler) error {
-	cname, cdescription := C.CString(name), C.CString(description)
-	defer C.free(unsafe.Pointer(cname))
-	defer C.free(unsafe.Pointer(cdescription))
-	var cdescriptor *C.char
-	if descriptor != "" {
-		cdescriptor = C.CString(descriptor)
-		defer C.free(unsafe.Pointer(cdescriptor))
+	options := MethodOptions{Flags: flags, Description: description, McpRole: role,
+		McpDescriptor: descriptor}
+	// The description is declared even when empty, as these two always did.
+	return register(name, options, true, handler)
+}
+
+// Register registers a method with everything options declares (only from Init):
+//
+//	r.Register("weather.get", rpcd.MethodOptions{
+//		Description:  "Gets the weather of a city.",
+//		ParamsSchema: `{"type":"object","properties":{"city":{"type":"string"}}}`,
+//		Title:        "Get weather",
+//		Annotations:  `{"readOnlyHint":true,"openWorldHint":true}`,
+//	}, weather)
+func (Registrar) Register(name string, options MethodOptions, handler Handler) error {
+	return register(name, options, false, handler)
+}
+
+func register(name string, options MethodOptions, describeEmpty bool, handler Handler) error {
+	var copies []*C.char
+	defer func() {
+		for _, text := range copies {
+			C.free(unsafe.Pointer(text))
+		}
+	}()
+	// A C copy of text, freed on return (register_method copies it); NULL when not declared.
+	text := func(value string, declared bool) *C.char {
+		if !declared {
+			return nil
+		}
+		copied := C.CString(value)
+		copies = append(copies, copied)
+		return copied
+	}
+	method := C.rpcd_go_method{
+		name:           text(name, true),
+		description:    text(options.Description, describeEmpty || options.Description != ""),
+		params_schema:  text(options.ParamsSchema, options.ParamsSchema != ""),
+		title:          text(options.Title, options.Title != ""),
+		annotations:    text(options.Annotations, options.Annotations != ""),
+		output_schema:  text(options.OutputSchema, options.OutputSchema != ""),
+		icons:          text(options.Icons, options.Icons != ""),
+		mcp_descriptor: text(options.McpDescriptor, options.McpDescriptor != ""),
+		flags:          C.uint32_t(options.Flags),
+		mcp_role:       C.uint32_t(options.McpRole),
 	}
 	handlers = append(handlers, handler)
-	code := C.rpcd_go_register(cname, cdescription, C.uint32_t(flags), C.uint32_t(role),
-		cdescriptor, C.uintptr_t(len(handlers)-1))
-	if err := status(code); err != nil {
+	if err := status(C.rpcd_go_register(&method, C.uintptr_t(len(handlers)-1))); err != nil {
 		return fmt.Errorf("cannot register %s: %w", name, err)
 	}
 	return nil

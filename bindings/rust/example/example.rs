@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-//! The Rust example plugin, on bindings/rust/rpcd.rs: rust.hello (a plain call), rust.count
-//! (progress, stopped by cancellation), rust.later (completed later from a thread of its own),
-//! rust.fail (panics: the binding turns it into an error), rust.meta (the request's _meta in a
-//! complete tool result), rust.notes (an MCP resource, rust://notes) and rust.touch (tells
-//! subscribed clients it changed). Built as a cdylib with rustc alone, see docs/plugins-rust.md.
+//! The Rust example plugin, on bindings/rust/rpcd.rs: rust.hello (a plain call, and a tool that
+//! declares its input and output schemas, title, annotations and icons), rust.count (progress,
+//! stopped by cancellation), rust.later (completed later from a thread of its own), rust.fail
+//! (panics: the binding turns it into an error), rust.meta (the request's _meta in a complete
+//! tool result), rust.notes (an MCP resource, rust://notes), rust.touch (tells subscribed
+//! clients it changed) and rust.greet (an MCP prompt). Built as a cdylib with rustc alone, see
+//! docs/plugins-rust.md.
 use rpcd::json::{self, Value};
-use rpcd::{Call, Registrar};
+use rpcd::{Call, Method, Registrar};
 use std::os::raw::c_int;
 use std::time::Duration;
 
@@ -107,13 +109,45 @@ fn touch(call: Call, _params: &str) -> c_int {
     }
 }
 
+/// The prompt rust.greet: prompts/get hands over {"name":...,"arguments":{"who":...}}, and a
+/// string result is one user message.
+fn greet(call: Call, params: &str) -> c_int {
+    let who = match json::member(params, "arguments").and_then(|arguments| match arguments {
+        Value::Other(object) => json::member(&object, "who"),
+        _ => None,
+    }) {
+        Some(Value::Str(who)) => who,
+        _ => return call.fail(rpcd::ERR_INVALID_PARAMS, "arguments.who must be a string"),
+    };
+    match call.result(&json::string(&format!("Please greet {}.", who))) {
+        Ok(()) => rpcd::OK,
+        Err(status) => status,
+    }
+}
+
 fn fail(_call: Call, _params: &str) -> c_int {
     panic!("deliberate failure, from a Rust panic");
 }
 
 fn init(plugin: &mut Registrar) -> Result<(), String> {
-    let methods: [(&str, &str, fn(Call, &str) -> c_int); 6] = [
-        ("rust.hello", "Greets {\"name\": ...}.", hello),
+    // A tool that says all MCP lets it: what it takes, what it gives, and how to show it.
+    plugin
+        .register(
+            Method::new("rust.hello")
+                .description("Greets {\"name\": ...}.")
+                .params_schema(
+                    r#"{"type":"object","properties":{"name":{"type":"string","description":"who to greet"}}}"#,
+                )
+                .title("Say hello")
+                .annotations(r#"{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}"#)
+                .output_schema(
+                    r#"{"type":"object","properties":{"greeting":{"type":"string"}},"required":["greeting"]}"#,
+                )
+                .icons(r#"[{"src":"https://example.org/hello.png","mimeType":"image/png","sizes":["48x48"]}]"#),
+            hello,
+        )
+        .map_err(|status| format!("cannot register rust.hello (status {})", status))?;
+    let methods: [(&str, &str, fn(Call, &str) -> c_int); 5] = [
         (
             "rust.count",
             "Counts steps, with progress, until cancelled.",
@@ -147,6 +181,17 @@ fn init(plugin: &mut Registrar) -> Result<(), String> {
             notes,
         )
         .map_err(|status| format!("cannot register rust.notes (status {})", status))?;
+    plugin
+        .register(
+            Method::new("rust.greet")
+                .description("A prompt asking for a greeting.")
+                .mcp_role(rpcd::MCP_PROMPT)
+                .mcp_descriptor(
+                    r#"{"name":"rust.greet","title":"Greeting","description":"Asks for a greeting.","arguments":[{"name":"who","description":"who to greet","required":true}]}"#,
+                ),
+            greet,
+        )
+        .map_err(|status| format!("cannot register rust.greet (status {})", status))?;
     rpcd::log(rpcd::LOG_INFO, "ready");
     Ok(())
 }
