@@ -121,6 +121,12 @@ static void test_era_of_a_request(void **state)
     assert_bytes(&data, no_capabilities);
     assert_int_equal(
         era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+               "\"io.modelcontextprotocol/clientCapabilities\":true}}",
+               &data),
+        MCP_REVISION_INVALID);
+    assert_bytes(&data, no_capabilities);
+    assert_int_equal(
+        era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
                "\"io.modelcontextprotocol/clientCapabilities\":{},"
                "\"io.modelcontextprotocol/clientCapabilities\":{}}}",
                &data),
