@@ -97,6 +97,10 @@ typedef struct call_request {
     /* Where a progress report looks for _meta.progressToken, when not in params: the params of
      * a message that were rewritten into the handler's. NULL: in params. */
     const js_span *progress_params;
+    /* The most bytes its result may have (the tool policy's max_result_bytes), 0: no cap; and
+     * the rule that sets it (borrowed, alive with gen), for the failure and the access log. */
+    size_t max_result_bytes;
+    const char *result_cap_rule;
 } call_request;
 
 enum call_start_result {
