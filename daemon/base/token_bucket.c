@@ -34,11 +34,17 @@ static void refill(tb_bucket *bucket, long long now_ms)
      * below is at most what is missing times the period, which no bound makes overflow. */
     uint64_t missing = full - bucket->milli_tokens;
     uint64_t to_fill = (missing * bucket->rate.period_ms + per_period - 1) / per_period;
-    if (elapsed >= to_fill)
+    if (elapsed >= to_fill) {
         bucket->milli_tokens = full;
-    else
-        bucket->milli_tokens += elapsed * per_period / bucket->rate.period_ms;
-    bucket->refilled_ms = now_ms;
+        bucket->refilled_ms = now_ms;
+        return;
+    }
+    /* Only the time the thousandths added stand for is spent: the rest counts next time, so
+     * that looking often loses nothing to rounding. */
+    uint64_t added = elapsed * per_period / bucket->rate.period_ms;
+    bucket->milli_tokens += added;
+    bucket->refilled_ms +=
+        (long long)((added * bucket->rate.period_ms + per_period - 1) / per_period);
 }
 
 bool tb_take(tb_bucket *bucket, long long now_ms, long long *retry_ms)
@@ -52,8 +58,10 @@ bool tb_take(tb_bucket *bucket, long long now_ms, long long *retry_ms)
         /* The time the missing thousandths take to come, rounded up. */
         uint64_t missing = 1000 - bucket->milli_tokens;
         uint64_t per = (uint64_t)bucket->rate.count * 1000;
-        uint64_t wait = (missing * bucket->rate.period_ms + per - 1) / per;
-        *retry_ms = wait > 0 ? (long long)wait : 1;
+        /* From refilled_ms, which the time not yet turned into tokens lies after. */
+        long long wait = (long long)((missing * bucket->rate.period_ms + per - 1) / per) -
+                         (now_ms > bucket->refilled_ms ? now_ms - bucket->refilled_ms : 0);
+        *retry_ms = wait > 0 ? wait : 1;
     }
     lock_release(&bucket->lock);
     return taken;

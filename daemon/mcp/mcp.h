@@ -116,7 +116,7 @@ typedef struct mcp_route {
     bool initializes;
     /* MCP_REFUSED: when not empty, the error's message in place of the code's ("unknown tool
      * NAME": clients show the message, not the data). */
-    char message[192];
+    char message[544]; /* a tool name of 128 bytes, each shown as \xNN at worst */
     /* MCP_REFUSED by the tool policy: the rule that decided (borrowed from the generation's
      * policy) and the method it refused, for the access log; NULL otherwise. */
     const char *refused_by;

@@ -111,7 +111,7 @@ static int refuse_tool_call(const char *problem, const char *tool, size_t tool_l
 static int refuse_unknown_tool(const char *tool, size_t tool_length, buffer *out, mcp_route *route)
 {
     refuse_tool_call("unknown tool", tool, tool_length, out, route);
-    char shown[128];
+    char shown[520];
     reg_printable_name(tool, tool_length, shown, sizeof shown);
     snprintf(route->message, sizeof route->message, "unknown tool %s", shown);
     return 0;
