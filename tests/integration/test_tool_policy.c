@@ -299,9 +299,10 @@ static void test_result_cap(void **state)
     }
 }
 
-static void reload(session *s, const char *mcp_keys, const char *expected)
+static void reload(session *s, const char *mode, const char *mcp_keys, const char *echo_keys,
+                   const char *expected)
 {
-    char *text = config_text("none", mcp_keys, "", "");
+    char *text = config_text(mode, mcp_keys, echo_keys, "");
     char *path = harness_write_file(s->dir, "rpcd.conf", text);
     assert_non_null(path);
     free(path);
@@ -313,31 +314,39 @@ static void reload(session *s, const char *mcp_keys, const char *expected)
 static void test_reload_changes_policy(void **state)
 {
     (void)state;
-    session s;
-    start(&s, "none", "tools_deny = echo\n", "", "");
-    assert_false(served_by_name(&s, "echo"));
-    assert_true(served_by_name(&s, "sum"));
-    /* The client that initialized hears that the list changed. */
-    char *text = ask(&s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{}}");
-    free(text);
-    reload(&s, "tools_deny = sum\n", "reloaded: generation 2");
-    char *line = NULL;
-    assert_int_equal(harness_read_line(s.rpcd, HARNESS_TIMEOUT_MS, &line, NULL, NULL), HARNESS_OK);
-    assert_string_equal(line,
-                        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}");
-    free(line);
-    assert_true(served_by_name(&s, "echo"));
-    assert_false(served_by_name(&s, "sum"));
-    json_t *names = listed(&s);
-    assert_non_null(json_object_get(names, "echo"));
-    assert_null(json_object_get(names, "sum"));
-    json_decref(names);
-    /* A wrong policy is refused whole: the one before stays. */
-    reload(&s, "tools_deny = sum\nrate_limit = fast\n",
-           "reload failed, still serving generation 2");
-    assert_true(served_by_name(&s, "echo"));
-    assert_false(served_by_name(&s, "sum"));
-    stop(&s);
+    for (int m = 0; m < 2; m++) {
+        session s;
+        start(&s, modes[m], "tools_deny = echo\n", "", "");
+        assert_false(served_by_name(&s, "echo"));
+        assert_true(served_by_name(&s, "sum"));
+        /* The client that initialized hears that the list changed. */
+        free(ask(&s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{}}"));
+        reload(&s, modes[m], "tools_deny = sum\n", "", "reloaded: generation 2");
+        char *line = NULL;
+        assert_int_equal(harness_read_line(s.rpcd, HARNESS_TIMEOUT_MS, &line, NULL, NULL),
+                         HARNESS_OK);
+        assert_string_equal(
+            line, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}");
+        free(line);
+        assert_true(served_by_name(&s, "echo"));
+        assert_false(served_by_name(&s, "sum"));
+        json_t *names = listed(&s);
+        assert_non_null(json_object_get(names, "echo"));
+        assert_null(json_object_get(names, "sum"));
+        json_decref(names);
+        /* A plugin section's limit: the plugin is kept, its calls counted from now on. */
+        reload(&s, modes[m], "tools_deny = sum\n", "rate_limit.echo = 1/h burst 1\n",
+               "reloaded: generation 3: plugins added [], removed [], replaced [], unchanged "
+               "[echo, spec]");
+        assert_true(served_by_name(&s, "echo"));
+        expect_rate_limited(&s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"echo\"}", 3600000);
+        /* A wrong policy is refused whole: the one before stays. */
+        reload(&s, modes[m], "tools_deny = sum\nrate_limit = fast\n", "",
+               "reload failed, still serving generation 3");
+        expect_rate_limited(&s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"echo\"}", 3600000);
+        assert_false(served_by_name(&s, "sum"));
+        stop(&s);
+    }
 }
 
 int main(void)
