@@ -155,13 +155,12 @@ static int fill_plugins(tool_policy *policy, const registry *methods, const rpcd
     for (size_t i = 0; i < config->plugin_count; i++) {
         const cfg_plugin *plugin = &config->plugins[i];
         for (size_t k = 0; k < plugin->policy.tool_count; k++) {
-            const char *name = plugin->policy.tools[k].method;
-            const reg_method *method = reg_find(methods, name, strlen(name));
+            const cfg_tool_rule *rule = &plugin->policy.tools[k];
+            const reg_method *method = reg_find(methods, rule->method, strlen(rule->method));
             if (!method || !owners[i] || method->owner != owners[i])
-                log_message(LOG_WARNING,
-                            "[plugin %s]: rate_limit.%s or max_result_bytes.%s names none of its "
-                            "methods",
-                            plugin->name, name, name);
+                log_message(LOG_WARNING, "[plugin %s]: %s.%s names none of its methods",
+                            plugin->name, rule->rate.count ? "rate_limit" : "max_result_bytes",
+                            rule->method);
         }
         if (plugin->policy.rate.count == 0)
             continue;

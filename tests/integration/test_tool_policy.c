@@ -272,7 +272,8 @@ static void test_result_cap(void **state)
     (void)state;
     for (int m = 0; m < 2; m++) {
         session s;
-        start(&s, modes[m], "max_result_bytes = 1000\n", "max_result_bytes.echo = 16\n", "");
+        start(&s, modes[m], "max_result_bytes = 1000\n", "max_result_bytes.echo = 16\n",
+              "max_result_bytes.nothing = 5\n");
         /* 16 bytes pass; 17 do not. */
         expect_answer(
             &s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[12345678901234]}",
@@ -293,6 +294,8 @@ static void test_result_cap(void **state)
         /* [mcp]'s cap for the rest. */
         expect_answer(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"sum\",\"params\":[1,2]}",
                       "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":3}");
+        expect_stderr(&s, "warning: [plugin spec]: max_result_bytes.nothing names none of its "
+                          "methods");
         expect_stderr(&s, "outcome=tool_error rule=max_result_bytes.echo of [plugin echo]");
         expect_stderr(&s, "outcome=error code=-32603 rule=max_result_bytes.echo of [plugin echo]");
         stop(&s);
