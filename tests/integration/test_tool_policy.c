@@ -5,7 +5,8 @@
  * name serve, a denied tool answered exactly as one that does not exist; a rate limit's -32029
  * with when to retry, per method and per plugin; a result over max_result_bytes a tool error in
  * tools/call and -32603 by name, naming the cap; every refusal an access log line with its
- * rule; and a reload (SIGHUP) that changes the policy, or keeps it when the new one is wrong.
+ * rule; a denied method that serves a resource refused when read; and a reload (SIGHUP) that
+ * changes the policy, or keeps it when the new one is wrong.
  */
 #include "harness.h"
 
@@ -352,6 +353,36 @@ static void test_reload_changes_policy(void **state)
     }
 }
 
+/* A denied method that serves a resource: refused when read, as a method by name is. */
+static void test_denied_resource(void **state)
+{
+    (void)state;
+    for (int m = 0; m < 2; m++) {
+        session s;
+        s.dir = harness_temp_dir();
+        assert_non_null(s.dir);
+        char *text;
+        assert_true(asprintf(&text,
+                             "[rpcd]\nlog_calls = true\nisolation = %s\n[mcp]\n"
+                             "tools_deny = notes_index\n[plugin notes]\npath = %s\n",
+                             modes[m], harness_env("RPCD_PLUGIN_NOTES")) > 0);
+        s.config = harness_write_file(s.dir, "rpcd.conf", text);
+        assert_non_null(s.config);
+        free(text);
+        harness_argv args = harness_rpcd_argv(s.config);
+        s.rpcd = harness_start(args.argv);
+        assert_non_null(s.rpcd);
+        expect_answer(&s,
+                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
+                      "{\"uri\":\"notes://index\"}}",
+                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
+                      "\"message\":\"Method not found\"}}");
+        expect_stderr(&s, "call method=notes_index id=1 plugin=notes outcome=refused "
+                          "code=-32601 rule=tools_deny pattern 'notes_index' of [mcp]");
+        stop(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_rate_limited_with_retry),
         cmocka_unit_test(test_result_cap),
         cmocka_unit_test(test_reload_changes_policy),
+        cmocka_unit_test(test_denied_resource),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
