@@ -180,6 +180,31 @@ static void test_rates_per_method_and_plugin(void **state)
     cfg_free(config);
 }
 
+/* A call the plugin's bucket refuses leaves the method's own bucket as it was. */
+static void test_both_tokens_or_neither(void **state)
+{
+    (void)state;
+    rpcd_config *config = load("[plugin a]\npath = a.so\nrate_limit = 1/h burst 1\n"
+                               "rate_limit.one = 1/h burst 2\n[plugin b]\npath = b.so\n");
+    const char *const names[] = {"a:one", NULL};
+    registry *methods = methods_of(names);
+    tool_policy *policy;
+    char error[256];
+    assert_int_equal(pol_new(methods, config, owners, 0, &policy, error, sizeof error), 0);
+    const reg_method *one = find(methods, "one");
+    pol_refusal refusal;
+    assert_int_equal(pol_admit(policy, one, 0, &refusal), POL_ADMITTED);
+    for (int i = 0; i < 3; i++) {
+        /* Its own bucket still has its second token: the plugin's is the one that refuses. */
+        assert_int_equal(pol_admit(policy, one, 0, &refusal), POL_RATE_LIMITED);
+        assert_string_equal(refusal.rule, "rate_limit = 1/h burst 1 of [plugin a]");
+        assert_int_equal(refusal.retry_ms, 3600000);
+    }
+    pol_free(policy);
+    reg_free(methods);
+    cfg_free(config);
+}
+
 /* ---- list and call agree, over random policies ------------------------------------------ */
 
 static uint64_t seed;
@@ -335,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_decide_precedence),
         cmocka_unit_test(test_admit_denied_and_caps),
         cmocka_unit_test(test_rates_per_method_and_plugin),
+        cmocka_unit_test(test_both_tokens_or_neither),
         cmocka_unit_test(test_listed_is_callable_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
