@@ -139,6 +139,9 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->held_bytes = slot->params_length + slot->progress_params.length + slot->answers.length +
                        slot->round_state.length;
     slot->timeout_ms = 0;
+    slot->max_result_bytes = request->max_result_bytes;
+    slot->result_cap_rule = request->result_cap_rule;
+    slot->result_capped = false;
     return failed ? -1 : 0;
 }
 

@@ -127,6 +127,10 @@ typedef struct call_request {
     js_span answers;
     js_span state;
     bool has_state;
+    /* The most bytes its result may have (the tool policy's max_result_bytes), 0: no cap; and
+     * the rule that sets it (borrowed, alive with gen), for the failure and the access log. */
+    size_t max_result_bytes;
+    const char *result_cap_rule;
 } call_request;
 
 enum call_start_result {

@@ -98,6 +98,12 @@ typedef struct call_slot {
 
     long long started_us; /* when it was read (clock_now_us), for the access log; 0: not logged */
 
+    /* call_request's cap on the result's bytes (0: none) and its rule; result_capped: the
+     * result was over it, and the call failed naming the cap. */
+    size_t max_result_bytes;
+    const char *result_cap_rule;
+    bool result_capped;
+
     /* Its deadline (call_deadline.c): the method's timeout_ms, or less when the request asked. */
     size_t timeout_ms; /* 0: none */
     size_t heap_place; /* 1 + its place in the table's deadline heap, 0: not there (heap lock) */

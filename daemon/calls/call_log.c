@@ -58,7 +58,7 @@ void call_log_ended(const call_slot *slot, const call_outcome *outcome)
     snprintf(duration, sizeof duration, "%lld.%03lld", took_us / 1000, took_us % 1000);
     snprintf(code, sizeof code, "%lld", outcome->code);
     const char *outcome_text = outcome_name(outcome->kind);
-    log_field fields[7];
+    log_field fields[8];
     size_t count = 0;
     fields[count++] = (log_field){"method", slot->method->name, slot->method->name_length, false};
     if (slot->is_request)
@@ -69,9 +69,32 @@ void call_log_ended(const call_slot *slot, const call_outcome *outcome)
     fields[count++] = (log_field){"outcome", outcome_text, strlen(outcome_text), false};
     if (outcome->code)
         fields[count++] = (log_field){"code", code, strlen(code), true};
+    if (slot->result_capped && slot->result_cap_rule)
+        fields[count++] =
+            (log_field){"rule", slot->result_cap_rule, strlen(slot->result_cap_rule), false};
     js_span traceparent;
     if (call_find_meta(slot, "traceparent", &traceparent) == 1 && traceparent.length == 57 &&
         is_traceparent(traceparent.start + 1, 55))
         fields[count++] = (log_field){"traceparent", traceparent.start + 1, 55, false};
+    log_fields(LOG_INFO, "call", fields, count);
+}
+
+void call_log_refused(const reg_method *method, const js_span *id, long long code, const char *rule)
+{
+    if (!call_log_on())
+        return;
+    char code_text[24];
+    snprintf(code_text, sizeof code_text, "%lld", code);
+    log_field fields[6];
+    size_t count = 0;
+    fields[count++] = (log_field){"method", method->name, method->name_length, false};
+    if (id)
+        fields[count++] = (log_field){"id", id->start, id->length, true};
+    const char *plugin = method->owner_name ? method->owner_name : "";
+    fields[count++] = (log_field){"plugin", plugin, strlen(plugin), false};
+    fields[count++] = (log_field){"outcome", "refused", 7, false};
+    if (code)
+        fields[count++] = (log_field){"code", code_text, strlen(code_text), true};
+    fields[count++] = (log_field){"rule", rule, strlen(rule), false};
     log_fields(LOG_INFO, "call", fields, count);
 }

@@ -6,9 +6,20 @@
 #ifndef RPCD_CALL_LOG_H
 #define RPCD_CALL_LOG_H
 
+#include "json/json_scan.h"
+#include "methods/registry.h"
+
 #include <stdbool.h>
 
 /* Logs every call that starts from now on (on) or none. Thread-safe. */
 void call_log_enable(bool on);
+
+/*
+ * Logs a call the tool policy refused before it started (log_calls = true): its method and
+ * plugin (method borrowed), its id (NULL for a notification), the code answered (0: none), and
+ * rule, what decided. Thread-safe.
+ */
+void call_log_refused(const reg_method *method, const js_span *id, long long code,
+                      const char *rule);
 
 #endif

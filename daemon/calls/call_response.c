@@ -10,6 +10,7 @@
 #include "wire/response_line.h"
 #include "wire/rpc_error.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Sends one response line, alone or into its batch. */
@@ -195,9 +196,28 @@ static void write_asking(call_slot *slot, call_outcome *outcome)
                        0);
 }
 
+/*
+ * A result over the call's max_result_bytes fails the call naming the cap: in tools/call a tool
+ * error (the tool ran; the model can ask for less), else -32603. Returns the status to answer.
+ */
+static int cap_result(call_slot *slot, int status)
+{
+    if (status != RPCD_OK || slot->max_result_bytes == 0 || slot->result_invalid ||
+        result_text(slot).length <= slot->max_result_bytes)
+        return status;
+    char detail[160], data[64];
+    snprintf(detail, sizeof detail, "the result of %zu bytes is over max_result_bytes (%zu)",
+             result_text(slot).length, slot->max_result_bytes);
+    snprintf(data, sizeof data, "{\"max_result_bytes\":%zu}", slot->max_result_bytes);
+    slot->result_capped = true;
+    slot->result_complete = false; /* a complete tool result is refused as a whole too */
+    return call_record_exception(slot, "result too large", detail, data, strlen(data));
+}
+
 /* Writes the response of an ended call (nothing for notifications and silent cancels). */
 void call_write_response(call_slot *slot, int status, bool silent, call_outcome *outcome)
 {
+    status = cap_result(slot, status);
     if (status == RPCD_OK && slot->result_invalid) {
         reg_shown shown;
         reg_show(slot->method, &shown);

@@ -6,6 +6,7 @@
 #include "config/config.h"
 #include "config/config_keys.h"
 #include "config/config_mcp.h"
+#include "config/config_policy.h"
 
 #include "base/log.h"
 
@@ -161,6 +162,8 @@ static int plugin_key(parse_state *state, cfg_plugin *plugin, const char *name, 
     }
     char *problem = NULL;
     int isolation_key = cfg_isolation_key(plugin, name, value, &problem);
+    if (isolation_key == 0) /* a tool policy key, which the plugin never sees either */
+        isolation_key = cfg_policy_key(&plugin->policy, plugin->name, name, value, &problem);
     if (isolation_key < 0) {
         fail(state, "%s", problem ? problem : "out of memory");
         free(problem);
@@ -489,10 +492,12 @@ void cfg_free(rpcd_config *config)
         free(plugin->confinement.read_paths);
         free(plugin->confinement.write_paths);
         free_pairs(plugin->timeouts, plugin->timeout_count);
+        cfg_policy_free(&plugin->policy);
         free(plugin->name);
         free(plugin->path);
     }
     free_pairs(config->mcp_names, config->mcp_name_count);
+    cfg_policy_free(&config->mcp_policy);
     free(config->mcp_tools);
     free(config->mcp_instructions);
     free(config->plugins);

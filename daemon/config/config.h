@@ -7,6 +7,7 @@
 #define RPCD_CONFIG_H
 
 #include "base/serving_limits.h"
+#include "base/token_bucket.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +42,27 @@ typedef struct cfg_confinement {
     char *write_paths;        /* owned: the same */
 } cfg_confinement;
 
+/* One method's own limits in a plugin section: rate_limit.METHOD, max_result_bytes.METHOD. */
+typedef struct cfg_tool_rule {
+    char *method;            /* owned */
+    tb_rate rate;            /* rate_limit.METHOD; count 0: not given */
+    size_t max_result_bytes; /* max_result_bytes.METHOD; 0: not given */
+} cfg_tool_rule;
+
+/*
+ * The tool policy keys of [mcp] (for every method) or of a plugin section (for its methods):
+ * which methods are served, how often, and how large a result may be (config_policy.h).
+ */
+typedef struct cfg_policy {
+    char *allow;             /* owned: tools_allow, glob patterns separated by commas, or NULL */
+    char *deny;              /* owned: tools_deny, the same */
+    tb_rate rate;            /* rate_limit; count 0: not given */
+    size_t max_result_bytes; /* 0: not given */
+    cfg_tool_rule *tools;    /* owned: the .METHOD keys, one entry per method (plugin sections) */
+    size_t tool_count;
+    unsigned seen; /* which of the four keys above were given (once each) */
+} cfg_policy;
+
 /* Where a plugin runs: in rpcd's process, or in a host process of its own. */
 enum { CFG_ISOLATION_NONE = 0, CFG_ISOLATION_PROCESS = 1, CFG_ISOLATION_INHERIT = -1 };
 
@@ -61,6 +83,7 @@ typedef struct cfg_plugin {
     size_t max_restarts;       /* restarts of its host allowed per minute */
     size_t scheduler_slice_us; /* the time slice its host asks the kernel for; 0: the kernel's */
     unsigned seen;             /* which of cfg_isolation_key's keys were given (once each) */
+    cfg_policy policy;         /* tools_allow, tools_deny, rate_limit, max_result_bytes(.METHOD) */
 } cfg_plugin;
 
 typedef struct rpcd_config {
@@ -90,7 +113,8 @@ typedef struct rpcd_config {
     char *mcp_instructions; /* owned: [mcp] instructions for the model, or NULL */
     cfg_pair *mcp_names;    /* owned: [mcp] tool.<method> = <tool name>, key = the method */
     size_t mcp_name_count;
-    cfg_plugin *plugins; /* owned, in file order: the load order */
+    cfg_policy mcp_policy; /* [mcp] tools_allow, tools_deny, rate_limit, max_result_bytes */
+    cfg_plugin *plugins;   /* owned, in file order: the load order */
     size_t plugin_count;
 } rpcd_config;
 

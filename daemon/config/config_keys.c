@@ -72,10 +72,20 @@ static const cfg_key keys[] = {
     {"plugin NAME", "timeout_ms.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "max_restarts", CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "scheduler_slice_us", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "tools_allow", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "tools_deny",  CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "rate_limit",  CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "rate_limit.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "max_result_bytes", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "max_result_bytes.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool_names",  CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "instructions", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "tools_allow", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "tools_deny",  CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "rate_limit",  CFG_KEY_OWN, 0, 0, 0, 0},
+    {"mcp",         "max_result_bytes", CFG_KEY_OWN, 0, 0, 0, 0},
 };
 /* clang-format on */
 enum { KEY_COUNT = sizeof keys / sizeof keys[0] };

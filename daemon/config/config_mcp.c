@@ -4,6 +4,7 @@
  * line.
  */
 #include "config/config_mcp.h"
+#include "config/config_policy.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,10 +70,13 @@ int cfg_mcp_key(rpcd_config *config, cfg_mcp_reading *reading, const char *name,
         return read_tool_names(config, reading, value, line, problem);
     if (strcmp(name, "instructions") == 0)
         return read_instructions(config, value, indented, problem);
+    int policy = cfg_policy_key(&config->mcp_policy, NULL, name, value, problem);
+    if (policy != 0)
+        return policy > 0 ? 0 : -1;
     if (strncmp(name, "tool.", 5) != 0 || name[5] == '\0')
         return refuse(problem,
-                      "unknown key '%s' in [mcp] (expected tools, tool_names, tool.METHOD or "
-                      "instructions)",
+                      "unknown key '%s' in [mcp] (expected tools, tool_names, tool.METHOD, "
+                      "instructions, tools_allow, tools_deny, rate_limit or max_result_bytes)",
                       name);
     for (size_t i = 0; i < config->mcp_name_count; i++)
         if (strcmp(config->mcp_names[i].key, name + 5) == 0)

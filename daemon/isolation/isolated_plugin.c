@@ -62,7 +62,8 @@ static rpcd_config *copy_config(const rpcd_config *daemon, const cfg_plugin *con
     copy->user = copy_text(daemon->user, &failed);
     copy->group = copy_text(daemon->group, &failed);
     *plugin = *config;
-    plugin->file = NULL; /* borrowed from a config that may go */
+    plugin->file = NULL;              /* borrowed from a config that may go */
+    plugin->policy = (cfg_policy){0}; /* the tool policy is rpcd's door, never the host's */
     plugin->name = copy_text(config->name, &failed);
     plugin->path = copy_text(config->path, &failed);
     plugin->pairs = copy_pairs(config->pairs, config->pair_count, &failed);

@@ -10,6 +10,7 @@
 #include "methods/mcp_catalog.h"
 #include "methods/mcp_methods.h"
 #include "methods/mcp_tool.h"
+#include "methods/tool_policy.h"
 #include "mcp/mcp_revision.h"
 
 #include <stdio.h>
@@ -56,6 +57,7 @@ struct mcp_tools {
     tool **sorted;        /* by name, for look-ups */
     char *instructions;   /* owned: [mcp] instructions, or NULL */
     mcp_catalog *catalog; /* owned: resources, prompts, completions */
+    tool_policy *policy;  /* owned, or NULL: every tool served */
 };
 
 static bool portable_char(char c)
@@ -288,7 +290,19 @@ void mcp_tools_free(mcp_tools *tools)
     free(tools->sorted);
     free(tools->instructions);
     mcp_catalog_free(tools->catalog);
+    pol_free(tools->policy);
     free(tools);
+}
+
+void mcp_tools_take_policy(mcp_tools *tools, tool_policy *policy)
+{
+    pol_free(tools->policy);
+    tools->policy = policy;
+}
+
+tool_policy *mcp_tools_policy(const mcp_tools *tools)
+{
+    return tools ? tools->policy : NULL;
 }
 
 const mcp_catalog *mcp_tools_catalog(const mcp_tools *tools)
@@ -422,11 +436,16 @@ static int answer_tools_list(const mcp_tools *tools, js_span params, buffer *out
     size_t count = mcp_tools_count(tools);
     size_t stop = count - start > MCP_PAGE_SIZE ? start + MCP_PAGE_SIZE : count;
     int failed = buf_append_string(out, "{\"tools\":[");
+    bool first = true;
     for (size_t i = start; i < stop; i++) {
         const tool *item = &tools->items[i];
         const reg_method *method = item->method;
-        if (i > start)
+        /* What tools/call and a call by name refuse is not listed (a page may come out short). */
+        if (!pol_served(tools->policy, method, NULL))
+            continue;
+        if (!first)
             failed |= buf_append_char(out, ',');
+        first = false;
         failed |= buf_append_string(out, "{\"name\":");
         failed |= buf_append_json_string(out, item->name, item->length);
         failed |= buf_append_string(out, ",\"description\":");

@@ -35,6 +35,15 @@ int mcp_tools_new(const registry *methods, const rpcd_config *config, mcp_tools 
 void mcp_tools_free(mcp_tools *tools);
 size_t mcp_tools_count(const mcp_tools *tools);
 
+/*
+ * The tool policy (tool_policy.h, stolen) the tools are listed and called under; a table without
+ * one serves every tool. Not thread-safe: while the table is made, before it is published.
+ */
+struct tool_policy;
+void mcp_tools_take_policy(mcp_tools *tools, struct tool_policy *policy);
+/* The table's policy (borrowed; NULL: none, or tools is NULL). Thread-safe. */
+struct tool_policy *mcp_tools_policy(const mcp_tools *tools);
+
 /* The resources, prompts and completions beside the tools (borrowed), or NULL. Thread-safe. */
 const struct mcp_catalog *mcp_tools_catalog(const mcp_tools *tools);
 
@@ -111,6 +120,12 @@ typedef struct mcp_route {
      * message of the stateless revision: its version in _meta), and it is initialize. */
     bool starts_session;
     bool initializes;
+    /* MCP_REFUSED: when not empty, the error's message in place of the code's ("unknown tool
+     * NAME": clients show the message, not the data). */
+    char message[544]; /* a tool name of 128 bytes, each shown as \xNN at worst */
+    /* MCP_REFUSED by the tool policy: the rule that decided (borrowed from the generation's
+     * policy) and the method it refused, for the access log; NULL otherwise. */
+    const char *refused_by;
 } mcp_route;
 
 /*

@@ -10,12 +10,14 @@
 #include "methods/mcp_catalog.h"
 #include "wire/mcp_events.h"
 #include "methods/mcp_methods.h"
+#include "methods/tool_policy.h"
 #include "mcp/mcp_results.h"
 #include "mcp/mcp_revision.h"
 #include "mcp/mcp_rounds.h"
 #include "wire/rpc_error.h"
 #include "base/log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +86,16 @@ static int refuse_tool_call(const char *problem, const char *tool, size_t tool_l
     return 0;
 }
 
+/* An unknown tool: -32602 as refuse_tool_call, with the name in the message too. */
+static int refuse_unknown_tool(const char *tool, size_t tool_length, buffer *out, mcp_route *route)
+{
+    refuse_tool_call("unknown tool", tool, tool_length, out, route);
+    char shown[520];
+    reg_printable_name(tool, tool_length, shown, sizeof shown);
+    snprintf(route->message, sizeof route->message, "unknown tool %s", shown);
+    return 0;
+}
+
 /* A request whose _meta names no version rpcd can serve (mcp_revision_read's refusal). */
 static int refuse_revision(int refusal, buffer *out, mcp_route *route)
 {
@@ -132,8 +144,16 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
     if (read.has_arguments && js_kind_of(read.arguments) != JS_OBJECT)
         return refuse_tool_call("\"arguments\" must be an object", tool, tool_length, out, route);
     const reg_method *method = mcp_tool_method(tools, tool, tool_length);
+    const char *denied_by = NULL;
+    /* A tool the policy denies is answered as one that does not exist, and is not listed. */
+    if (method && !pol_served(mcp_tools_policy(tools), method, &denied_by)) {
+        refuse_unknown_tool(tool, tool_length, out, route);
+        route->method = method;
+        route->refused_by = denied_by;
+        return 0;
+    }
     if (!method)
-        return refuse_tool_call("unknown tool", tool, tool_length, out, route);
+        return refuse_unknown_tool(tool, tool_length, out, route);
     /* The tool's schema says object: a call without arguments has none, not no params. */
     *route = (mcp_route){
         .kind = MCP_CALL,

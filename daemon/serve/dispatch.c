@@ -12,6 +12,8 @@
 #include "mcp/mcp_listen.h"
 #include "mcp/mcp_rounds.h"
 #include "wire/rpc_error.h"
+#include "serve/policy_gate.h"
+#include "calls/call_log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,8 +112,11 @@ static int answer_not_started(const dispatcher *dispatch, const env_message *mes
  * it runs once per call, and its answers are out of the way in answer_not_started.
  */
 static inline int start_call(const dispatcher *dispatch, const env_message *message,
-                             const call_request *request)
+                             call_request *request)
 {
+    int refused;
+    if (gate_refuses(dispatch, message, request, &refused))
+        return refused;
     int started = call_wait_for_room(dispatch->calls) != 0 ? WAIT_INTERRUPTED
                                                            : call_start(dispatch->calls, request);
     if (started == CALL_STARTED)
@@ -233,8 +238,15 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
             call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data, out.length);
     } else if (route.kind == MCP_REFUSED) {
         int64_t code = route.code ? route.code : rpcerr_code_for_status(route.status, 0);
-        *status = answer_error(dispatch, message, batch, ticket, code,
-                               route.has_data ? out.data : NULL, route.has_data ? out.length : 0);
+        bool request = message->kind == ENV_REQUEST;
+        if (route.refused_by) /* a tool the policy denies: in the access log with its rule */
+            call_log_refused(route.method, request ? &message->id : NULL, request ? code : 0,
+                             route.refused_by);
+        *status = !request ? 0
+                           : call_respond_error(dispatch->calls, batch, ticket, &message->id, code,
+                                                route.message[0] ? route.message : NULL,
+                                                route.has_data ? out.data : NULL,
+                                                route.has_data ? out.length : 0);
     } else if (route.kind == MCP_LISTEN) {
         *status = open_listen(dispatch, message, &route.listen, batch, ticket);
     } else if (route.kind == MCP_SUBSCRIBE) {

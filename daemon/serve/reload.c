@@ -144,7 +144,8 @@ int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *resu
     if (ld_load(config, &previous, methods, &plugins, error, error_size) != 0)
         goto done;
     sandbox_warn_unenforced(config);
-    if (mcp_tools_new(methods, config, &tools, error, error_size) != 0)
+    if (mcp_tools_new(methods, config, &tools, error, error_size) != 0 ||
+        rt_set_policy(tools, methods, config, plugins, error, error_size) != 0)
         goto done;
     /* Stolen, freed on failure too. */
     status = gen_new(methods, tools, plugins, rt_free_generation_parts, &next);

@@ -12,8 +12,11 @@
 #include "base/log.h"
 #include "base/log_capture.h"
 #include "base/privileges.h"
+#include "base/clock.h"
+#include "methods/tool_policy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +25,27 @@ void rt_free_generation_parts(mcp_tools *tools, loader *plugins, registry *metho
     mcp_tools_free(tools);
     if (plugins)
         ld_unload_all(plugins, methods);
+}
+
+int rt_set_policy(mcp_tools *tools, const registry *methods, const rpcd_config *config,
+                  const loader *plugins, char *error, size_t error_size)
+{
+    if (!pol_configured(config))
+        return 0;
+    /* A method's plugin section is found through its owner, the plugin the section loaded. */
+    const void **owners = calloc(config->plugin_count + 1, sizeof *owners);
+    if (!owners) {
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < config->plugin_count; i++)
+        owners[i] = ld_instance(plugins, config->plugins[i].name);
+    tool_policy *policy;
+    int status = pol_new(methods, config, owners, clock_now_ms(), &policy, error, error_size);
+    free(owners);
+    if (status == 0)
+        mcp_tools_take_policy(tools, policy);
+    return status;
 }
 
 /* The loaded plugins, their methods and tools become the first generation, and current. */
@@ -79,7 +103,9 @@ int rt_start_config(rpcd_config *config, const rt_flags *flags, rpcd_runtime *ru
     ld_set_isolated_kind(isolated_plugin_kind());
     if (ld_load_all(runtime->config, runtime->methods, &runtime->plugins, error, error_size) != 0)
         goto fail;
-    if (mcp_tools_new(runtime->methods, runtime->config, &runtime->tools, error, error_size) != 0)
+    if (mcp_tools_new(runtime->methods, runtime->config, &runtime->tools, error, error_size) != 0 ||
+        rt_set_policy(runtime->tools, runtime->methods, runtime->config, runtime->plugins, error,
+                      error_size) != 0)
         goto fail;
     if (publish_first(runtime) != 0) {
         snprintf(error, error_size, "out of memory");

@@ -64,4 +64,12 @@ void rt_stop(rpcd_runtime *runtime);
  */
 void rt_free_generation_parts(mcp_tools *tools, loader *plugins, registry *methods);
 
+/*
+ * Gives tools (borrowed) the tool policy of config over methods and the plugins that registered
+ * them (all borrowed), when config has policy keys; with none, tools keep serving every method
+ * at no cost per call. For rt_start and a reload. Returns 0, or -1 with the reason in error.
+ */
+int rt_set_policy(mcp_tools *tools, const registry *methods, const rpcd_config *config,
+                  const loader *plugins, char *error, size_t error_size);
+
 #endif

@@ -26,6 +26,9 @@ enum {
 
     /* MCP's, from its stateless revision (2026-07-28) on */
     RPC_UNSUPPORTED_PROTOCOL_VERSION = -32022,
+
+    /* rpcd's own: a call refused by a rate limit (rate_limit), data.retryAfterMs */
+    RPC_RATE_LIMITED = -32029,
 };
 
 /*

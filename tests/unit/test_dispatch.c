@@ -604,11 +604,11 @@ static void test_tool_call_overlong_name(void **state)
     /* 128 bytes is a name: shown back whole in "unknown tool". */
     char *params = repeated_name("y", 128);
     const char *out = send_tool_call(f, "2", params);
-    char expected[512];
+    char expected[640];
     snprintf(expected, sizeof expected,
-             "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,\"message\":\"Invalid "
-             "params\",\"data\":{\"detail\":\"unknown tool\",\"tool\":\"%.128s\"}}}",
-             params + 9);
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,\"message\":\"unknown "
+             "tool %.128s\",\"data\":{\"detail\":\"unknown tool\",\"tool\":\"%.128s\"}}}",
+             params + 9, params + 9);
     assert_lines(out, 1, expected);
     free(params);
     /* An escaped name that decodes short is the tool it names. */
@@ -623,7 +623,7 @@ static void test_tool_call_overlong_name(void **state)
      * U+FFFD. */
     assert_lines(send_tool_call(f, "4", "{\"name\":\"a\\u0000\\ud800\"}"), 1,
                  "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32602,\"message\":"
-                 "\"Invalid params\",\"data\":{\"detail\":\"unknown tool\","
+                 "\"unknown tool a\\\\x00\ufffd\",\"data\":{\"detail\":\"unknown tool\","
                  "\"tool\":\"a\\u0000\\ufffd\"}}}");
     /* As a notification: nothing at all. */
     params = repeated_name("x", 200);
