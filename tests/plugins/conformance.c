@@ -2,7 +2,8 @@
 /*
  * Fixture: what the official MCP server conformance suite expects of the server under test
  * (tests/mcp-conformance/), written against ABI 1.5: its tools (content of every kind, logging,
- * progress, an error), its resources and resource template, its prompts and their completions.
+ * progress, an error, an argument the HTTP transport mirrors in a header), its resources and
+ * resource template, its prompts and their completions.
  */
 #include <rpcd/plugin.h>
 
@@ -169,6 +170,20 @@ static int json_schema_tool(rpcd_call *call, const char *params, size_t length, 
     return steal_result(call, json_string(text));
 }
 
+/* Its region argument is also sent as the HTTP header Mcp-Param-Region (x-mcp-header in its
+ * schema), which the transport checks against the body; the tool itself just names it. */
+static int header_param(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *arguments = parse_params(params, length);
+    json_t *region = json_object_get(arguments, "region");
+    char text[256];
+    snprintf(text, sizeof text, "Region: %s",
+             json_is_string(region) ? json_string_value(region) : "");
+    json_decref(arguments);
+    return steal_result(call, json_string(text));
+}
+
 /* ---- resources */
 
 static int static_text(rpcd_call *call, const char *params, size_t length, void *data)
@@ -323,10 +338,23 @@ static const fixture_method methods[] = {
     {"json_schema_2020_12_tool", json_schema_tool, RPCD_MCP_TOOL,
      "Tool with JSON Schema 2020-12 features",
      "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
-     "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":\"string\"},"
-     "\"city\":{\"type\":\"string\"}}}},"
-     "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},"
+     "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\","
+     "\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
+     "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"
+     "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+     "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+     "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+     "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+     "\"required\":[\"contactMethod\"]},"
+     "\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
      "\"additionalProperties\":false}", NULL, NULL},
+    {"test_logging_tool", tool_with_logging, RPCD_MCP_TOOL,
+     "Logs three lines: a client that named no log level hears none of them", NO_ARGUMENTS, NULL,
+     NULL},
+    {"test_header_param", header_param, RPCD_MCP_TOOL,
+     "Tests an argument mirrored in an HTTP header (x-mcp-header)",
+     "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\","
+     "\"x-mcp-header\":\"Region\"}},\"required\":[\"region\"]}", NULL, NULL},
 
     {"conformance.static_text", static_text, RPCD_MCP_RESOURCE, NULL, NULL,
      "{\"uri\":\"test://static-text\",\"name\":\"static-text\","
