@@ -125,6 +125,17 @@ static int tool_with_logging(rpcd_call *call, const char *params, size_t length,
     return text_result(call, "\"Tool with logging executed successfully\"");
 }
 
+/* Three log lines at once: a stateless request that named no log level must hear none of them
+ * (the suite reads the answer's stream for half a second, rpcd's start-up included). */
+static int logging_tool(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    host->log(self, RPCD_LOG_INFO, "Logging tool started");
+    host->log(self, RPCD_LOG_WARNING, "Logging tool warning");
+    host->log(self, RPCD_LOG_ERROR, "Logging tool error");
+    return text_result(call, "\"Logging tool executed successfully\"");
+}
+
 /* Progress 0, 50 and 100 of 100, 50 ms apart (sent only when the request has a token). */
 static int tool_with_progress(rpcd_call *call, const char *params, size_t length, void *data)
 {
@@ -348,7 +359,7 @@ static const fixture_method methods[] = {
      "\"required\":[\"contactMethod\"]},"
      "\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
      "\"additionalProperties\":false}", NULL, NULL},
-    {"test_logging_tool", tool_with_logging, RPCD_MCP_TOOL,
+    {"test_logging_tool", logging_tool, RPCD_MCP_TOOL,
      "Logs three lines: a client that named no log level hears none of them", NO_ARGUMENTS, NULL,
      NULL},
     {"test_header_param", header_param, RPCD_MCP_TOOL,
