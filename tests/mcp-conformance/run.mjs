@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Runs the official MCP conformance suite against rpcd through bridge.mjs (Streamable HTTP: one
-// rpcd per session of the handshake era, one per request of the stateless 2026-07-28 revision)
-// with a config that loads the conformance fixture plugin, in two modes (MODES): every server
-// scenario, then what the 2026-07-28 revision requires. Prints one line per scenario, then
-// checks that every rpcd the bridge started has ended with status 0. Exits 1 when a scenario
-// fails, unless it (or the check that fails) is excluded, and then 1 when it passes: the lists
-// must say what is true.
+// Runs the official MCP conformance suite against rpcd through bridge.mjs (Streamable HTTP:
+// one rpcd per session of the handshake era, one for the requests of the stateless 2026-07-28
+// revision) with a config that loads the conformance fixture plugin, in two modes (MODES):
+// every server scenario, then what the 2026-07-28 revision requires. Prints one line per
+// scenario, then checks that every rpcd the bridge started has ended with status 0. Exits 1
+// when a scenario fails, unless it (or the check that fails) is excluded, and then 1 when it
+// passes: the lists must say what is true.
 // Usage: node run.mjs <rpcd> <conformance.so>
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -109,7 +109,7 @@ log_level = warning
 
 [plugin conformance]
 path = ${fixture}
-reconnection_ms = 1500
+reconnection_ms = ${1500 * TIME_SCALE}
 `);
 
 // ---- the bridge
@@ -119,7 +119,9 @@ const pids = new Set();
 const ended = new Map(); // session -> "status 0", "SIGKILL", ...
 const bridge = spawn(process.execPath, [path.join(here, 'bridge.mjs'), '--rpcd', rpcd,
     '--config', config, '--max-seconds', String((MODES.length * MODE_BUDGET_MS) / 1000 + 60),
-    '--sse-poll-ms', '500', '--idle-ms', '3000'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    '--sse-poll-ms', String(500 * TIME_SCALE), '--idle-ms', String(3000 * TIME_SCALE),
+    '--kill-after-ms', String(2000 * TIME_SCALE)],
+    { stdio: ['pipe', 'pipe', 'pipe'] });
 readline.createInterface({ input: bridge.stderr }).on('line', (line) => bridgeLog.push(line));
 const bridgeExit = new Promise((resolve) => bridge.on('exit', (code, signal) =>
     resolve(signal ?? code)));
@@ -342,10 +344,10 @@ for (const mode of MODES)
 
 bridge.stdin.end();
 const how = await Promise.race([bridgeExit,
-    new Promise((resolve) => setTimeout(() => resolve('timeout'), 10000))]);
+    new Promise((resolve) => setTimeout(() => resolve('timeout'), 10000 * TIME_SCALE))]);
 if (how === 'timeout') {
     bridge.kill('SIGKILL');
-    console.log('not ok - bridge: still running 10 s after its input closed');
+    console.log(`not ok - bridge: still running ${10 * TIME_SCALE} s after its input closed`);
     failures++;
 }
 const alive = [...pids].filter((pid) => {

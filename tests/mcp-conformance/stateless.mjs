@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The stateless side of bridge.mjs: the Streamable HTTP transport of MCP 2026-07-28, where a
 // request carries its protocol version in params._meta (and the MCP-Protocol-Version header)
-// instead of belonging to a session. Each such request gets an rpcd of its own, which sees that
-// one line and has its input closed once the answer is out, so that whatever rpcd says before
-// its response (progress, log lines, a listen stream's notifications) belongs to that request.
+// instead of belonging to a session. All of them go to one rpcd, started with the first and
+// kept until the bridge stops (rpcd keeps no state between such requests), each under an id
+// of the bridge's own (and its progress token too), so that requests of different clients
+// cannot collide and what rpcd says is routed back: responses and progress by those ids, a
+// listen stream's notifications by their subscription id, log lines to the requests that
+// asked for them.
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 
@@ -13,6 +16,8 @@ const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 const HEADER_MISMATCH = -32020;
 const MAX_AT_ONCE = 32;
 const TOOLS_REFRESH_MS = 2000;
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+const SUBSCRIPTION_KEY = 'io.modelcontextprotocol/subscriptionId';
 
 const metaVersion = (message) => {
     const meta = message?.params?._meta;
@@ -122,75 +127,139 @@ function headerMismatch(req, message, schemas) {
 // rpcd outlives the bridge), sendJson(res, status, body, headers), accepts(req, type),
 // killLater(child) (SIGTERM, then SIGKILL, if it lingers after its input closed).
 export function statelessServer(ctx) {
-    let counter = 0;
-    const active = new Map(); // exchange number -> { id, cancel() }
+    let started = 0;
+    let rpcd = null; // { child, send(obj), close(), exited }
+    let stopped = false;
+    let nextId = 0;
+    const pending = new Map(); // the bridge's id -> exchange
+    const byToken = new Map(); // the bridge's progress token -> exchange
     const schemas = new Map(); // tool name -> inputSchema
     let schemasAt = 0;
 
-    // One rpcd for one request: lines go to onLine; returns { child, send(obj), close() }.
-    function start(tag, onLine, onExit) {
-        const label = `stateless-${++counter}${tag}`;
+    // The rpcd of stateless requests, started when first needed (again if it ended).
+    function server() {
+        if (rpcd && !rpcd.exited)
+            return rpcd;
+        const label = `stateless-${++started}`;
         const child = spawn(ctx.options.rpcd, ['-c', ctx.options.config],
             { stdio: ['pipe', 'pipe', 'pipe'] });
+        const current = { child, exited: false };
         ctx.track(child);
         child.stdin.on('error', () => {});
-        child.on('error', (error) => {
-            ctx.log(`${label}: cannot start rpcd: ${error.message}`);
-            onExit();
-        });
+        child.on('error', (error) => ctx.log(`${label}: cannot start rpcd: ${error.message}`));
         readline.createInterface({ input: child.stderr }).on('line', (line) =>
             process.stderr.write(`[rpcd ${label}] ${line}\n`));
-        readline.createInterface({ input: child.stdout }).on('line', onLine);
+        readline.createInterface({ input: child.stdout }).on('line', route);
         let closed = false;
-        const close = () => {
+        current.close = () => {
             if (closed)
                 return;
             closed = true;
             child.stdin.end();
             ctx.killLater(child);
         };
-        // 'close', not 'exit': every line rpcd wrote has been read by then.
+        // 'close', not 'exit': every line rpcd wrote has been read by then (and it comes after
+        // 'error' when rpcd could not be started).
         child.on('close', (code, signal) => {
             console.log(`session ${label} ended ${signal ?? `status ${code}`}`);
             closed = true;
-            onExit();
+            current.exited = true;
+            for (const exchange of [...pending.values()])
+                exchange.deliver({ jsonrpc: '2.0', id: exchange.id,
+                    error: { code: -32603, message: 'the server process ended' } }, true);
         });
         if (child.pid !== undefined)
             console.log(`session ${label} pid ${child.pid}`);
-        const send = (message) => child.stdin.write(`${JSON.stringify(message)}\n`);
-        return { child, send, close };
+        current.send = (message) => child.stdin.write(`${JSON.stringify(message)}\n`);
+        rpcd = current;
+        return rpcd;
     }
 
-    // The tools' input schemas (for Mcp-Param headers), asked of an rpcd of their own, again
-    // when a call names a tool not known and the list is older than TOOLS_REFRESH_MS.
+    // A line of rpcd's, back to the exchange it belongs to, under the client's own ids.
+    function route(line) {
+        let out;
+        try {
+            out = JSON.parse(line);
+        } catch {
+            ctx.log(`stateless: rpcd wrote a line that is not JSON: ${line.slice(0, 200)}`);
+            return;
+        }
+        if (!out || typeof out !== 'object')
+            return;
+        if (!('method' in out)) {
+            const exchange = pending.get(out.id);
+            if (exchange)
+                exchange.deliver({ ...out, id: exchange.id }, true);
+            else
+                ctx.log(`stateless: response for no pending request ${JSON.stringify(out.id)}`);
+            return;
+        }
+        const params = out.params ?? {};
+        const subscription = params._meta?.[SUBSCRIPTION_KEY];
+        if (out.method === 'notifications/progress') {
+            const exchange = byToken.get(params.progressToken);
+            exchange?.deliver({ ...out, params: { ...params, progressToken: exchange.token } });
+        } else if (subscription !== undefined) {
+            const exchange = pending.get(subscription);
+            exchange?.deliver({ ...out, params: { ...params,
+                _meta: { ...params._meta, [SUBSCRIPTION_KEY]: exchange.id } } });
+        } else if (out.method === 'notifications/message') {
+            // Untagged: rpcd sends a request's log lines only when it named a level, so they go
+            // to the requests that did (all of them, when several run at once).
+            for (const exchange of pending.values())
+                if (exchange.logs)
+                    exchange.deliver(out);
+        }
+    }
+
+    // Sends a request to rpcd under an id (and progress token) of the bridge's.
+    function forward(message, exchange) {
+        const id = ++nextId;
+        exchange.bridgeId = id;
+        pending.set(id, exchange);
+        const params = message.params && typeof message.params === 'object'
+            ? { ...message.params } : message.params;
+        const token = params?._meta?.progressToken;
+        if (token !== undefined) {
+            exchange.bridgeToken = `p${id}`;
+            byToken.set(exchange.bridgeToken, exchange);
+            params._meta = { ...params._meta, progressToken: exchange.bridgeToken };
+        }
+        server().send({ ...message, id, ...(params === undefined ? {} : { params }) });
+    }
+
+    function forget(exchange) {
+        pending.delete(exchange.bridgeId);
+        if (exchange.bridgeToken !== undefined)
+            byToken.delete(exchange.bridgeToken);
+    }
+
+    // The tools' input schemas (for Mcp-Param headers), asked of rpcd, again when a call names
+    // a tool not known and the list is older than TOOLS_REFRESH_MS.
     function loadSchemas() {
         return new Promise((resolve) => {
             const meta = { [VERSION_KEY]: '2026-07-28',
                 'io.modelcontextprotocol/clientCapabilities': {} };
             const found = new Map();
-            const rpcd = start('-tools', (line) => {
-                let message;
-                try {
-                    message = JSON.parse(line);
-                } catch {
-                    return;
-                }
-                const result = message?.result;
-                for (const tool of result?.tools ?? [])
-                    found.set(tool.name, tool.inputSchema);
-                if (typeof result?.nextCursor === 'string' && found.size < 100000)
-                    rpcd.send({ jsonrpc: '2.0', id: 't', method: 'tools/list',
-                        params: { cursor: result.nextCursor, _meta: meta } });
-                else
-                    rpcd.close();
-            }, () => {
-                schemas.clear();
-                for (const [name, schema] of found)
-                    schemas.set(name, schema);
-                schemasAt = Date.now();
-                resolve();
+            const ask = (cursor) => forward({ jsonrpc: '2.0', id: 'tools', method: 'tools/list',
+                params: { ...(cursor === undefined ? {} : { cursor }), _meta: meta } }, {
+                id: 'tools',
+                deliver(out, isAnswer) {
+                    if (!isAnswer)
+                        return;
+                    forget(this);
+                    for (const tool of out.result?.tools ?? [])
+                        found.set(tool.name, tool.inputSchema);
+                    if (typeof out.result?.nextCursor === 'string' && found.size < 100000)
+                        return ask(out.result.nextCursor);
+                    schemas.clear();
+                    for (const [name, schema] of found)
+                        schemas.set(name, schema);
+                    schemasAt = Date.now();
+                    resolve();
+                },
             });
-            rpcd.send({ jsonrpc: '2.0', id: 't', method: 'tools/list', params: { _meta: meta } });
+            ask(undefined);
         });
     }
 
@@ -200,11 +269,11 @@ export function statelessServer(ctx) {
             { jsonrpc: '2.0', id: message.id ?? null, error: { code, message: text } });
         const isRequest = typeof message.method === 'string' && 'id' in message;
         if (!isRequest) {
-            // Notifications: a cancellation goes to the rpcd serving that request id.
+            // Notifications: a cancellation goes to the requests of that id.
             if (message.method === 'notifications/cancelled')
-                for (const exchange of active.values())
+                for (const exchange of [...pending.values()])
                     if (JSON.stringify(exchange.id) === JSON.stringify(message.params?.requestId))
-                        exchange.cancel();
+                        exchange.cancel?.();
             res.writeHead(202);
             return res.end();
         }
@@ -215,75 +284,67 @@ export function statelessServer(ctx) {
         if (mismatch)
             return fail(400, HEADER_MISMATCH, `Header mismatch: ${mismatch}`);
         const sse = ctx.accepts(req, 'text/event-stream');
-        const listen = message.method === 'subscriptions/listen';
-        if (listen && !sse)
-            return fail(406, -32600, 'Not Acceptable: subscriptions/listen answers as an SSE stream');
-        if (active.size >= MAX_AT_ONCE)
+        if (message.method === 'subscriptions/listen' && !sse)
+            return fail(406, -32600,
+                'Not Acceptable: subscriptions/listen answers as an SSE stream');
+        if (pending.size >= MAX_AT_ONCE)
             return fail(503, -32603, 'Service Unavailable: too many requests at once');
-        const key = ++counter;
+        if (stopped)
+            return fail(503, -32603, 'Service Unavailable: the bridge is stopping');
         let streaming = false;
         let done = false;
-        const finish = () => {
-            done = true;
-            active.delete(key);
-            rpcd.close();
-        };
-        const rpcd = start('', (line) => {
-            if (done)
-                return;
-            let out;
-            try {
-                out = JSON.parse(line);
-            } catch {
-                ctx.log(`stateless: rpcd wrote a line that is not JSON: ${line.slice(0, 200)}`);
-                return;
-            }
-            const isAnswer = out && !('method' in out) &&
-                JSON.stringify(out.id) === JSON.stringify(message.id);
-            if (isAnswer && !streaming) {
-                reply(out.error ? statusOf(out.error) : 200, out);
-                return finish();
-            }
-            if (!streaming) {
-                // Whatever comes before the answer (progress, log lines, a listen stream's
-                // notifications) makes the answer an SSE stream; a JSON-only client gets the
-                // answer alone.
-                if (!sse)
+        const exchange = {
+            id: message.id,
+            token: message.params?._meta?.progressToken,
+            logs: message.params?._meta?.[LOG_LEVEL_KEY] !== undefined,
+            deliver(out, isAnswer = false) {
+                if (done)
                     return;
-                streaming = true;
-                res.writeHead(200, { 'Content-Type': 'text/event-stream',
-                    'Cache-Control': 'no-cache', Connection: 'keep-alive' });
-            }
-            res.write(`event: message\ndata: ${JSON.stringify(out)}\n\n`);
-            if (isAnswer) {
-                res.end();
-                finish();
-            }
-        }, () => {
-            if (done)
-                return;
-            const error = { code: -32603, message: 'the server process ended' };
-            if (streaming)
-                res.end(`event: message\ndata: ${JSON.stringify(
-                    { jsonrpc: '2.0', id: message.id, error })}\n\n`);
-            else
-                reply(500, { jsonrpc: '2.0', id: message.id, error });
-            finish();
-        });
-        const cancel = () => {
-            if (done)
-                return;
-            rpcd.send({ jsonrpc: '2.0', method: 'notifications/cancelled',
-                params: { requestId: message.id, reason: 'the HTTP exchange ended' } });
-            if (!res.writableEnded)
-                res.end();
-            finish();
+                if (isAnswer && !streaming) {
+                    done = true;
+                    forget(exchange);
+                    return reply(out.error ? statusOf(out.error) : 200, out);
+                }
+                if (!streaming) {
+                    // Whatever comes before the answer (progress, log lines, a listen stream's
+                    // notifications) makes the answer an SSE stream; a JSON-only client gets
+                    // the answer alone.
+                    if (!sse)
+                        return;
+                    streaming = true;
+                    res.writeHead(200, { 'Content-Type': 'text/event-stream',
+                        'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+                }
+                res.write(`event: message\ndata: ${JSON.stringify(out)}\n\n`);
+                if (isAnswer) {
+                    done = true;
+                    forget(exchange);
+                    res.end();
+                }
+            },
+            // The client went away (a listen stream closed, say): rpcd drops the request.
+            cancel() {
+                if (done)
+                    return;
+                done = true;
+                forget(exchange);
+                if (rpcd && !rpcd.exited)
+                    rpcd.send({ jsonrpc: '2.0', method: 'notifications/cancelled',
+                        params: { requestId: exchange.bridgeId,
+                            reason: 'the HTTP exchange ended' } });
+                if (!res.writableEnded)
+                    res.end();
+            },
         };
-        active.set(key, { id: message.id, cancel });
-        // A client that goes away (a listen stream closed, say) cancels its request.
-        res.on('close', () => cancel());
-        rpcd.send(message);
+        res.on('close', () => exchange.cancel());
+        forward(message, exchange);
     }
 
-    return { handle, active: () => active.size };
+    // The bridge stops: rpcd's input is closed, so that it ends as the sessions' do.
+    function stop() {
+        stopped = true;
+        rpcd?.close();
+    }
+
+    return { handle, stop, active: () => pending.size };
 }
