@@ -30,7 +30,7 @@ const TIME_SCALE = (() => {
     return Number.isInteger(factor) && factor >= 1 && factor <= 1000 ? build * factor : build;
 })();
 const SCENARIO_TIMEOUT_MS = 30000 * TIME_SCALE;
-const MODE_BUDGET_MS = 150000 * TIME_SCALE;
+const MODE_BUDGET_MS = 100000 * TIME_SCALE;
 
 // Why a scenario (or one check of it) is left out. Each entry must still fail: one that passes
 // fails the test, so that the lists stay true. "rpcd:" entries are rpcd's to fix (README.md).
