@@ -163,6 +163,19 @@ static int write_finished_complete(call_slot *slot)
     return -1;
 }
 
+/*
+ * (1.6) A failure with the plugin's own code in -32099..-32000, where MCP puts the errors of its
+ * protocol (a client capability missing, -32021), is that JSON-RPC error even where a failure
+ * is otherwise a result (a tool's, in tools/call). A plugin built earlier gets the tool error it
+ * was built with.
+ */
+static bool is_protocol_error(const call_slot *slot, int status)
+{
+    return status == RPCD_ERR_APPLICATION && slot->failure_status == RPCD_ERR_APPLICATION &&
+           slot->method->abi_minor >= 6 && slot->failure_code >= RPC_SERVER_ERROR_LOWEST &&
+           slot->failure_code <= RPC_SERVER_ERROR_HIGHEST;
+}
+
 /* Writes the response of an ended call (nothing for notifications and silent cancels). */
 void call_write_response(call_slot *slot, int status, bool silent, call_outcome *outcome)
 {
@@ -192,7 +205,7 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
     /* A complete tool result is the result as it stands, shaped or not. */
     bool complete = !failed && slot->result_complete;
     if (slot->shaper && status != RPCD_ERR_CANCELLED && !refused && !complete &&
-        (!failed || slot->shaper->failure)) {
+        (!failed || (slot->shaper->failure && !is_protocol_error(slot, status)))) {
         if (failed)
             outcome->kind = CALL_OUTCOME_TOOL_ERROR;
         if (write_shaped_result(slot, status, failed) != 0)

@@ -13,6 +13,7 @@
 #include "mcp/mcp_results.h"
 #include "mcp/mcp_revision.h"
 #include "wire/rpc_error.h"
+#include "base/log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +47,24 @@ int mcp_append_tool_error(buffer *out, const char *text, size_t length)
     return failed | buf_append_string(out, "}],\"isError\":true}");
 }
 
+/*
+ * A complete result in the handshake era goes unchanged, unless it asks the client for input
+ * the 2026-07-28 way, which no client of that era can answer: -32603 then, as for any result
+ * that is not the era's.
+ */
+static int handshake_complete(buffer *out, const char *result, size_t length)
+{
+    if (mcp_result_type_is(result, length, "input_required")) {
+        log_message(LOG_WARNING, "a tool answered with an \"input_required\" result, which a "
+                                 "client of the handshake era (2025-11-25 and older) cannot read");
+        return -1;
+    }
+    return buf_append(out, result, length);
+}
+
 /* A tool's failure is a result the model can read (isError), not a JSON-RPC error. */
-static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL, NULL};
+static const call_shaper tool_shaper = {mcp_append_tool_result, mcp_append_tool_error, NULL,
+                                        handshake_complete};
 
 /* What tools/call reads of its params. */
 typedef struct tool_params {
@@ -447,11 +464,26 @@ static int route_method(const mcp_tools *tools, int id, js_span params, buffer *
 {
     if (id == MCP_TOOLS_CALL)
         return route_tool_call(tools, params, out, route, era_read);
-    /* initialize selects the handshake era, whatever its _meta says. */
-    int era = id == MCP_INITIALIZE ? MCP_ERA_HANDSHAKE : mcp_revision_read(params, out);
+    int era = mcp_revision_read(params, out);
+    /* initialize selects the handshake era, unless its _meta names the revision that removed
+     * it: a client of either era that sends it gets the handshake it knows. */
+    if (id == MCP_INITIALIZE && era != MCP_ERA_STATELESS) {
+        buf_clear(out);
+        era = MCP_ERA_HANDSHAKE;
+    }
     *era_read = era;
     if (era < 0)
         return refuse_revision(era, out, route);
+    if (era == MCP_ERA_STATELESS && mcp_revision_removed(id)) {
+        buf_clear(out);
+        *route = (mcp_route){.kind = MCP_REFUSED, .status = RPCD_ERR_METHOD_NOT_FOUND};
+        return 0;
+    }
+    /* Discovery is the revision's own request: it names the revision like any other. */
+    if (id == MCP_SERVER_DISCOVER && !mcp_revision_named(params))
+        return refuse_with("server/discover needs \"_meta\" naming the protocol version "
+                           "(\"" MCP_META_PROTOCOL_VERSION "\") and the client's capabilities",
+                           NULL, params, out, route);
     switch (id) {
     case MCP_SUBSCRIPTIONS_LISTEN: return route_listen(tools, params, out, route);
     case MCP_RESOURCES_READ: return route_resource_read(tools, era, params, out, route);

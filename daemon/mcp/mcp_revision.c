@@ -53,8 +53,18 @@ int mcp_revision_of_meta(js_span meta, buffer *data)
     if (versions > 1 || js_kind_of(version) != JS_STRING)
         return refuse_invalid("\"" MCP_META_PROTOCOL_VERSION "\" in \"_meta\" must be one string",
                               data);
-    if (js_string_equals(version, MCP_STATELESS_VERSION, sizeof MCP_STATELESS_VERSION - 1))
+    if (js_string_equals(version, MCP_STATELESS_VERSION, sizeof MCP_STATELESS_VERSION - 1)) {
+        /* The revision requires them: a request without says nothing of what the client can
+         * answer, which a call that asks for input depends on. */
+        js_span capabilities;
+        if (js_object_get(meta, MCP_META_CLIENT_CAPABILITIES,
+                          sizeof MCP_META_CLIENT_CAPABILITIES - 1, &capabilities) != 1 ||
+            js_kind_of(capabilities) != JS_OBJECT)
+            return refuse_invalid("\"" MCP_META_CLIENT_CAPABILITIES
+                                  "\" in \"_meta\" must be one object in " MCP_STATELESS_VERSION,
+                                  data);
         return MCP_ERA_STATELESS;
+    }
     /*
      * A handshake-era version rpcd speaks is served as that era is: its results have no
      * resultType, which its clients do not expect.
@@ -68,6 +78,21 @@ int mcp_revision_of_meta(js_span meta, buffer *data)
     failed |= buf_append(data, version.start, version.length);
     failed |= buf_append_char(data, '}');
     return failed ? -3 : MCP_REVISION_UNSUPPORTED;
+}
+
+bool mcp_revision_named(js_span params)
+{
+    js_span meta, version;
+    return params.length > 0 && js_kind_of(params) == JS_OBJECT &&
+           js_object_get(params, "_meta", 5, &meta) > 0 && js_kind_of(meta) == JS_OBJECT &&
+           js_object_get(meta, MCP_META_PROTOCOL_VERSION, sizeof MCP_META_PROTOCOL_VERSION - 1,
+                         &version) > 0;
+}
+
+bool mcp_revision_removed(int id)
+{
+    return id == MCP_INITIALIZE || id == MCP_PING || id == MCP_LOGGING_SET_LEVEL ||
+           id == MCP_RESOURCES_SUBSCRIBE || id == MCP_RESOURCES_UNSUBSCRIBE;
 }
 
 int mcp_finish_stateless_result(buffer *out, size_t start, bool with_meta, bool cacheable)
@@ -107,13 +132,27 @@ static int stateless_failure(buffer *out, const char *text, size_t length)
     return mcp_finish_stateless_result(out, start, false, false);
 }
 
-/* A complete result is the plugin's object, with the resultType every result of the revision has.
+bool mcp_result_type_is(const char *result, size_t length, const char *type)
+{
+    js_span value, given;
+    return js_validate(result, length, MCP_RESULT_DEPTH, &value, NULL) == 0 &&
+           js_kind_of(value) == JS_OBJECT && js_object_get(value, "resultType", 10, &given) == 1 &&
+           js_string_equals(given, type, strlen(type));
+}
+
+/*
+ * A complete result is the plugin's object, with the resultType every result of the revision
+ * has; one that names its type (checked by mcp_tool_check_result when the plugin gave it) goes
+ * as given.
  */
 static int stateless_complete(buffer *out, const char *result, size_t length)
 {
     size_t start = out->length;
     if (buf_append(out, result, length) != 0)
         return -1;
+    if (mcp_result_type_is(result, length, "complete") ||
+        mcp_result_type_is(result, length, "input_required"))
+        return 0;
     return mcp_finish_stateless_result(out, start, false, false);
 }
 

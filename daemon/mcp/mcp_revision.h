@@ -8,6 +8,7 @@
 #define RPCD_MCP_REVISION_H
 
 #include "base/buffer.h"
+#include "methods/mcp_methods.h"
 #include "json/json_scan.h"
 #include "wire/mcp_meta.h"
 
@@ -38,6 +39,16 @@ int mcp_revision_read(js_span params, buffer *data);
 /* The same for the value of params._meta, when the caller found it (an empty span: none). */
 int mcp_revision_of_meta(js_span meta, buffer *data);
 
+/* True when params._meta names a protocol version (of any era, valid or not). */
+bool mcp_revision_named(js_span params);
+
+/*
+ * True for the MCP methods (mcp_method_id) the stateless revision removed: initialize, ping,
+ * logging/setLevel, resources/subscribe and resources/unsubscribe. A request of that revision
+ * naming one gets -32601, as from a server that never had it.
+ */
+bool mcp_revision_removed(int id);
+
 /* Appends every version rpcd speaks as a JSON array, newest first. Returns 0 or -1 (memory). */
 int mcp_append_versions(buffer *out);
 
@@ -51,6 +62,15 @@ bool mcp_handshake_version(js_span version);
  * Returns 0, or -1 (memory, or out does not end with an object).
  */
 int mcp_finish_stateless_result(buffer *out, size_t start, bool with_meta, bool cacheable);
+
+/* The deepest result mcp_result_type_is reads: deeper ones name no type. */
+enum { MCP_RESULT_DEPTH = 512 };
+
+/*
+ * True when result (length bytes of valid JSON text, borrowed) is an object whose "resultType"
+ * is type (NUL-terminated).
+ */
+bool mcp_result_type_is(const char *result, size_t length, const char *type);
 
 /* Appends {"name":"rpcd","version":...}. Returns 0 or -1. */
 int mcp_append_implementation(buffer *out);

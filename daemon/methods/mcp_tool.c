@@ -330,10 +330,47 @@ static int check_output(const json_t *value, const char *output_schema, char *re
     return status;
 }
 
+/*
+ * The 2026-07-28 revision's InputRequiredResult: the questions for the client ("inputRequests",
+ * each a request of the client's: a method and its params) and the state the retry brings back.
+ */
+static int check_input_required(const json_t *result, char *reason, size_t size)
+{
+    const json_t *requests = json_object_get(result, "inputRequests");
+    if (!json_is_object(requests) || json_object_size(requests) == 0)
+        return refuse(reason, size,
+                      "an \"input_required\" result needs an \"inputRequests\" "
+                      "object with at least one request");
+    const char *key;
+    const json_t *request;
+    json_object_foreach((json_t *)requests, key, request)
+    {
+        if (!json_is_object(request) || !json_is_string(json_object_get(request, "method")) ||
+            !ABSENT_OR(request, "params", json_is_object))
+            return refuse(reason, size,
+                          "inputRequests[\"%s\"] must be an object with a string \"method\" "
+                          "and, when present, object \"params\"",
+                          key);
+    }
+    if (!ABSENT_OR(result, "requestState", json_is_string))
+        return refuse(reason, size, "\"requestState\" must be a string");
+    if (!ABSENT_OR(result, "_meta", json_is_object))
+        return refuse(reason, size, "\"_meta\" must be an object");
+    return 0;
+}
+
 static int check_result(const json_t *result, const char *output_schema, char *reason, size_t size)
 {
     if (!json_is_object(result))
         return refuse(reason, size, "a complete tool result must be an object");
+    /* A result type given is passed on as given (mcp_revision.c), so it must be one a client
+     * reads as a tool's answer. */
+    const json_t *type = json_object_get(result, "resultType");
+    if (type && json_is_string(type) && strcmp(json_string_value(type), "input_required") == 0)
+        return check_input_required(result, reason, size);
+    if (type && !(json_is_string(type) && strcmp(json_string_value(type), "complete") == 0))
+        return refuse(reason, size,
+                      "\"resultType\" must be \"complete\" or \"input_required\" when given");
     const json_t *content = json_object_get(result, "content");
     if (!json_is_array(content))
         return refuse(reason, size, "a complete tool result needs a \"content\" array");

@@ -13,6 +13,9 @@
 /* Where a request of the stateless revision names its version, in params._meta. */
 #define MCP_META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
 
+/* What the client can do (ClientCapabilities): an object every such request carries. */
+#define MCP_META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+
 /* Where such a request asks for the log lines of its handler, and from which level on. */
 #define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 

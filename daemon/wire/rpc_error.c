@@ -31,9 +31,9 @@ const char *rpcerr_status_name(int status)
 
 bool rpcerr_code_allowed_for_plugin(int64_t code)
 {
-    if (code < -32768 || code > -32000)
+    if (code < -32768 || code > RPC_SERVER_ERROR_HIGHEST)
         return true;
-    return code >= -32099;
+    return code >= RPC_SERVER_ERROR_LOWEST;
 }
 
 int64_t rpcerr_code_for_status(int status, int64_t application_code)

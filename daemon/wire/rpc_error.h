@@ -20,6 +20,10 @@ enum {
     RPC_INTERNAL_ERROR = -32603,
     RPC_REQUEST_CANCELLED = -32800, /* the LSP convention, outside the reserved range */
 
+    /* JSON-RPC's server errors, where MCP defines the errors of its protocol */
+    RPC_SERVER_ERROR_LOWEST = -32099,
+    RPC_SERVER_ERROR_HIGHEST = -32000,
+
     /* MCP's, from its stateless revision (2026-07-28) on */
     RPC_UNSUPPORTED_PROTOCOL_VERSION = -32022,
 };

@@ -250,9 +250,12 @@ static void test_stateless_session_end_cancels_calls(void **state)
 {
     (void)state;
     harness_process *rpcd = start(harness_env("RPCD_BUILD_CONFIG"));
-    send_text(rpcd, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{"
-                    "\"name\":\"sleep\",\"arguments\":{\"ms\":600000},\"_meta\":{\"progressToken\":"
-                    "\"t\",\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n");
+    send_text(
+        rpcd,
+        "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"sleep\",\"arguments\":{\"ms\":600000},\"_meta\":{\"progressToken\":"
+        "\"t\",\"io.modelcontextprotocol/"
+        "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}\n");
     json_decref(next_message(rpcd)); /* the first report: it runs */
     harness_close_stdin(rpcd);
     json_t *response = next_response(rpcd, "\"slow\"");

@@ -361,12 +361,14 @@ static void test_listen_for_resources(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"subscriptions/listen\",\"params\":{"
         "\"notifications\":{\"promptsListChanged\":true,\"resourcesListChanged\":true,"
         "\"resourceSubscriptions\":[\"mem://hello\"]},\"_meta\":{"
-        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n"
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+        "clientCapabilities\":{}}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"touch\",\"params\":{\"uri\":\"mem://hello\"}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"touch\",\"params\":{\"uri\":\"mem://other\"}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"subscriptions/listen\",\"params\":{"
         "\"notifications\":{\"resourceSubscriptions\":[1]},\"_meta\":{"
-        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n";
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+        "clientCapabilities\":{}}}}\n";
     run_session s;
     static const json_int_t answered[] = {1, 2, 3};
     run_rpcd_until(f, config, input, answered, 3, &s);
@@ -392,7 +394,9 @@ static void test_stateless_revision(void **state)
 {
     run_fixture *f = *state;
     char *config = catalog_config();
-#define META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}"
+#define META                                                                                       \
+    "\"_meta\":{\"io.modelcontextprotocol/"                                                        \
+    "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}"
     static const char input[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":"
         "\"mem://hello\"," META "}}\n"

@@ -17,7 +17,9 @@
 
 #include <cmocka.h>
 
-#define STATELESS_META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}"
+#define STATELESS_META                                                                             \
+    "\"_meta\":{\"io.modelcontextprotocol/"                                                        \
+    "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}"
 
 /* One worker: the calls of a session run in the order sent, so a note added is there for the
  * read after it. */
@@ -221,11 +223,13 @@ static void test_stateless_log_level(void **state)
     static const char input[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"notes_add\",\"arguments\":{\"title\":\"heard\",\"text\":\"x\"},\"_meta\":{"
-        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+        "clientCapabilities\":{},"
         "\"io.modelcontextprotocol/logLevel\":\"info\"}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"notes_add\",\"arguments\":{\"title\":\"coarse\",\"text\":\"x\"},\"_meta\":{"
-        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+        "clientCapabilities\":{},"
         "\"io.modelcontextprotocol/logLevel\":\"warning\"}}}\n"
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"notes_add\",\"arguments\":{\"title\":\"older\",\"text\":\"x\"},\"_meta\":{"

@@ -7,6 +7,7 @@
 #include "run_session.h"
 
 #include <jansson.h>
+#include <rpcd/plugin.h>
 
 #include <setjmp.h>
 #include <signal.h>
@@ -320,6 +321,55 @@ static void test_old_minors_keep_their_meanings_isolated(void **state)
     old_minors_keep_their_meanings(*state, "process");
 }
 
+/*
+ * A failure with one of MCP's protocol codes (-32021) in tools/call: the JSON-RPC error itself
+ * from a plugin built against 1.6 or later, the tool error it always was from one built earlier;
+ * in a plain call, the JSON-RPC error from both.
+ */
+static void protocol_codes_in_tools_call(run_fixture *f, const char *isolation)
+{
+    char *config =
+        run_format("[rpcd]\nisolation = %s\n[plugin abi15]\npath = %s\n"
+                   "[plugin current]\npath = %s\n",
+                   isolation, run_env("RPCD_FIXTURE_ABI_1_5"), run_env("RPCD_FIXTURE_ABI_CURRENT"));
+    /* The current header's plugin names its methods by its minor: abi16 for 1.6. */
+    char *input = run_format("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                             "{\"name\":\"abi15_fail_protocol\"}}\n"
+                             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                             "{\"name\":\"abi1%d_fail_protocol\"}}\n"
+                             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"abi15.fail_protocol\"}\n"
+                             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"abi1%d.fail_protocol\"}\n",
+                             RPCD_ABI_MINOR, RPCD_ABI_MINOR);
+    static const char error[] =
+        "{\"code\":-32021,\"message\":\"Missing required client "
+        "capability\",\"data\":{\"requiredCapabilities\":{\"sampling\":{}}}}";
+    run_session s;
+    run_rpcd(f, config, input, &s);
+    assert_int_equal(s.count, 4);
+    json_t *tool_error = json_object_get(run_response(&s, 1), "result");
+    run_assert_json(json_object_get(tool_error, "isError"), "true");
+    assert_non_null(strstr(json_string_value(json_object_get(
+                               json_array_get(json_object_get(tool_error, "content"), 0), "text")),
+                           "Missing required client capability"));
+    run_assert_json(json_object_get(run_response(&s, 2), "error"), error);
+    assert_null(json_object_get(run_response(&s, 2), "result"));
+    run_assert_json(json_object_get(run_response(&s, 3), "error"), error);
+    run_assert_json(json_object_get(run_response(&s, 4), "error"), error);
+    run_session_free(&s);
+    free(input);
+    free(config);
+}
+
+static void test_protocol_codes_in_tools_call(void **state)
+{
+    protocol_codes_in_tools_call(*state, "none");
+}
+
+static void test_protocol_codes_in_tools_call_isolated(void **state)
+{
+    protocol_codes_in_tools_call(*state, "process");
+}
+
 /* ---- log_text (1.3) ------------------------------------------------------------------- */
 
 /*
@@ -402,6 +452,10 @@ int main(void)
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_calls_left_at_stop_are_named, run_fixture_setup,
                                         run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_codes_in_tools_call, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_codes_in_tools_call_isolated,
+                                        run_fixture_setup, run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_abi_1_4_keeps_its_names, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings, run_fixture_setup,

@@ -139,7 +139,8 @@ static void test_complete_results_in_stateless_revision(void **state)
     static const char input[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"weather\",\"arguments\":{\"city\":\"Oslo\"},\"_meta\":{"
-        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}\n";
+        "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+        "clientCapabilities\":{}}}}\n";
     run_session s;
     run_rpcd(f, config, input, &s);
     run_assert_json(

@@ -2,7 +2,9 @@
 /*
  * Fixture: a plugin built against a frozen, released plugin.h (tests/abi/plugin-1.N.h, named by
  * FROZEN_HEADER), to check that the daemon keeps the meanings of that minor: a handler status
- * that minor did not have, and a method flag bit that meant nothing then.
+ * that minor did not have, a method flag bit that meant nothing then, and what a failure with
+ * one of MCP's protocol codes is in tools/call. Built against the current header too
+ * (abi_current), for the minor that changed a meaning.
  */
 #include FROZEN_HEADER
 
@@ -53,6 +55,19 @@ static int return_mine(rpcd_call *call, const char *params, size_t params_length
 }
 #endif
 
+#if RPCD_ABI_MINOR >= 5
+/* Fails with MCP's -32021: a tool error in tools/call before 1.6, that JSON-RPC error from 1.6. */
+static int fail_protocol(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    static const char data[] = "{\"requiredCapabilities\":{\"sampling\":{}}}";
+    (void)params;
+    (void)params_length;
+    (void)user_data;
+    return host->call_fail_code(call, -32021, "Missing required client capability", data,
+                                sizeof data - 1);
+}
+#endif
+
 static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
                     size_t error_size)
 {
@@ -72,6 +87,11 @@ static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **s
     rpcd_method prompts = rpcd_method_new("prompts/list", return_mine);
     if (status == RPCD_OK)
         status = host->register_method(plugin, &prompts);
+#endif
+#if RPCD_ABI_MINOR >= 5
+    rpcd_method protocol = rpcd_method_new(PREFIX ".fail_protocol", fail_protocol);
+    if (status == RPCD_OK)
+        status = host->register_method(plugin, &protocol);
 #endif
     if (status != RPCD_OK)
         snprintf(error, error_size, "cannot register (status %d)", status);

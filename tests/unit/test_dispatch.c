@@ -717,8 +717,10 @@ static void test_mcp_session_is_marked(void **state)
     send(f, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"echo\",\"params\":[1]}");
     assert_true(session.started); /* once marked, for good */
     session = (mcp_session){0};
-    send(f, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
-            "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+    send(f,
+         "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+         "\"_meta\":{\"io.modelcontextprotocol/"
+         "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
     assert_true(session.started); /* the stateless revision: an MCP client */
     assert_false(atomic_load(&session.initialized));
     f->dispatch.session = NULL;

@@ -119,7 +119,8 @@ static ssize_t session_read(void *source, char *room, size_t capacity)
     session *s = source;
     static const char listen[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscriptions/listen\",\"params\":{\"_meta\":"
-        "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"},\"notifications\":"
+        "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+        "clientCapabilities\":{}},\"notifications\":"
         "{\"toolsListChanged\":true}}}\n";
     switch (s->reads++) {
     case 0:

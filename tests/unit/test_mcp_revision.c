@@ -21,7 +21,9 @@
 #include <cmocka.h>
 
 #define SPAN(text) ((js_span){(text), strlen(text)})
-#define META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}"
+#define META                                                                                       \
+    "\"_meta\":{\"io.modelcontextprotocol/"                                                        \
+    "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}"
 #define VERSIONS "[\"2026-07-28\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\",\"2024-11-05\"]"
 #define SERVER_INFO "{\"name\":\"rpcd\",\"version\":\"" RPCD_VERSION "\"}"
 #define RESULT_META "\"_meta\":{\"io.modelcontextprotocol/serverInfo\":" SERVER_INFO "}"
@@ -98,9 +100,36 @@ static void test_era_of_a_request(void **state)
     assert_int_equal(era_of("{" META "}", &data), MCP_ERA_STATELESS);
     /* Escapes decode to the same version. */
     assert_int_equal(
-        era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-2\\u0038\"}}",
+        era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-2\\u0038\","
+               "\"io.modelcontextprotocol/clientCapabilities\":{}}}",
                &data),
         MCP_ERA_STATELESS);
+    assert_int_equal(data.length, 0);
+    /* The revision's requests say what the client can do: without it, -32602. */
+    static const char no_capabilities[] =
+        "{\"detail\":\"\\\"io.modelcontextprotocol/clientCapabilities\\\" in \\\"_meta\\\" must "
+        "be one object in 2026-07-28\"}";
+    assert_int_equal(
+        era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}", &data),
+        MCP_REVISION_INVALID);
+    assert_bytes(&data, no_capabilities);
+    assert_int_equal(
+        era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+               "\"io.modelcontextprotocol/clientCapabilities\":[]}}",
+               &data),
+        MCP_REVISION_INVALID);
+    assert_bytes(&data, no_capabilities);
+    assert_int_equal(
+        era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+               "\"io.modelcontextprotocol/clientCapabilities\":{},"
+               "\"io.modelcontextprotocol/clientCapabilities\":{}}}",
+               &data),
+        MCP_REVISION_INVALID);
+    assert_bytes(&data, no_capabilities);
+    /* A version of the handshake era needs none. */
+    assert_int_equal(
+        era_of("{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\"}}", &data),
+        MCP_ERA_HANDSHAKE);
     assert_int_equal(data.length, 0);
     /* Anything else: -32022, the versions rpcd speaks and the one asked for, as written. */
     assert_int_equal(
@@ -210,6 +239,47 @@ static void test_stateless_tool_results(void **state)
     assert_int_equal(shaper->failure(&out, "no", 2), 0);
     assert_bytes(&out, "{\"content\":[{\"type\":\"text\",\"text\":\"no\"}],\"isError\":true,"
                        "\"resultType\":\"complete\"}");
+    /* A complete result gets the revision's resultType, unless it names one: then it goes as
+     * given, never with the member twice. */
+    static const char plain[] = "{\"content\":[]}";
+    buf_clear(&out);
+    assert_int_equal(shaper->complete(&out, plain, strlen(plain)), 0);
+    assert_bytes(&out, "{\"content\":[],\"resultType\":\"complete\"}");
+    static const char *const named[] = {
+        "{\"content\":[],\"resultType\":\"complete\"}",
+        "{ \"resultType\" : \"input_required\", "
+        "\"inputRequests\":{\"a\":{\"method\":\"roots/list\"}}}",
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        buf_clear(&out);
+        assert_int_equal(shaper->complete(&out, named[i], strlen(named[i])), 0);
+        assert_bytes(&out, named[i]);
+    }
+    assert_true(mcp_result_type_is(named[1], strlen(named[1]), "input_required"));
+    assert_false(mcp_result_type_is(named[1], strlen(named[1]), "complete"));
+    assert_false(mcp_result_type_is("[\"resultType\"]", 14, "complete"));
+    assert_false(mcp_result_type_is("{\"a\":{\"resultType\":\"complete\"}}", 30, "complete"));
+    buf_free(&out);
+}
+
+/* The handshake era's tool shaper: a result asking for input is one its clients cannot read. */
+static void test_handshake_complete(void **state)
+{
+    fixture *f = *state;
+    buffer out = BUFFER_INIT;
+    mcp_route route;
+    assert_int_equal(mcp_route_message(NULL, f->tools, "tools/call", 10,
+                                       SPAN("{\"name\":\"echo\"}"), &out, &route),
+                     0);
+    const call_shaper *shaper = route.shaper;
+    static const char complete[] = "{\"content\":[],\"resultType\":\"complete\"}";
+    buf_clear(&out);
+    assert_int_equal(shaper->complete(&out, complete, strlen(complete)), 0);
+    assert_bytes(&out, complete);
+    static const char asks[] =
+        "{\"resultType\":\"input_required\",\"inputRequests\":{\"a\":{\"method\":\"roots/list\"}}}";
+    buf_clear(&out);
+    assert_int_equal(shaper->complete(&out, asks, strlen(asks)), -1);
     buf_free(&out);
 }
 
@@ -248,6 +318,28 @@ static void test_routes(void **state)
     assert_int_equal(route.code, 0);
     assert_int_equal(route.status, RPCD_ERR_INVALID_PARAMS);
     assert_true(route.has_data);
+    /* The methods the revision removed are not found in it, and found in the handshake era. */
+    static const char *const removed[] = {"initialize", "ping", "logging/setLevel",
+                                          "resources/subscribe", "resources/unsubscribe"};
+    for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++) {
+        route = route_of(f, removed[i], "{\"level\":\"info\",\"uri\":\"a:b\"," META "}", &out);
+        if (route.kind != MCP_REFUSED || route.status != RPCD_ERR_METHOD_NOT_FOUND)
+            fail_msg("%s in the stateless revision was not refused with -32601", removed[i]);
+        route = route_of(f, removed[i], "{\"level\":\"info\",\"uri\":\"a:b\"}", &out);
+        if (route.kind == MCP_REFUSED)
+            fail_msg("%s in the handshake era was refused", removed[i]);
+    }
+    /* Discovery names its revision, as every request of it does. */
+    route = route_of(f, "server/discover", "{}", &out);
+    assert_int_equal(route.kind, MCP_REFUSED);
+    assert_int_equal(route.status, RPCD_ERR_INVALID_PARAMS);
+    assert_true(route.has_data);
+    route = route_of(f, "server/discover", "{" META "}", &out);
+    assert_int_equal(route.kind, MCP_ANSWERED);
+    route =
+        route_of(f, "server/discover",
+                 "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2025-11-25\"}}", &out);
+    assert_int_equal(route.kind, MCP_ANSWERED);
     /* subscriptions/listen: what its filter asks for. */
     route = route_of(f, "subscriptions/listen",
                      "{" META ",\"notifications\":{\"toolsListChanged\":true}}", &out);
@@ -286,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_finish_stateless_result),
         cmocka_unit_test_setup_teardown(test_stateless_answers, set_up, tear_down),
         cmocka_unit_test(test_stateless_tool_results),
+        cmocka_unit_test_setup_teardown(test_handshake_complete, set_up, tear_down),
         cmocka_unit_test_setup_teardown(test_routes, set_up, tear_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

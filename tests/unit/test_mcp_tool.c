@@ -107,6 +107,23 @@ static void test_complete_results_refused_say_why(void **state)
         {"{\"content\":[],\"structuredContent\":[]}", "\"structuredContent\" must be an object"},
         {"{\"content\":[],\"_meta\":1}", "\"_meta\" must be an object"},
         {"{\"content\":[],\"content\":[]}", "must be JSON"},
+        /* A result type, when given, is one a client reads as a tool's answer. */
+        {"{\"content\":[],\"resultType\":\"task\"}", "\"complete\" or \"input_required\""},
+        {"{\"content\":[],\"resultType\":1}", "\"complete\" or \"input_required\""},
+        {"{\"resultType\":\"complete\"}", "needs a \"content\" array"},
+        {"{\"resultType\":\"input_required\"}", "\"inputRequests\" object"},
+        {"{\"resultType\":\"input_required\",\"inputRequests\":{}}", "at least one request"},
+        {"{\"resultType\":\"input_required\",\"inputRequests\":{\"a\":{}}}",
+         "inputRequests[\"a\"] must be an object with a string \"method\""},
+        {"{\"resultType\":\"input_required\",\"inputRequests\":{\"a\":{\"method\":\"m\","
+         "\"params\":[]}}}",
+         "inputRequests[\"a\"]"},
+        {"{\"resultType\":\"input_required\",\"inputRequests\":{\"a\":{\"method\":\"m\"}},"
+         "\"requestState\":{}}",
+         "\"requestState\" must be a string"},
+        {"{\"resultType\":\"input_required\",\"inputRequests\":{\"a\":{\"method\":\"m\"}},"
+         "\"_meta\":1}",
+         "\"_meta\" must be an object"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char reason[256] = "";
@@ -114,6 +131,23 @@ static void test_complete_results_refused_say_why(void **state)
         if (!strstr(reason, bad[i].reason))
             print_error("%s: %s\n", bad[i].text, reason);
         assert_non_null(strstr(reason, bad[i].reason));
+    }
+}
+
+/* The 2026-07-28 revision's question to the client passes whole, with or without its state. */
+static void test_input_required_results_pass(void **state)
+{
+    (void)state;
+    static const char *const good[] = {
+        "{\"resultType\":\"input_required\",\"inputRequests\":{\"name\":{\"method\":"
+        "\"elicitation/create\",\"params\":{\"message\":\"Name?\"}}}}",
+        "{\"resultType\":\"input_required\",\"inputRequests\":{\"r\":{\"method\":\"roots/list\"}},"
+        "\"requestState\":\"s\",\"_meta\":{}}",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char reason[256] = "";
+        if (check(good[i], NULL, reason, sizeof reason) != 0)
+            fail_msg("%s: %s", good[i], reason);
     }
 }
 
@@ -164,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_refusal_of_descriptor_members),
         cmocka_unit_test(test_complete_results_of_every_kind_pass),
         cmocka_unit_test(test_complete_results_refused_say_why),
+        cmocka_unit_test(test_input_required_results_pass),
         cmocka_unit_test(test_output_schema_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,9 +39,13 @@ extern "C" {
  *        resource, a prompt or a completion instead of a tool (or keep it from MCP clients);
  *        host->resource_updated. Descriptors of older plugins end before mcp_role: their
  *        methods stay tools.
+ *   1.6  call_fail_code with a code in -32099..-32000 (where MCP defines its protocol's errors,
+ *        such as -32021, a client capability missing) is that JSON-RPC error in tools/call too,
+ *        rather than a tool error. From a plugin built against 1.5 or earlier, it stays the tool
+ *        error it was.
  */
 #define RPCD_ABI_MAJOR 1
-#define RPCD_ABI_MINOR 5
+#define RPCD_ABI_MINOR 6
 
 /* The one symbol the daemon looks up in a plugin, and its type. */
 #define RPCD_PLUGIN_ENTRY_SYMBOL "rpcd_plugin_entry"
@@ -334,6 +338,10 @@ typedef struct rpcd_host_api {
      *            the reserved range is not the plugin's to send: the client gets -32603.
      *   message  required (copied): error.message.
      *   data     optional UTF-8 JSON text (copied): error.data, unchanged.
+     * In tools/call the failure is a tool error (isError, the message as its text), which the
+     * model reads. (1.6) A code in -32099..-32000 is sent as that JSON-RPC error there too: the
+     * errors MCP's protocol defines there (-32021, a client capability the tool needs is
+     * missing, data {"requiredCapabilities":{"sampling":{}}}) are the client's to read.
      */
     int (*call_fail_code)(rpcd_call *call, int64_t code, const char *message, const char *data,
                           size_t data_length);
@@ -435,8 +443,16 @@ typedef struct rpcd_host_api {
      *   structuredContent  optional object; required when the method has an output_schema and
      *                      isError is not true (see rpcd_method.output_schema).
      *   _meta              optional object, sent as the result's _meta.
+     *   resultType         optional: "complete", or "input_required" for MCP 2026-07-28's
+     *                      InputRequiredResult ("inputRequests", an object of requests each
+     *                      with a string "method" and object "params"; "requestState" a
+     *                      string; no content needed), which a client of an older revision
+     *                      cannot read (the call then fails with -32603). Any other value is
+     *                      refused.
      *   Other members pass through unchanged.
-     * In tools/call the object is the call's result as it stands; in a plain JSON-RPC call of
+     * In tools/call the object is the call's result as it stands, except that for a client of
+     * the 2026-07-28 revision rpcd adds "resultType":"complete" when the object names no
+     * resultType (never a second one); in a plain JSON-RPC call of
      * the method it is the result too, whole (a client calling the method directly gets what an
      * MCP client would). The handler still returns RPCD_OK (or call_complete(call, RPCD_OK) for
      * a deferred call); a later call_result or call_tool_result replaces it.
