@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fixture: what the official MCP server conformance suite expects of the server under test
- * (tests/mcp-conformance/), written against ABI 1.5: its tools (content of every kind, logging,
- * progress, an error, an argument the HTTP transport mirrors in a header), its resources and
- * resource template, its prompts and their completions.
+ * (tests/mcp-conformance/), written against ABI 1.6: its tools (content of every kind, logging,
+ * progress, an error, an argument the HTTP transport mirrors in a header, a client capability
+ * required, an input_required result), its resources and resource template, its prompts and their
+ * completions.
  */
 #include <rpcd/plugin.h>
 
@@ -179,6 +180,45 @@ static int json_schema_tool(rpcd_call *call, const char *params, size_t length, 
              json_is_string(name) ? json_string_value(name) : "whoever you are");
     json_decref(arguments);
     return steal_result(call, json_string(text));
+}
+
+/* Needs the client's sampling capability (it would ask the model through the client): a client
+ * of the stateless revision that did not declare it in _meta gets -32021 naming it (a JSON-RPC
+ * error in tools/call, plugins of ABI 1.6 on). One that did is told why the tool still cannot
+ * run: rpcd does not hand a retried call the client's inputResponses. */
+static int missing_capability(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    char capabilities[4096];
+    size_t size = 0;
+    int status = host->call_meta(call, "io.modelcontextprotocol/clientCapabilities", capabilities,
+                                 sizeof capabilities, &size);
+    json_t *declared =
+        status == RPCD_OK && size > 0 ? json_loadb(capabilities, size, 0, NULL) : NULL;
+    int sampling = json_is_object(json_object_get(declared, "sampling"));
+    json_decref(declared);
+    if (!sampling) {
+        static const char required[] = "{\"requiredCapabilities\":{\"sampling\":{}}}";
+        return host->call_fail_code(call, -32021, "Missing required client capability", required,
+                                    sizeof required - 1);
+    }
+    return host->call_fail(call, RPCD_ERR_UNSUPPORTED,
+                           "sampling through an input_required result: rpcd does not hand the "
+                           "retried call the client's inputResponses",
+                           NULL, 0);
+}
+
+/* Asks the client for input the stateless revision's way: an input_required result naming an
+ * elicitation/create, never a request of its own on the answer's stream. It asks again on every
+ * call: rpcd does not hand a retried call the client's inputResponses yet. */
+static int streaming_elicitation(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return tool_result(call, "{\"resultType\":\"input_required\",\"inputRequests\":{\"user_name\":{"
+                             "\"method\":\"elicitation/create\",\"params\":{"
+                             "\"message\":\"What is your name?\",\"requestedSchema\":{"
+                             "\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
+                             "\"required\":[\"name\"]}}}}}");
 }
 
 /* Its region argument is also sent as the HTTP header Mcp-Param-Region (x-mcp-header in its
@@ -362,6 +402,10 @@ static const fixture_method methods[] = {
     {"test_logging_tool", logging_tool, RPCD_MCP_TOOL,
      "Logs three lines: a client that named no log level hears none of them", NO_ARGUMENTS, NULL,
      NULL},
+    {"test_missing_capability", missing_capability, RPCD_MCP_TOOL,
+     "Needs the client's sampling capability: -32021 without it", NO_ARGUMENTS, NULL, NULL},
+    {"test_streaming_elicitation", streaming_elicitation, RPCD_MCP_TOOL,
+     "Asks the client for its name through an input_required result", NO_ARGUMENTS, NULL, NULL},
     {"test_header_param", header_param, RPCD_MCP_TOOL,
      "Tests an argument mirrored in an HTTP header (x-mcp-header)",
      "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\","
