@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 // A Streamable HTTP front for a stdio MCP server, for tests: every MCP session (Mcp-Session-Id)
-// gets its own rpcd, and JSON-RPC messages pass through it line by line. Node.js only, no
-// dependencies; it listens on 127.0.0.1 and lives no longer than --max-seconds.
+// gets its own rpcd, the requests of the stateless revision share one; JSON-RPC messages pass
+// through line by line. Node.js only, no dependencies; it listens on 127.0.0.1 and lives no
+// longer than --max-seconds.
 //
 // Usage: node bridge.mjs --rpcd PATH --config PATH [--port N] [--max-seconds N]
-//                        [--idle-ms N] [--sse-poll-ms N] [--retry-ms N]
+//                        [--idle-ms N] [--sse-poll-ms N] [--retry-ms N] [--kill-after-ms N]
 // Prints "listening http://127.0.0.1:PORT/mcp" on stdout once it accepts connections, then one
-// line per session: "session ID pid PID" when its rpcd starts, and "session ID ended status N"
-// (or "ended SIGNAL") once that rpcd has exited.
+// line per rpcd: "session ID pid PID" when it starts, and "session ID ended status N" (or
+// "ended SIGNAL") once it has exited (ID is "stateless-N" for the stateless requests' rpcd).
 //
-// The transport (MCP 2025-11-25, basic/transports):
+// The transport of the handshake era (MCP 2025-11-25, basic/transports):
 //   POST  a message or a batch. Only notifications and responses: 202. Requests: an SSE stream
 //         (a priming event with an id and the retry field first, then what rpcd says for those
 //         requests: their progress and their responses), or one JSON body when the client
@@ -17,6 +18,14 @@
 //   GET   the session's standalone SSE stream (notifications unrelated to a pending request),
 //         or with Last-Event-ID the rest of a POST stream the bridge closed (below).
 //   DELETE  ends the session: its rpcd's input is closed, and it is killed if it lingers.
+// The stateless revision (MCP 2026-07-28; stateless.mjs): a POST without Mcp-Session-Id whose
+// message names a version in params._meta, or a version outside the handshake era in
+// MCP-Protocol-Version, goes to the one rpcd of stateless requests (under an id of the
+// bridge's) once its MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers agree
+// with the body (else 400, -32020); the answer is one JSON body (a JSON-RPC error with its HTTP
+// status: 404 for -32601, 500 for -32603, 400 otherwise), or an SSE stream when something
+// comes before it (progress, log lines, the notifications of subscriptions/listen, which lasts
+// until the client hangs up).
 // Host and Origin must name this machine (DNS rebinding): anything else gets 403.
 // With --sse-poll-ms, a POST stream still waiting for its response after that long is closed
 // (server-side polling, SEP-1699); the client resumes it with GET and Last-Event-ID.
@@ -28,6 +37,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import readline from 'node:readline';
 
+import { isStateless, statelessServer } from './stateless.mjs';
+
 const options = {
     rpcd: null,
     config: null,
@@ -36,12 +47,14 @@ const options = {
     'idle-ms': 5000,
     'sse-poll-ms': 0,
     'retry-ms': 200,
+    'kill-after-ms': 2000,
 };
 for (let i = 2; i < process.argv.length; i += 2) {
     const key = process.argv[i].replace(/^--/, '');
     if (!(key in options) || i + 1 >= process.argv.length) {
         console.error(`usage: bridge.mjs --rpcd PATH --config PATH [--port N] [--max-seconds N] ` +
-            `[--idle-ms N] [--sse-poll-ms N] [--retry-ms N] (bad argument ${process.argv[i]})`);
+            `[--idle-ms N] [--sse-poll-ms N] [--retry-ms N] [--kill-after-ms N] ` +
+            `(bad argument ${process.argv[i]})`);
         process.exit(2);
     }
     const value = process.argv[i + 1];
@@ -54,7 +67,9 @@ if (!options.rpcd || !options.config) {
 
 const MAX_BODY = 4 << 20;
 const MAX_QUEUED = 1000;
-const KILL_AFTER_MS = 2000;
+// How long an rpcd whose input was closed may take to exit before SIGTERM (twice that: SIGKILL):
+// 2 s, as the official SDK's hosts wait.
+const KILL_AFTER_MS = options['kill-after-ms'];
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const sessions = new Map();
 const allChildren = new Set();
@@ -399,6 +414,8 @@ async function handlePost(req, res) {
     if (messages.length === 0 || messages.some((m) => !m || typeof m !== 'object'))
         return sendJson(res, 400,
             { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } });
+    if (isStateless(req, messages))
+        return stateless.handle(req, res, messages[0]);
     const initialize = messages.some((m) => isRequest(m) && m.method === 'initialize');
     const sessionId = req.headers['mcp-session-id'];
     let session;
@@ -496,6 +513,25 @@ function handleDelete(req, res) {
     res.end();
 }
 
+// A child whose input was closed: SIGTERM if still there KILL_AFTER_MS later, SIGKILL after
+// twice that.
+function killLater(child) {
+    const term = setTimeout(() => child.kill('SIGTERM'), KILL_AFTER_MS);
+    const kill = setTimeout(() => child.kill('SIGKILL'), 2 * KILL_AFTER_MS);
+    child.once('exit', () => {
+        clearTimeout(term);
+        clearTimeout(kill);
+    });
+}
+
+const stateless = statelessServer({
+    options, log, sendJson, accepts, killLater,
+    track(child) {
+        allChildren.add(child);
+        child.on('exit', () => allChildren.delete(child));
+    },
+});
+
 const server = http.createServer((req, res) => {
     // DNS rebinding: a page elsewhere must not reach this server through a name it controls.
     if (!hostIsLocal(req.headers.host) || !originIsLocal(req.headers.origin))
@@ -524,6 +560,7 @@ function stop(reason, code = 0) {
     server.closeAllConnections();
     for (const session of [...sessions.values()])
         session.end('bridge stopping');
+    stateless.stop();
     const deadline = setTimeout(() => process.exit(code), 2 * KILL_AFTER_MS + 500);
     const check = setInterval(() => {
         if ([...children()].length === 0) {

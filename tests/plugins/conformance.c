@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fixture: what the official MCP server conformance suite expects of the server under test
- * (tests/mcp-conformance/), written against ABI 1.5: its tools (content of every kind, logging,
- * progress, an error), its resources and resource template, its prompts and their completions.
+ * (tests/mcp-conformance/), written against ABI 1.6: its tools (content of every kind, logging,
+ * progress, an error, an argument the HTTP transport mirrors in a header, a client capability
+ * required, an input_required result), its resources and resource template, its prompts and their
+ * completions.
  */
 #include <rpcd/plugin.h>
 
@@ -124,6 +126,17 @@ static int tool_with_logging(rpcd_call *call, const char *params, size_t length,
     return text_result(call, "\"Tool with logging executed successfully\"");
 }
 
+/* Three log lines at once: a stateless request that named no log level must hear none of them
+ * (the suite reads the answer's stream for half a second, rpcd's start-up included). */
+static int logging_tool(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    host->log(self, RPCD_LOG_INFO, "Logging tool started");
+    host->log(self, RPCD_LOG_WARNING, "Logging tool warning");
+    host->log(self, RPCD_LOG_ERROR, "Logging tool error");
+    return text_result(call, "\"Logging tool executed successfully\"");
+}
+
 /* Progress 0, 50 and 100 of 100, 50 ms apart (sent only when the request has a token). */
 static int tool_with_progress(rpcd_call *call, const char *params, size_t length, void *data)
 {
@@ -165,6 +178,59 @@ static int json_schema_tool(rpcd_call *call, const char *params, size_t length, 
     char text[256];
     snprintf(text, sizeof text, "Hello, %s",
              json_is_string(name) ? json_string_value(name) : "whoever you are");
+    json_decref(arguments);
+    return steal_result(call, json_string(text));
+}
+
+/* Needs the client's sampling capability (it would ask the model through the client): a client
+ * of the stateless revision that did not declare it in _meta gets -32021 naming it (a JSON-RPC
+ * error in tools/call, plugins of ABI 1.6 on). One that did is told why the tool still cannot
+ * run: rpcd does not hand a retried call the client's inputResponses. */
+static int missing_capability(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    char capabilities[4096];
+    size_t size = 0;
+    int status = host->call_meta(call, "io.modelcontextprotocol/clientCapabilities", capabilities,
+                                 sizeof capabilities, &size);
+    json_t *declared =
+        status == RPCD_OK && size > 0 ? json_loadb(capabilities, size, 0, NULL) : NULL;
+    int sampling = json_is_object(json_object_get(declared, "sampling"));
+    json_decref(declared);
+    if (!sampling) {
+        static const char required[] = "{\"requiredCapabilities\":{\"sampling\":{}}}";
+        return host->call_fail_code(call, -32021, "Missing required client capability", required,
+                                    sizeof required - 1);
+    }
+    return host->call_fail(call, RPCD_ERR_UNSUPPORTED,
+                           "sampling through an input_required result: rpcd does not hand the "
+                           "retried call the client's inputResponses",
+                           NULL, 0);
+}
+
+/* Asks the client for input the stateless revision's way: an input_required result naming an
+ * elicitation/create, never a request of its own on the answer's stream. It asks again on every
+ * call: rpcd does not hand a retried call the client's inputResponses yet. */
+static int streaming_elicitation(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    return tool_result(call, "{\"resultType\":\"input_required\",\"inputRequests\":{\"user_name\":{"
+                             "\"method\":\"elicitation/create\",\"params\":{"
+                             "\"message\":\"What is your name?\",\"requestedSchema\":{"
+                             "\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
+                             "\"required\":[\"name\"]}}}}}");
+}
+
+/* Its region argument is also sent as the HTTP header Mcp-Param-Region (x-mcp-header in its
+ * schema), which the transport checks against the body; the tool itself just names it. */
+static int header_param(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *arguments = parse_params(params, length);
+    json_t *region = json_object_get(arguments, "region");
+    char text[256];
+    snprintf(text, sizeof text, "Region: %s",
+             json_is_string(region) ? json_string_value(region) : "");
     json_decref(arguments);
     return steal_result(call, json_string(text));
 }
@@ -323,10 +389,27 @@ static const fixture_method methods[] = {
     {"json_schema_2020_12_tool", json_schema_tool, RPCD_MCP_TOOL,
      "Tool with JSON Schema 2020-12 features",
      "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
-     "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":\"string\"},"
-     "\"city\":{\"type\":\"string\"}}}},"
-     "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},"
+     "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\","
+     "\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
+     "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"
+     "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+     "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+     "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+     "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+     "\"required\":[\"contactMethod\"]},"
+     "\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
      "\"additionalProperties\":false}", NULL, NULL},
+    {"test_logging_tool", logging_tool, RPCD_MCP_TOOL,
+     "Logs three lines: a client that named no log level hears none of them", NO_ARGUMENTS, NULL,
+     NULL},
+    {"test_missing_capability", missing_capability, RPCD_MCP_TOOL,
+     "Needs the client's sampling capability: -32021 without it", NO_ARGUMENTS, NULL, NULL},
+    {"test_streaming_elicitation", streaming_elicitation, RPCD_MCP_TOOL,
+     "Asks the client for its name through an input_required result", NO_ARGUMENTS, NULL, NULL},
+    {"test_header_param", header_param, RPCD_MCP_TOOL,
+     "Tests an argument mirrored in an HTTP header (x-mcp-header)",
+     "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\","
+     "\"x-mcp-header\":\"Region\"}},\"required\":[\"region\"]}", NULL, NULL},
 
     {"conformance.static_text", static_text, RPCD_MCP_RESOURCE, NULL, NULL,
      "{\"uri\":\"test://static-text\",\"name\":\"static-text\","
