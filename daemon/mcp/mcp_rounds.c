@@ -275,8 +275,8 @@ static bool was_asked(const round *item, js_span key)
     return false;
 }
 
-/* The answers to the round's questions among responses, into answers. Returns 0, -1, or -2
- * with *problem. */
+/* The answers to the round's questions among responses (item NULL: every answer), into
+ * answers. Returns 0, -1, or -2 with *problem. */
 static int pick_answers(const round *item, js_span responses, buffer *answers, const char **problem)
 {
     if (responses.length == 0)
@@ -291,7 +291,7 @@ static int pick_answers(const round *item, js_span responses, buffer *answers, c
     js_iter_init(&members, responses);
     bool first = true;
     while (!failed && js_iter_next(&members, &key, &value)) {
-        if (!was_asked(item, key))
+        if (item && !was_asked(item, key))
             continue; /* not a question of this round: ignored */
         if (js_object_get(responses, key.start + 1, key.length - 2, &again) > 1) {
             *problem = "\"inputResponses\" answers a question twice";
@@ -319,11 +319,13 @@ int mcp_rounds_claim(mcp_rounds *rounds, const char *method, js_span arguments,
                      const char **problem)
 {
     *input = (mcp_round_input){BUFFER_INIT, BUFFER_INIT, false};
+    /* Answers without a round (MCP's ephemeral retry) reach the handler as given, with no
+     * state: a client answers what it likes either way, and only the state is rpcd's to keep. */
     if (request_state.length == 0) {
-        if (responses.length == 0)
-            return 0;
-        *problem = "\"inputResponses\" come with the \"requestState\" rpcd gave with the questions";
-        return -2;
+        int status = pick_answers(NULL, responses, &input->answers, problem);
+        if (status != 0)
+            mcp_round_input_free(input);
+        return status;
     }
     static const char stale[] = "\"requestState\" is not one rpcd gave for this tool and these "
                                 "arguments, or it was used already or has expired";

@@ -56,12 +56,13 @@ typedef struct mcp_round_input {
 /*
  * Takes the round a retry of method with arguments names: request_state (a JSON value of the
  * request, "requestState"; empty span: none) and responses (its "inputResponses"; empty: none).
- * A round is used once. Returns 0 with *input filled (empty when neither was given: a first
- * round), -1 (memory), or -2 with *problem (static text) for the client's -32602: responses
- * without a requestState, a requestState rpcd did not give for this tool and these arguments
- * (or gave, and it was used, dropped or expired), responses that are not an object, a key
- * given twice, or an answer to a question asked that is not an object. rounds may be NULL (a
- * session that keeps none): every requestState is then unknown.
+ * A round is used once; its answers are those to its questions. Responses without a
+ * requestState (MCP's ephemeral retry) are every answer given, with no state. Returns 0 with
+ * *input filled (empty when neither was given: a first round), -1 (memory), or -2 with
+ * *problem (static text) for the client's -32602: a requestState rpcd did not give for this
+ * tool and these arguments (or gave, and it was used, dropped or expired), responses that are
+ * not an object, a key given twice, or an answer kept that is not an object. rounds may be
+ * NULL (a session that keeps none): every requestState is then unknown.
  */
 int mcp_rounds_claim(mcp_rounds *rounds, const char *method, js_span arguments,
                      js_span request_state, js_span responses, mcp_round_input *input,

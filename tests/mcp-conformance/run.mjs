@@ -37,8 +37,8 @@ const MODE_BUDGET_MS = 100000 * TIME_SCALE;
 // with a reason starting "rpcd:" (there is none today; README.md).
 const MID_CALL = 'a request from the server to the client during a tool call';
 const INPUT_REQUIRED =
-    'the client\'s inputResponses to an input_required result, which rpcd does not hand a ' +
-    'retried call (SEP-2322)';
+    'rpcd: an input_required result from prompts/get; only a tools/call handler can ask ' +
+    'the client yet (SEP-2322)';
 const TASKS = 'the Tasks extension (SEP-2663), which rpcd does not offer';
 const SERVER_REQUESTS_2025 = {
     'tools-call-sampling': `sampling/createMessage: ${MID_CALL}`,
@@ -46,11 +46,9 @@ const SERVER_REQUESTS_2025 = {
     'elicitation-sep1034-defaults': `elicitation/create (form with defaults): ${MID_CALL}`,
     'elicitation-sep1330-enums': `elicitation/create (enum schemas): ${MID_CALL}`,
 };
-const INPUT_REQUIRED_2026 = Object.fromEntries([
-    'basic-elicitation', 'basic-sampling', 'basic-list-roots', 'request-state',
-    'multiple-input-requests', 'multi-round', 'non-tool-request', 'result-type',
-    'tampered-state', 'capability-check',
-].map((name) => [`input-required-result-${name}`, INPUT_REQUIRED]));
+const INPUT_REQUIRED_2026 = {
+    'input-required-result-non-tool-request': INPUT_REQUIRED,
+};
 // tasks-status-notifications is not here: the suite skips it (its harness is being rewritten).
 const TASKS_EXTENSION = Object.fromEntries([
     'lifecycle', 'capability-negotiation', 'wire-fields', 'request-state-removal', 'mrtr-input',

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,220 @@ static int streaming_elicitation(rpcd_call *call, const char *params, size_t len
                              "\"required\":[\"name\"]}}}}}");
 }
 
+/* ---- asking the client in rounds (ABI 1.6): the input-required-result scenarios */
+
+typedef struct question {
+    const char *key, *method, *params;
+} question;
+
+static const char name_form[] =
+    "{\"message\":\"What is your name?\",\"requestedSchema\":{\"type\":\"object\","
+    "\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}}";
+static const char confirm_form[] =
+    "{\"message\":\"Please confirm\",\"requestedSchema\":{\"type\":\"object\","
+    "\"properties\":{\"ok\":{\"type\":\"boolean\"}},\"required\":[\"ok\"]}}";
+static const char color_form[] =
+    "{\"message\":\"Step 2: What is your favorite color?\",\"requestedSchema\":{\"type\":"
+    "\"object\",\"properties\":{\"color\":{\"type\":\"string\"}},\"required\":[\"color\"]}}";
+static const char step1_form[] =
+    "{\"message\":\"Step 1: What is your name?\",\"requestedSchema\":{\"type\":\"object\","
+    "\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}}";
+static const char capital[] = "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":"
+                              "\"text\",\"text\":\"What is the capital of France?\"}}],"
+                              "\"maxTokens\":100}";
+static const char greeting[] = "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":"
+                               "\"text\",\"text\":\"Generate a greeting\"}}],\"maxTokens\":50}";
+
+/* The answer to key of the previous round (new), or NULL. */
+static json_t *answer_of(rpcd_call *call, const char *key)
+{
+    char text[8192];
+    size_t length = 0;
+    if (host->call_input(call, key, text, sizeof text, &length) != RPCD_OK || length == 0)
+        return NULL;
+    return json_loadb(text, length, 0, NULL);
+}
+
+/* Asks every question of the round (count of them) and keeps state: RPCD_INPUT_REQUIRED, or the
+ * client's -32021 when it cannot be asked. */
+static int ask_all(rpcd_call *call, const question *questions, size_t count, const char *state)
+{
+    for (size_t i = 0; i < count; i++) {
+        const char *params = questions[i].params;
+        int status = host->call_ask(call, questions[i].key, questions[i].method, params,
+                                    params ? strlen(params) : 0);
+        if (status == RPCD_ERR_UNSUPPORTED) {
+            static const char required[] = "{\"requiredCapabilities\":{\"elicitation\":{}}}";
+            return host->call_fail_code(call, -32021, "Missing required client capability",
+                                        required, sizeof required - 1);
+        }
+        if (status != RPCD_OK)
+            return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot ask", NULL, 0);
+    }
+    if (state && host->call_set_state(call, state, strlen(state)) != RPCD_OK)
+        return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot keep the state", NULL, 0);
+    return RPCD_INPUT_REQUIRED;
+}
+
+/* The state the previous round kept is want. */
+static bool state_is(rpcd_call *call, const char *want)
+{
+    char state[256];
+    size_t length = 0;
+    return host->call_state(call, state, sizeof state, &length) == RPCD_OK &&
+           length == strlen(want) && memcmp(state, want, length) == 0;
+}
+
+/* The string at content.member of an elicitation's answer, or "". */
+static const char *content_string(const json_t *answer, const char *member)
+{
+    const char *text =
+        json_string_value(json_object_get(json_object_get(answer, "content"), member));
+    return text ? text : "";
+}
+
+static int text_answer(rpcd_call *call, const char *text)
+{
+    return steal_result(call, json_string(text));
+}
+
+static int ask_name(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    json_t *answer = answer_of(call, "user_name");
+    if (!answer) {
+        static const question asked[] = {{"user_name", "elicitation/create", name_form}};
+        return ask_all(call, asked, 1, NULL);
+    }
+    char text[512];
+    snprintf(text, sizeof text, "Hello, %s!", content_string(answer, "name"));
+    json_decref(answer);
+    return text_answer(call, text);
+}
+
+static int ask_model(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    json_t *answer = answer_of(call, "capital_question");
+    if (!answer) {
+        static const question asked[] = {{"capital_question", "sampling/createMessage", capital}};
+        return ask_all(call, asked, 1, NULL);
+    }
+    const char *said =
+        json_string_value(json_object_get(json_object_get(answer, "content"), "text"));
+    char text[512];
+    snprintf(text, sizeof text, "The model said: %s", said ? said : "");
+    json_decref(answer);
+    return text_answer(call, text);
+}
+
+static int ask_roots(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    json_t *answer = answer_of(call, "client_roots");
+    if (!answer) {
+        static const question asked[] = {{"client_roots", "roots/list", NULL}};
+        return ask_all(call, asked, 1, NULL);
+    }
+    char text[1024] = "Roots:";
+    size_t i;
+    json_t *root;
+    json_array_foreach(json_object_get(answer, "roots"), i, root)
+    {
+        size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, " %s",
+                 json_string_value(json_object_get(root, "uri"))
+                     ? json_string_value(json_object_get(root, "uri"))
+                     : "?");
+    }
+    json_decref(answer);
+    return text_answer(call, text);
+}
+
+/* requestState and tampered-state: the state round 1 kept must come back for round 2. */
+static int ask_with_state(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    json_t *answer = answer_of(call, "confirm");
+    if (!answer || !state_is(call, "confirm-pending")) {
+        json_decref(answer);
+        static const question asked[] = {{"confirm", "elicitation/create", confirm_form}};
+        return ask_all(call, asked, 1, "confirm-pending");
+    }
+    json_decref(answer);
+    return text_answer(call, "state-ok: confirmed");
+}
+
+static int ask_three(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    static const question asked[] = {
+        {"user_name", "elicitation/create", name_form},
+        {"greeting", "sampling/createMessage", greeting},
+        {"client_roots", "roots/list", NULL},
+    };
+    json_t *name = answer_of(call, "user_name"), *said = answer_of(call, "greeting"),
+           *roots = answer_of(call, "client_roots");
+    bool all = name && said && roots && state_is(call, "three");
+    char text[512];
+    snprintf(text, sizeof text, "Hello, %s! All three answers came.", content_string(name, "name"));
+    json_decref(name);
+    json_decref(said);
+    json_decref(roots);
+    return all ? text_answer(call, text) : ask_all(call, asked, 3, "three");
+}
+
+static int ask_twice(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    char state[256] = "", text[512];
+    size_t size = 0;
+    if (host->call_state(call, state, sizeof state, &size) != RPCD_OK)
+        size = 0;
+    json_t *color = answer_of(call, "step2"), *name = answer_of(call, "step1");
+    int status;
+    if (size > 6 && strncmp(state, "round-2:", 8) == 0 && color) {
+        snprintf(text, sizeof text, "Hello %s, your favorite color is %s.", state + 8,
+                 content_string(color, "color"));
+        status = text_answer(call, text);
+    } else if (size == 7 && strcmp(state, "round-1") == 0 && name) {
+        snprintf(text, sizeof text, "round-2:%s", content_string(name, "name"));
+        static const question asked[] = {{"step2", "elicitation/create", color_form}};
+        status = ask_all(call, asked, 1, text);
+    } else {
+        static const question asked[] = {{"step1", "elicitation/create", step1_form}};
+        status = ask_all(call, asked, 1, "round-1");
+    }
+    json_decref(color);
+    json_decref(name);
+    return status;
+}
+
+/* Asks what the client can answer of a name, a model's greeting and its roots: call_ask says
+ * which it did not declare. */
+static int ask_what_it_can(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    static const question wanted[] = {
+        {"user_name", "elicitation/create", name_form},
+        {"greeting", "sampling/createMessage", greeting},
+        {"client_roots", "roots/list", NULL},
+    };
+    json_t *answered = answer_of(call, "greeting");
+    if (answered) {
+        json_decref(answered);
+        return text_answer(call, "Asked only what the client can answer.");
+    }
+    size_t asked = 0;
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        const char *text = wanted[i].params;
+        if (host->call_ask(call, wanted[i].key, wanted[i].method, text, text ? strlen(text) : 0) ==
+            RPCD_OK)
+            asked++;
+    }
+    return asked > 0 ? RPCD_INPUT_REQUIRED : ask_all(call, wanted, 1, NULL);
+}
+
 /* Its region argument is also sent as the HTTP header Mcp-Param-Region (x-mcp-header in its
  * schema), which the transport checks against the body; the tool itself just names it. */
 static int header_param(rpcd_call *call, const char *params, size_t length, void *data)
@@ -406,6 +621,22 @@ static const fixture_method methods[] = {
      "Needs the client's sampling capability: -32021 without it", NO_ARGUMENTS, NULL, NULL},
     {"test_streaming_elicitation", streaming_elicitation, RPCD_MCP_TOOL,
      "Asks the client for its name through an input_required result", NO_ARGUMENTS, NULL, NULL},
+    {"test_input_required_result_elicitation", ask_name, RPCD_MCP_TOOL,
+     "Asks the user's name, then greets", NO_ARGUMENTS, NULL, NULL},
+    {"test_input_required_result_sampling", ask_model, RPCD_MCP_TOOL,
+     "Asks the model for France's capital", NO_ARGUMENTS, NULL, NULL},
+    {"test_input_required_result_list_roots", ask_roots, RPCD_MCP_TOOL,
+     "Asks the client's roots", NO_ARGUMENTS, NULL, NULL},
+    {"test_input_required_result_request_state", ask_with_state, RPCD_MCP_TOOL,
+     "Asks for a confirmation and checks its state came back", NO_ARGUMENTS, NULL, NULL},
+    {"test_input_required_result_tampered_state", ask_with_state, RPCD_MCP_TOOL,
+     "As request_state: a tampered requestState is refused", NO_ARGUMENTS, NULL, NULL},
+    {"test_input_required_result_multiple_inputs", ask_three, RPCD_MCP_TOOL,
+     "Asks three questions at once", NO_ARGUMENTS, NULL, NULL},
+    {"test_input_required_result_multi_round", ask_twice, RPCD_MCP_TOOL,
+     "Asks in two rounds", NO_ARGUMENTS, NULL, NULL},
+    {"test_input_required_result_capabilities", ask_what_it_can, RPCD_MCP_TOOL,
+     "Asks only what the client declared it can answer", NO_ARGUMENTS, NULL, NULL},
     {"test_header_param", header_param, RPCD_MCP_TOOL,
      "Tests an argument mirrored in an HTTP header (x-mcp-header)",
      "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\","

@@ -96,6 +96,16 @@ static void test_a_round_and_its_claim(void **state)
     assert_int_equal(input.answers.length, 0);
     mcp_round_input_free(&input);
     free(token);
+    /* Answers without a requestState (an ephemeral retry): every one, and no state. */
+    assert_int_equal(claim(rounds, "m", SPAN("{}"), (js_span){NULL, 0},
+                           SPAN("{\"any\":{\"action\":\"accept\"},\"other\":{}}"), &input,
+                           &problem),
+                     0);
+    assert_false(input.has_state);
+    json_t *loose = json_loadb(input.answers.data, input.answers.length, 0, NULL);
+    assert_int_equal(json_object_size(loose), 2);
+    json_decref(loose);
+    mcp_round_input_free(&input);
     /* Neither given: a first round. */
     assert_int_equal(
         claim(rounds, "m", SPAN("{}"), (js_span){NULL, 0}, (js_span){NULL, 0}, &input, &problem),
@@ -113,10 +123,11 @@ static void test_refusals(void **state)
     buffer text = BUFFER_INIT;
     mcp_round_input input;
     const char *problem = NULL;
-    /* Answers without the requestState. */
+    /* Answers without the requestState: checked as a round's are. */
     assert_int_equal(
-        claim(rounds, "m", SPAN("{}"), (js_span){NULL, 0}, SPAN("{}"), &input, &problem), -2);
-    assert_non_null(strstr(problem, "\"requestState\" rpcd gave"));
+        claim(rounds, "m", SPAN("{}"), (js_span){NULL, 0}, SPAN("{\"ok\":1}"), &input, &problem),
+        -2);
+    assert_non_null(strstr(problem, "inputResponses"));
     /* Not a string, not 22 characters, made up. */
     static const char *const made_up[] = {"1", "\"short\"", "\"AAAAAAAAAAAAAAAAAAAAAA\""};
     for (size_t i = 0; i < sizeof made_up / sizeof made_up[0]; i++) {
