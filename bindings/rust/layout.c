@@ -17,7 +17,7 @@ int main(void)
     printf("pub const ABI_MAJOR: u32 = %d;\n", RPCD_ABI_MAJOR);
     printf("pub const ABI_MINOR: u32 = %d;\n", RPCD_ABI_MINOR);
     /* Where the last member the binding knows ends: a later minor may append members. */
-    printf("pub const HOST_API_END: usize = %zu;\n", END(rpcd_host_api, resource_updated));
+    printf("pub const HOST_API_END: usize = %zu;\n", END(rpcd_host_api, call_state));
     printf("pub const METHOD_END: usize = %zu;\n", END(rpcd_method, mcp_descriptor));
     printf("pub const PLUGIN_INFO_END: usize = %zu;\n", END(rpcd_plugin_info, shutdown));
 
@@ -41,6 +41,10 @@ int main(void)
     MEMBER(rpcd_host_api, call_tool_result);
     MEMBER(rpcd_host_api, call_meta);
     MEMBER(rpcd_host_api, resource_updated);
+    MEMBER(rpcd_host_api, call_ask);
+    MEMBER(rpcd_host_api, call_input);
+    MEMBER(rpcd_host_api, call_set_state);
+    MEMBER(rpcd_host_api, call_state);
     printf("];\n");
 
     printf("pub const METHOD_OFFSETS: &[(&str, usize)] = &[\n");

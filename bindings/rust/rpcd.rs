@@ -22,10 +22,11 @@ pub mod sys {
 
     /// The ABI this binding was written for: what the plugin declares.
     pub const RPCD_ABI_MAJOR: u32 = 1;
-    pub const RPCD_ABI_MINOR: u32 = 5;
+    pub const RPCD_ABI_MINOR: u32 = 6;
 
     pub const RPCD_OK: c_int = 0;
     pub const RPCD_DEFERRED: c_int = 1;
+    pub const RPCD_INPUT_REQUIRED: c_int = 2;
     pub const RPCD_ERR_INVALID_PARAMS: c_int = -1;
     pub const RPCD_ERR_METHOD_NOT_FOUND: c_int = -2;
     pub const RPCD_ERR_INTERNAL: c_int = -3;
@@ -138,6 +139,29 @@ pub mod sys {
         // 1.5
         pub resource_updated:
             Option<unsafe extern "C" fn(*mut rpcd_plugin, *const c_char) -> c_int>,
+        // 1.6
+        pub call_ask: Option<
+            unsafe extern "C" fn(
+                *mut rpcd_call,
+                *const c_char,
+                *const c_char,
+                *const c_char,
+                usize,
+            ) -> c_int,
+        >,
+        pub call_input: Option<
+            unsafe extern "C" fn(
+                *mut rpcd_call,
+                *const c_char,
+                *mut c_char,
+                usize,
+                *mut usize,
+            ) -> c_int,
+        >,
+        pub call_set_state:
+            Option<unsafe extern "C" fn(*mut rpcd_call, *const c_char, usize) -> c_int>,
+        pub call_state:
+            Option<unsafe extern "C" fn(*mut rpcd_call, *mut c_char, usize, *mut usize) -> c_int>,
     }
 
     #[repr(C)]
@@ -207,8 +231,10 @@ const _: () = assert!(
 
 pub use sys::{
     RPCD_DEFERRED as DEFERRED, RPCD_ERR_CANCELLED as ERR_CANCELLED,
-    RPCD_ERR_INTERNAL as ERR_INTERNAL, RPCD_ERR_INVALID_PARAMS as ERR_INVALID_PARAMS,
-    RPCD_ERR_NO_MEMORY as ERR_NO_MEMORY, RPCD_ERR_STALE as ERR_STALE, RPCD_LOG_DEBUG as LOG_DEBUG,
+    RPCD_ERR_INTERNAL as ERR_INTERNAL, RPCD_ERR_INVALID_ARGUMENT as ERR_INVALID_ARGUMENT,
+    RPCD_ERR_INVALID_PARAMS as ERR_INVALID_PARAMS, RPCD_ERR_NO_MEMORY as ERR_NO_MEMORY,
+    RPCD_ERR_STALE as ERR_STALE, RPCD_ERR_UNSUPPORTED as ERR_UNSUPPORTED,
+    RPCD_INPUT_REQUIRED as INPUT_REQUIRED, RPCD_LOG_DEBUG as LOG_DEBUG,
     RPCD_LOG_ERROR as LOG_ERROR, RPCD_LOG_INFO as LOG_INFO, RPCD_LOG_WARNING as LOG_WARNING,
     RPCD_MCP_COMPLETION as MCP_COMPLETION, RPCD_MCP_HIDDEN as MCP_HIDDEN,
     RPCD_MCP_PROMPT as MCP_PROMPT, RPCD_MCP_RESOURCE as MCP_RESOURCE, RPCD_MCP_TOOL as MCP_TOOL,
@@ -294,23 +320,83 @@ impl Call {
         let name = name.map(c_string);
         let name_ptr = name.as_ref().map_or(ptr::null(), |n| n.as_ptr());
         let call_meta = host().call_meta.unwrap();
-        let mut length = 0usize;
-        let code = unsafe { call_meta(self.0, name_ptr, ptr::null_mut(), 0, &mut length) };
-        if length == 0 {
-            return status(code).map(|_| None);
-        }
-        let mut buffer = vec![0u8; length + 1];
-        status(unsafe {
-            call_meta(
-                self.0,
-                name_ptr,
-                buffer.as_mut_ptr() as *mut c_char,
-                buffer.len(),
-                &mut length,
-            )
+        let bytes = copy_out(|out, size, length| unsafe {
+            call_meta(self.0, name_ptr, out, size, length)
         })?;
-        buffer.truncate(length);
-        Ok(Some(String::from_utf8_lossy(&buffer).into_owned()))
+        Ok(bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+    }
+    /// (1.6) Asks the client a question, which the next round of the call reads with
+    /// `input(key)`: method is "elicitation/create", "sampling/createMessage" or "roots/list",
+    /// params the JSON text of its params object (None for none). The handler then returns
+    /// INPUT_REQUIRED, and runs again, from the top, with the answers. Err(ERR_UNSUPPORTED) when
+    /// the client cannot be asked this (it did not declare the capability the method needs, or
+    /// the call did not come from an MCP client that can be asked; a daemon older than 1.6):
+    /// fail with `fail_code(-32021, ...)` when the tool cannot go on without it.
+    pub fn ask(&self, key: &str, method: &str, params: Option<&str>) -> Result<(), c_int> {
+        if !host_has!(host(), call_ask) {
+            return Err(sys::RPCD_ERR_UNSUPPORTED);
+        }
+        let (key, method) = (c_string(key), c_string(method));
+        let (params_ptr, params_length) =
+            params.map_or((ptr::null(), 0), |p| (p.as_ptr() as *const c_char, p.len()));
+        status(unsafe {
+            (host().call_ask.unwrap())(
+                self.0,
+                key.as_ptr(),
+                method.as_ptr(),
+                params_ptr,
+                params_length,
+            )
+        })
+    }
+    /// (1.6) The client's answer to the question key of the previous round, as JSON text (an
+    /// ElicitResult such as {"action":"accept","content":{...}}); None in the first round, when
+    /// the client did not answer that question, or from a daemon older than 1.6.
+    pub fn input(&self, key: &str) -> Result<Option<String>, c_int> {
+        if !host_has!(host(), call_input) {
+            return Ok(None);
+        }
+        let key = c_string(key);
+        let call_input = host().call_input.unwrap();
+        let bytes = copy_out(|out, size, length| unsafe {
+            call_input(self.0, key.as_ptr(), out, size, length)
+        })?;
+        Ok(bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+    }
+    /// (1.6) Keeps bytes (at most 16 KiB) for the next round, which reads them with `state()`;
+    /// rpcd keeps them, the client never sees them. An empty slice drops them.
+    /// Err(ERR_UNSUPPORTED) from a daemon older than 1.6.
+    pub fn set_state(&self, state: &[u8]) -> Result<(), c_int> {
+        if !host_has!(host(), call_set_state) {
+            return Err(sys::RPCD_ERR_UNSUPPORTED);
+        }
+        let state_ptr = if state.is_empty() {
+            ptr::null()
+        } else {
+            state.as_ptr() as *const c_char
+        };
+        status(unsafe { (host().call_set_state.unwrap())(self.0, state_ptr, state.len()) })
+    }
+    /// (1.6) What the previous round kept with `set_state`; None when it kept nothing (the
+    /// first round) or the daemon is older than 1.6.
+    pub fn state(&self) -> Result<Option<Vec<u8>>, c_int> {
+        if !host_has!(host(), call_state) {
+            return Ok(None);
+        }
+        let call_state = host().call_state.unwrap();
+        copy_out(|out, size, length| unsafe { call_state(self.0, out, size, length) })
+    }
+    /// Records an error with the plugin's own JSON-RPC code, message and data (JSON text, or
+    /// None); returns the status, for `return call.fail_code(...)`. In tools/call it is a tool
+    /// error, except a code in -32099..-32000 (1.6), sent as that JSON-RPC error: -32021 with
+    /// {"requiredCapabilities":{...}} says which client capability the tool needs.
+    pub fn fail_code(&self, code: i64, message: &str, data: Option<&str>) -> c_int {
+        let message = c_string(message);
+        let (data_ptr, data_length) =
+            data.map_or((ptr::null(), 0), |d| (d.as_ptr() as *const c_char, d.len()));
+        unsafe {
+            (host().call_fail_code.unwrap())(self.0, code, message.as_ptr(), data_ptr, data_length)
+        }
     }
     /// Records why the call failed; returns status, for `return call.fail(...)`.
     pub fn fail(&self, status: c_int, message: &str) -> c_int {
@@ -330,6 +416,28 @@ impl Call {
     pub fn defer(self) -> Deferred {
         Deferred(Some(self))
     }
+}
+
+/// What a host function that copies out (call_meta, call_input, call_state) has, read whole:
+/// asked for its length first, then copied into a buffer of that length and its NUL; None when
+/// there is nothing.
+fn copy_out<F>(copy: F) -> Result<Option<Vec<u8>>, c_int>
+where
+    F: Fn(*mut c_char, usize, *mut usize) -> c_int,
+{
+    let mut length = 0usize;
+    let code = copy(ptr::null_mut(), 0, &mut length);
+    if length == 0 {
+        return status(code).map(|_| None);
+    }
+    let mut buffer = vec![0u8; length + 1];
+    status(copy(
+        buffer.as_mut_ptr() as *mut c_char,
+        buffer.len(),
+        &mut length,
+    ))?;
+    buffer.truncate(length);
+    Ok(Some(buffer))
 }
 
 /// A deferred call, completed once from any thread. Dropped without being completed (a panic,
@@ -352,6 +460,12 @@ impl Deferred {
         let call = self.0.take().unwrap();
         let end = call.fail(status, message);
         unsafe { (host().call_complete.unwrap())(call.0, end) }
+    }
+    /// (1.6) Ends the round: the questions asked with `ask` go to the client, which retries
+    /// the call with the answers.
+    pub fn input_required(mut self) -> c_int {
+        let call = self.0.take().unwrap();
+        unsafe { (host().call_complete.unwrap())(call.0, INPUT_REQUIRED) }
     }
     pub fn call(&self) -> Call {
         self.0.unwrap()
@@ -423,7 +537,7 @@ unsafe extern "C" fn free_handler(data: *mut c_void) {
     drop(Box::from_raw(data as *mut Handler));
 }
 
-/// Everything a method's descriptor (rpcd_method, ABI 1.5) says beyond its handler, as a
+/// Everything a method's descriptor (rpcd_method, ABI 1.5, unchanged in 1.6) says beyond its handler, as a
 /// builder: `Method::new(name)` then the members to set. The JSON members are JSON text, as
 /// the C ABI takes them; rpcd checks them when the method is registered and refuses it
 /// (ERR_INVALID_ARGUMENT, the reason in its log) when one is not what its member asks for.
@@ -523,7 +637,8 @@ fn optional_ptr(text: &Option<CString>) -> *const c_char {
 
 impl Registrar {
     /// Registers a method (the strings are copied). handler gets the params as JSON text
-    /// ("" when there were none) and returns OK after call.result(), DEFERRED, or an error.
+    /// ("" when there were none) and returns OK after call.result(), DEFERRED, INPUT_REQUIRED
+    /// after call.ask() (1.6), or an error.
     pub fn method<F>(
         &mut self,
         name: &str,
@@ -886,7 +1001,7 @@ mod tests {
         let actual = offsets!(sys::rpcd_host_api; size, abi_major, abi_minor, register_method,
             config_get, log, call_result, call_fail, call_fail_code, call_notify, call_progress,
             call_is_cancelled, call_method, log_v, call_complete, log_text, call_tool_result,
-            call_meta, resource_updated);
+            call_meta, resource_updated, call_ask, call_input, call_set_state, call_state);
         assert_eq!(actual, layout::HOST_API_OFFSETS.to_vec());
     }
 

@@ -5,11 +5,13 @@
  * cancellation, deferred completion from the language's own threads, the plain method as an MCP
  * tool with everything its descriptor declares (input and output schemas, title, annotations,
  * icons), an MCP prompt and an MCP resource with its updates (ABI 1.5), the request's _meta and
- * a complete tool result, and an end of input while deferred calls run; each with the plugin in
- * rpcd's process, then in a host process of its own (isolation = process). Usage: behaviour
- * PLUGIN.so PREFIX NAME (methods PREFIX.hello, .fail, .count, .later, .meta, .notes, .touch,
- * .greet; NAME is the plugin's name in its log lines).
+ * a complete tool result, asking the client mid-call (ABI 1.6, asking.c), and an end of input
+ * while deferred calls run; each with the plugin in rpcd's process, then in a host process of
+ * its own (isolation = process). Usage: behaviour PLUGIN.so PREFIX NAME (methods PREFIX.hello,
+ * .fail, .count, .later, .meta, .notes, .touch, .greet, .confirm; NAME is the plugin's name in
+ * its log lines).
  */
+#include "behaviour.h"
 #include "harness.h"
 
 #include <jansson.h>
@@ -24,12 +26,8 @@
 
 #include <cmocka.h>
 
-static const char *plugin_path, *prefix, *plugin_name;
-
-typedef struct session {
-    char *dir;
-    harness_process *rpcd;
-} session;
+const char *prefix;
+static const char *plugin_path, *plugin_name;
 
 __attribute__((format(printf, 1, 2))) static char *format(const char *pattern, ...)
 {
@@ -103,7 +101,7 @@ static json_t *next_message(session *s)
 }
 
 /* The next message that is the response to id, skipping notifications. */
-static json_t *response_to(session *s, json_int_t id)
+json_t *response_to(session *s, json_int_t id)
 {
     for (;;) {
         json_t *message = next_message(s);
@@ -120,7 +118,7 @@ static json_t *response_to(session *s, json_int_t id)
     }
 }
 
-static void assert_member(const json_t *value, const char *path, const char *expected)
+void assert_member(const json_t *value, const char *path, const char *expected)
 {
     char *text = json_dumps(value, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     assert_non_null(text);
@@ -130,7 +128,7 @@ static void assert_member(const json_t *value, const char *path, const char *exp
     free(text);
 }
 
-static void expect_exit_zero(session *s)
+void expect_exit_zero(session *s)
 {
     harness_exit status;
     assert_int_equal(harness_wait(s->rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
@@ -519,6 +517,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_resource, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_meta_and_complete_result, session_setup,
                                         session_teardown),
+        cmocka_unit_test_setup_teardown(test_asking, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_asking_unsupported, session_setup, session_teardown),
     };
     int failed = cmocka_run_group_tests_name(prefix, tests, NULL, NULL);
     /* Again with the plugin in a sandboxed host process of its own, where it must behave the

@@ -4,7 +4,9 @@
 // (progress, stopped by cancellation), cpp.later (completed later from a std::thread),
 // cpp.fail (throws: the wrapper turns it into an error), cpp.meta (the request's _meta in a
 // complete tool result), cpp.notes (an MCP resource, cpp://notes), cpp.touch (tells subscribed
-// clients it changed) and cpp.greet (an MCP prompt). Params are read with jansson.
+// clients it changed), cpp.greet (an MCP prompt) and cpp.confirm (asks the client for a
+// confirmation, and finishes on the retry with the answer and the state it kept). Params are
+// read with jansson.
 // Build: c++ -std=c++17 -shared -fPIC -I bindings/cpp example.cpp
 //   $(pkg-config --cflags --libs rpcd-plugin-jansson)
 //   -Wl,--version-script=$(pkg-config --variable=versionscript rpcd-plugin)
@@ -14,6 +16,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -133,6 +136,26 @@ int greet(rpcd::call call, std::string_view params)
     return RPCD_OK;
 }
 
+// Asks the client to confirm (round 1) and keeps a state; the retry (round 2) finds the answer
+// and the state, and reports both. A client that cannot be asked gets -32021.
+int confirm(rpcd::call call, std::string_view)
+{
+    if (std::optional<std::string> answer = call.input("confirm")) {
+        std::string state = call.state().value_or(std::string());
+        call.result("{\"answer\":" + *answer +
+                    ",\"state\":" + dump(json_stringn(state.data(), state.size())) + "}");
+        return RPCD_OK;
+    }
+    static const char form[] = "{\"message\":\"Go on?\",\"requestedSchema\":{\"type\":"
+                               "\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"}},"
+                               "\"required\":[\"ok\"]}}";
+    if (!call.ask("confirm", "elicitation/create", form))
+        return call.fail_code(-32021, "Missing required client capability",
+                              "{\"requiredCapabilities\":{\"elicitation\":{}}}");
+    call.set_state("kept by cpp");
+    return RPCD_INPUT_REQUIRED;
+}
+
 int fail(rpcd::call, std::string_view)
 {
     throw std::runtime_error("deliberate failure, from a C++ exception");
@@ -155,6 +178,7 @@ void setup()
     rpcd::add_method("cpp.count", count, 0, "Counts steps, with progress, until cancelled.");
     rpcd::add_method("cpp.later", later, 0, "Answers later, from a thread of its own.");
     rpcd::add_method("cpp.fail", fail, 0, "Throws an exception.");
+    rpcd::add_method("cpp.confirm", confirm, 0, "Asks the client to confirm, then says so.");
     rpcd::tool_info tool;
     tool.title = "Trace context";
     tool.annotations = "{\"readOnlyHint\":true}";

@@ -8,8 +8,8 @@
 
 #include <rpcd/plugin.h>
 
-#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 5
-#error "the C++ binding needs <rpcd/plugin.h> 1.5 or later (mcp_role, resource_updated)"
+#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 6
+#error "the C++ binding needs <rpcd/plugin.h> 1.6 or later (call_ask, call_input, call_state)"
 #endif
 
 #include <atomic>
@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -116,8 +117,80 @@ class call
     {
         return host->call_is_cancelled(handle_) != 0;
     }
+    // Records an error with the plugin's own JSON-RPC code, message and data (JSON text, or
+    // empty for none); returns the status, for `return call.fail_code(...)`. In tools/call it
+    // is a tool error, except a code in -32099..-32000 (1.6), sent as that JSON-RPC error:
+    // -32021 with {"requiredCapabilities":{...}} names the client capability the tool needs.
+    int fail_code(int64_t code, const std::string &message,
+                  std::string_view data = std::string_view()) const noexcept
+    {
+        return host->call_fail_code(handle_, code, message.c_str(),
+                                    data.empty() ? nullptr : data.data(), data.size());
+    }
+
+    // (1.6) Asks the client a question, which the next round of the call reads with
+    // input(key): method is "elicitation/create", "sampling/createMessage" or "roots/list",
+    // params the JSON text of its params object (empty for none). The handler then returns
+    // RPCD_INPUT_REQUIRED and runs again, from the top, with the answers. Returns false when
+    // the client cannot be asked this (it did not declare the capability the method needs, the
+    // call did not come from an MCP client that can be asked, or rpcd is older than 1.6): fail
+    // with fail_code(-32021, ...) when the tool needs it. Throws rpcd::error when refused.
+    bool ask(const std::string &key, const std::string &method,
+             std::string_view params = std::string_view()) const
+    {
+        if (!RPCD_HOST_HAS(host, call_ask))
+            return false;
+        int status = host->call_ask(handle_, key.c_str(), method.c_str(),
+                                    params.empty() ? nullptr : params.data(), params.size());
+        if (status == RPCD_ERR_UNSUPPORTED)
+            return false;
+        check(status);
+        return true;
+    }
+    // (1.6) The client's answer to the question key of the previous round, as JSON text (an
+    // ElicitResult such as {"action":"accept","content":{...}}); nothing in the first round,
+    // when the client did not answer that question, or from rpcd older than 1.6.
+    std::optional<std::string> input(const std::string &key) const
+    {
+        if (!RPCD_HOST_HAS(host, call_input))
+            return std::nullopt;
+        return copy_out([&](char *out, size_t size, size_t *length) {
+            return host->call_input(handle_, key.c_str(), out, size, length);
+        });
+    }
+    // (1.6) Keeps bytes (at most 16 KiB) for the next round, which reads them with state();
+    // rpcd keeps them, the client never sees them; empty drops them. Throws rpcd::error when
+    // refused (RPCD_ERR_UNSUPPORTED from rpcd older than 1.6).
+    void set_state(std::string_view bytes) const
+    {
+        if (!RPCD_HOST_HAS(host, call_set_state))
+            throw error(RPCD_ERR_UNSUPPORTED, "call_set_state needs rpcd 1.6");
+        check(host->call_set_state(handle_, bytes.empty() ? nullptr : bytes.data(), bytes.size()));
+    }
+    // (1.6) The bytes the previous round kept with set_state; nothing when it kept none (the
+    // first round) or rpcd is older than 1.6.
+    std::optional<std::string> state() const
+    {
+        if (!RPCD_HOST_HAS(host, call_state))
+            return std::nullopt;
+        return copy_out([&](char *out, size_t size, size_t *length) {
+            return host->call_state(handle_, out, size, length);
+        });
+    }
 
   private:
+    // What a host function that copies out (call_input, call_state) has: its length first,
+    // then the bytes and their NUL.
+    template <typename F> static std::optional<std::string> copy_out(F copy)
+    {
+        size_t length = 0;
+        if (copy(nullptr, 0, &length) == RPCD_ERR_STALE || length == 0)
+            return std::nullopt;
+        std::string text(length + 1, '\0');
+        check(copy(text.data(), text.size(), &length));
+        text.resize(length);
+        return text;
+    }
     static void check(int status)
     {
         if (status != RPCD_OK && status != RPCD_ERR_STALE)
@@ -170,6 +243,15 @@ class deferred
             return RPCD_ERR_STALE;
         return host->call_complete(c, host->call_fail(c, status, message, nullptr, 0));
     }
+    // (1.6) Ends the round: the questions asked with call::ask go to the client, which retries
+    // the call with the answers.
+    int input_required() noexcept
+    {
+        rpcd_call *c = std::exchange(handle_, nullptr);
+        if (!c)
+            return RPCD_ERR_STALE;
+        return host->call_complete(c, RPCD_INPUT_REQUIRED);
+    }
     rpcd::call call() const noexcept
     {
         return rpcd::call(handle_);
@@ -184,8 +266,9 @@ class deferred
     rpcd_call *handle_;
 };
 
-// A handler: returns RPCD_OK after call::result, RPCD_DEFERRED after handing a deferred on, or
-// an error status; may throw rpcd::error, std::bad_alloc or anything else.
+// A handler: returns RPCD_OK after call::result, RPCD_DEFERRED after handing a deferred on,
+// RPCD_INPUT_REQUIRED after call::ask (1.6), or an error status; may throw rpcd::error,
+// std::bad_alloc or anything else.
 using handler = std::function<int(call, std::string_view params)>;
 
 namespace detail

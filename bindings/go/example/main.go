@@ -5,11 +5,13 @@
 // cancellation), go.later (completed later from a goroutine), go.fail (panics: the binding
 // turns it into an error), go.meta (the request's _meta in a complete tool result), go.notes
 // (an MCP resource, go://notes), go.touch (tells subscribed clients it changed) and go.greet
-// (an MCP prompt). Build: see docs/plugins-go.md.
+// (an MCP prompt) and go.confirm (asks the client for a confirmation, and finishes on the retry
+// with the answer and the state it kept). Build: see docs/plugins-go.md.
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -132,6 +134,39 @@ func greet(call rpcd.Call, params []byte) (string, error) {
 	return string(out), err
 }
 
+// confirmForm is the question go.confirm asks: MCP's ElicitRequest params, a form.
+const confirmForm = `{"message":"Go on?","requestedSchema":{"type":"object",` +
+	`"properties":{"ok":{"type":"boolean"}},"required":["ok"]}}`
+
+// confirm asks the client to confirm (round 1) and keeps a state; the retry (round 2) finds
+// the answer and the state, and reports both. A client that cannot be asked gets -32021.
+func confirm(call rpcd.Call, params []byte) (string, error) {
+	answer, answered, err := call.Input("confirm")
+	if err != nil {
+		return "", err
+	}
+	if answered {
+		state, _, err := call.State()
+		if err != nil {
+			return "", err
+		}
+		kept, _ := json.Marshal(string(state))
+		return fmt.Sprintf(`{"answer":%s,"state":%s}`, answer, kept), nil
+	}
+	var refused *rpcd.Error
+	if err := call.Ask("confirm", "elicitation/create", confirmForm); errors.As(err, &refused) &&
+		refused.Status == rpcd.ErrUnsupported {
+		return "", &rpcd.CodeError{Code: -32021, Message: "Missing required client capability",
+			Data: `{"requiredCapabilities":{"elicitation":{}}}`}
+	} else if err != nil {
+		return "", err
+	}
+	if err := call.SetState([]byte("kept by go")); err != nil {
+		return "", err
+	}
+	return "", rpcd.InputRequired
+}
+
 func fail(call rpcd.Call, params []byte) (string, error) {
 	panic("deliberate failure, from a Go panic")
 }
@@ -155,6 +190,7 @@ func setup(r rpcd.Registrar) error {
 		{"go.count", "Counts steps, with progress, until cancelled.", count},
 		{"go.later", "Answers later, from a goroutine.", later},
 		{"go.fail", "Panics.", fail},
+		{"go.confirm", "Asks the client to confirm, then says so.", confirm},
 		{"go.meta", "Hands back the request's _meta.", meta},
 		{"go.touch", "Tells subscribers that go://notes changed.", touch},
 	}

@@ -54,6 +54,12 @@ int rpcd_go_fail(rpcd_call *call, int status, const char *message)
     return host->call_fail(call, status, message, NULL, 0);
 }
 
+int rpcd_go_fail_code(rpcd_call *call, int64_t code, const char *message, const char *data,
+                      size_t data_length)
+{
+    return host->call_fail_code(call, code, message, data, data_length);
+}
+
 int rpcd_go_progress(rpcd_call *call, double done, double total, const char *message)
 {
     return host->call_progress(call, done, total, message);
@@ -89,6 +95,37 @@ int rpcd_go_resource_updated(const char *uri)
     if (!host || !RPCD_HOST_HAS(host, resource_updated))
         return RPCD_ERR_UNSUPPORTED;
     return host->resource_updated(self, uri);
+}
+
+int rpcd_go_ask(rpcd_call *call, const char *key, const char *method, const char *params,
+                size_t params_length)
+{
+    if (!RPCD_HOST_HAS(host, call_ask))
+        return RPCD_ERR_UNSUPPORTED;
+    return host->call_ask(call, key, method, params, params_length);
+}
+
+int rpcd_go_input(rpcd_call *call, const char *key, char *out, size_t out_size, size_t *length)
+{
+    *length = 0;
+    if (!RPCD_HOST_HAS(host, call_input))
+        return RPCD_OK;
+    return host->call_input(call, key, out, out_size, length);
+}
+
+int rpcd_go_set_state(rpcd_call *call, const char *state, size_t length)
+{
+    if (!RPCD_HOST_HAS(host, call_set_state))
+        return RPCD_ERR_UNSUPPORTED;
+    return host->call_set_state(call, state, length);
+}
+
+int rpcd_go_state(rpcd_call *call, char *out, size_t out_size, size_t *length)
+{
+    *length = 0;
+    if (!RPCD_HOST_HAS(host, call_state))
+        return RPCD_OK;
+    return host->call_state(call, out, out_size, length);
 }
 
 static int go_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state, char *error,

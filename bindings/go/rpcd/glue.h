@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 5
-#error "the Go binding needs <rpcd/plugin.h> 1.5 or later (mcp_role, resource_updated)"
+#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 6
+#error "the Go binding needs <rpcd/plugin.h> 1.6 or later (call_ask, call_input, call_state)"
 #endif
 
 /* What a Go method declares (rpcd.MethodOptions), the strings NULL when not declared. */
@@ -40,6 +40,8 @@ void rpcd_go_log(int level, const char *text);
 
 int rpcd_go_result(rpcd_call *call, const char *json, size_t length);
 int rpcd_go_fail(rpcd_call *call, int status, const char *message);
+int rpcd_go_fail_code(rpcd_call *call, int64_t code, const char *message, const char *data,
+                      size_t data_length);
 int rpcd_go_progress(rpcd_call *call, double done, double total, const char *message);
 int rpcd_go_is_cancelled(rpcd_call *call);
 int rpcd_go_complete(rpcd_call *call, int status);
@@ -49,5 +51,12 @@ int rpcd_go_tool_result(rpcd_call *call, const char *json, size_t length);
 int rpcd_go_meta(rpcd_call *call, const char *name, char *out, size_t out_size, size_t *length);
 /* resource_updated; RPCD_ERR_UNSUPPORTED from a daemon older than 1.5. */
 int rpcd_go_resource_updated(const char *uri);
+/* call_ask and call_set_state; RPCD_ERR_UNSUPPORTED from a daemon older than 1.6. */
+int rpcd_go_ask(rpcd_call *call, const char *key, const char *method, const char *params,
+                size_t params_length);
+int rpcd_go_set_state(rpcd_call *call, const char *state, size_t length);
+/* call_input and call_state; *length 0 from a daemon older than 1.6. */
+int rpcd_go_input(rpcd_call *call, const char *key, char *out, size_t out_size, size_t *length);
+int rpcd_go_state(rpcd_call *call, char *out, size_t out_size, size_t *length);
 
 #endif

@@ -33,6 +33,7 @@ const (
 	ErrCancelled       = int(C.RPCD_ERR_CANCELLED)
 	ErrInvalidArgument = int(C.RPCD_ERR_INVALID_ARGUMENT)
 	ErrStale           = int(C.RPCD_ERR_STALE)
+	ErrUnsupported     = int(C.RPCD_ERR_UNSUPPORTED)
 )
 
 // Log levels.
@@ -65,6 +66,26 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// CodeError fails a call with the plugin's own JSON-RPC code, message and data (JSON text, or
+// "" for none), through call_fail_code. In tools/call it is a tool error, except a code in
+// -32099..-32000 (ABI 1.6), sent as that JSON-RPC error: -32021 with
+// {"requiredCapabilities":{...}} tells the client which capability the tool needs.
+type CodeError struct {
+	Code    int64
+	Message string
+	Data    string
+}
+
+func (e *CodeError) Error() string { return e.Message }
+
+// InputRequired is what a handler (or Later's work) returns after Ask (ABI 1.6): the round
+// ends, the client gets the questions, and the handler runs again, from the top, when the
+// client retries the call with the answers (read them with Input, and the state with State).
+//
+//	if err := call.Ask("confirm", "elicitation/create", form); err != nil { ... }
+//	return "", rpcd.InputRequired
+var InputRequired = errors.New("input required")
 
 // Call is a call's context. It may be copied and used from any goroutine; once the call has
 // ended every method returns ErrStale (or reports it cancelled).
@@ -120,10 +141,88 @@ func (call Call) Meta(name string) (string, bool, error) {
 	return C.GoStringN(out, C.int(length)), true, nil
 }
 
+// copyOut reads what a host function that copies out (call_meta, call_input, call_state) has:
+// its length first, then the bytes; false when there is nothing.
+func copyOut(copy func(out *C.char, size C.size_t, length *C.size_t) C.int) ([]byte, bool, error) {
+	var length C.size_t
+	code := copy(nil, 0, &length)
+	if length == 0 {
+		return nil, false, status(code)
+	}
+	out := (*C.char)(C.malloc(length + 1))
+	defer C.free(unsafe.Pointer(out))
+	if err := status(copy(out, length+1, &length)); err != nil {
+		return nil, false, err
+	}
+	return C.GoBytes(unsafe.Pointer(out), C.int(length)), true, nil
+}
+
+// Ask asks the client a question (ABI 1.6), which the next round of the call reads with
+// Input(key): method is "elicitation/create", "sampling/createMessage" or "roots/list", params
+// the JSON text of its params object ("" for none). The handler then returns InputRequired.
+// An *Error with Status ErrUnsupported when the client cannot be asked this (it did not declare
+// the capability the method needs, the call did not come from an MCP client that can be asked,
+// or the daemon is older than 1.6): return a *CodeError -32021 when the tool needs it.
+func (call Call) Ask(key, method, params string) error {
+	ckey, cmethod := C.CString(key), C.CString(method)
+	defer C.free(unsafe.Pointer(ckey))
+	defer C.free(unsafe.Pointer(cmethod))
+	var cparams *C.char
+	if params != "" {
+		cparams = C.CString(params)
+		defer C.free(unsafe.Pointer(cparams))
+	}
+	return status(C.rpcd_go_ask(call.c, ckey, cmethod, cparams, C.size_t(len(params))))
+}
+
+// Input returns the client's answer to the question key of the previous round as JSON text (an
+// ElicitResult such as {"action":"accept","content":{...}}), and false in the first round, when
+// the client did not answer that question, or from a daemon older than 1.6.
+func (call Call) Input(key string) (string, bool, error) {
+	ckey := C.CString(key)
+	defer C.free(unsafe.Pointer(ckey))
+	answer, found, err := copyOut(func(out *C.char, size C.size_t, length *C.size_t) C.int {
+		return C.rpcd_go_input(call.c, ckey, out, size, length)
+	})
+	return string(answer), found, err
+}
+
+// SetState keeps bytes (at most 16 KiB) for the next round, which reads them with State; rpcd
+// keeps them, the client never sees them. Empty drops them. An error from a daemon older than
+// 1.6.
+func (call Call) SetState(state []byte) error {
+	var cstate *C.char
+	if len(state) > 0 {
+		cstate = (*C.char)(C.CBytes(state))
+		defer C.free(unsafe.Pointer(cstate))
+	}
+	return status(C.rpcd_go_set_state(call.c, cstate, C.size_t(len(state))))
+}
+
+// State returns what the previous round kept with SetState, and false when it kept nothing
+// (the first round) or the daemon is older than 1.6.
+func (call Call) State() ([]byte, bool, error) {
+	return copyOut(func(out *C.char, size C.size_t, length *C.size_t) C.int {
+		return C.rpcd_go_state(call.c, out, size, length)
+	})
+}
+
 func (call Call) fail(code int, message string) int {
 	text := C.CString(message)
 	defer C.free(unsafe.Pointer(text))
 	return int(C.rpcd_go_fail(call.c, C.int(code), text))
+}
+
+func (call Call) failCode(failure *CodeError) int {
+	message := C.CString(failure.Message)
+	defer C.free(unsafe.Pointer(message))
+	var data *C.char
+	if failure.Data != "" {
+		data = C.CString(failure.Data)
+		defer C.free(unsafe.Pointer(data))
+	}
+	return int(C.rpcd_go_fail_code(call.c, C.int64_t(failure.Code), message, data,
+		C.size_t(len(failure.Data))))
 }
 
 // Progress reports progress (sent when the client gave a progressToken); total < 0: unknown.
@@ -149,6 +248,7 @@ var errToolResult = errors.New("complete tool result set")
 // finish records what a handler (or a deferred function) gave, and returns its status.
 func finish(call Call, result string, err error) int {
 	var failure *Error
+	var coded *CodeError
 	switch {
 	case err == nil:
 		if e := call.Result(result); e != nil {
@@ -157,8 +257,12 @@ func finish(call Call, result string, err error) int {
 		return OK
 	case errors.Is(err, errToolResult):
 		return OK
+	case errors.Is(err, InputRequired):
+		return int(C.RPCD_INPUT_REQUIRED)
 	case errors.As(err, &failure):
 		return call.fail(failure.Status, failure.Message)
+	case errors.As(err, &coded):
+		return call.failCode(coded)
 	default:
 		return call.fail(ErrInternal, err.Error())
 	}

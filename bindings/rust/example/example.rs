@@ -4,8 +4,9 @@
 //! stopped by cancellation), rust.later (completed later from a thread of its own), rust.fail
 //! (panics: the binding turns it into an error), rust.meta (the request's _meta in a complete
 //! tool result), rust.notes (an MCP resource, rust://notes), rust.touch (tells subscribed
-//! clients it changed) and rust.greet (an MCP prompt). Built as a cdylib with rustc alone, see
-//! docs/plugins-rust.md.
+//! clients it changed), rust.greet (an MCP prompt) and rust.confirm (asks the client for a
+//! confirmation, and finishes on the retry with the answer and the state it kept). Built as a
+//! cdylib with rustc alone, see docs/plugins-rust.md.
 use rpcd::json::{self, Value};
 use rpcd::{Call, Method, Registrar};
 use std::os::raw::c_int;
@@ -125,6 +126,43 @@ fn greet(call: Call, params: &str) -> c_int {
     }
 }
 
+/// Asks the client to confirm (round 1) and keeps a state; the retry (round 2) finds the answer
+/// and the state, and reports both. A client that cannot be asked gets -32021.
+fn confirm(call: Call, _params: &str) -> c_int {
+    let (answer, state) = match (call.input("confirm"), call.state()) {
+        (Ok(answer), Ok(state)) => (answer, state),
+        _ => return call.fail(rpcd::ERR_INTERNAL, "cannot read the round"),
+    };
+    if let Some(answer) = answer {
+        let state = String::from_utf8_lossy(&state.unwrap_or_default()).into_owned();
+        let result = format!(
+            "{{\"answer\":{},\"state\":{}}}",
+            answer,
+            json::string(&state)
+        );
+        return match call.result(&result) {
+            Ok(()) => rpcd::OK,
+            Err(status) => status,
+        };
+    }
+    let form = r#"{"message":"Go on?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}"#;
+    match call.ask("confirm", "elicitation/create", Some(form)) {
+        Ok(()) => {}
+        Err(rpcd::ERR_UNSUPPORTED) => {
+            return call.fail_code(
+                -32021,
+                "Missing required client capability",
+                Some(r#"{"requiredCapabilities":{"elicitation":{}}}"#),
+            )
+        }
+        Err(status) => return call.fail(status, "cannot ask"),
+    }
+    match call.set_state(b"kept by rust") {
+        Ok(()) => rpcd::INPUT_REQUIRED,
+        Err(status) => call.fail(status, "cannot keep the state"),
+    }
+}
+
 fn fail(_call: Call, _params: &str) -> c_int {
     panic!("deliberate failure, from a Rust panic");
 }
@@ -147,7 +185,7 @@ fn init(plugin: &mut Registrar) -> Result<(), String> {
             hello,
         )
         .map_err(|status| format!("cannot register rust.hello (status {})", status))?;
-    let methods: [(&str, &str, fn(Call, &str) -> c_int); 5] = [
+    let methods: [(&str, &str, fn(Call, &str) -> c_int); 6] = [
         (
             "rust.count",
             "Counts steps, with progress, until cancelled.",
@@ -159,6 +197,11 @@ fn init(plugin: &mut Registrar) -> Result<(), String> {
             later,
         ),
         ("rust.fail", "Panics.", fail),
+        (
+            "rust.confirm",
+            "Asks the client to confirm, then says so.",
+            confirm,
+        ),
         ("rust.meta", "Hands back the request's _meta.", meta),
         (
             "rust.touch",
