@@ -441,7 +441,31 @@ impl Registrar {
     where
         F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
     {
-        self.mcp_method(name, flags, description, MCP_TOOL, None, handler)
+        self.register(name, flags, description, None, MCP_TOOL, None, handler)
+    }
+
+    /// Registers a tool with the JSON Schema of its params (JSON text, copied): the MCP tool's
+    /// inputSchema. rpcd does not check params against it; the handler still does.
+    pub fn tool<F>(
+        &mut self,
+        name: &str,
+        flags: u32,
+        description: &str,
+        params_schema: &str,
+        handler: F,
+    ) -> Result<(), c_int>
+    where
+        F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
+    {
+        self.register(
+            name,
+            flags,
+            description,
+            Some(params_schema),
+            MCP_TOOL,
+            None,
+            handler,
+        )
     }
 
     /// Registers a method MCP clients see in another role (1.5): MCP_RESOURCE, MCP_PROMPT or
@@ -459,8 +483,27 @@ impl Registrar {
     where
         F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
     {
+        self.register(name, flags, description, None, role, descriptor, handler)
+    }
+
+    /// What method, tool and mcp_method share: the descriptor made, handed to rpcd.
+    #[allow(clippy::too_many_arguments)]
+    fn register<F>(
+        &mut self,
+        name: &str,
+        flags: u32,
+        description: &str,
+        params_schema: Option<&str>,
+        role: u32,
+        descriptor: Option<&str>,
+        handler: F,
+    ) -> Result<(), c_int>
+    where
+        F: Fn(Call, &str) -> c_int + Send + Sync + 'static,
+    {
         let name = c_string(name);
         let description = c_string(description);
+        let params_schema = params_schema.map(c_string);
         let descriptor = descriptor.map(c_string);
         let data = Box::into_raw(Box::new(Box::new(handler) as Handler));
         let method = sys::rpcd_method {
@@ -471,7 +514,7 @@ impl Registrar {
             free_user_data: Some(free_handler),
             flags,
             description: description.as_ptr(),
-            params_schema: ptr::null(),
+            params_schema: params_schema.as_ref().map_or(ptr::null(), |s| s.as_ptr()),
             title: ptr::null(),
             annotations: ptr::null(),
             output_schema: ptr::null(),

@@ -17,13 +17,14 @@ static int go_handler(rpcd_call *call, const char *params, size_t params_length,
     return rpcdGoHandle((uintptr_t)user_data, call, (char *)params, params_length);
 }
 
-int rpcd_go_register(const char *name, const char *description, uint32_t flags, uint32_t role,
-                     const char *descriptor, uintptr_t index)
+int rpcd_go_register(const char *name, const char *description, const char *params_schema,
+                     uint32_t flags, uint32_t role, const char *descriptor, uintptr_t index)
 {
     rpcd_method method = rpcd_method_new(name, go_handler);
     method.user_data = (void *)index;
     method.flags = flags;
     method.description = description;
+    method.params_schema = params_schema;
     method.mcp_role = role;
     method.mcp_descriptor = descriptor;
     return host->register_method(self, &method);

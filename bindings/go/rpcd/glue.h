@@ -15,11 +15,11 @@
 #endif
 
 /*
- * Registers a method whose handler is the Go handler number index, in MCP role role with its
- * descriptor (NULL: none) (init only).
+ * Registers a method whose handler is the Go handler number index, with the JSON Schema of its
+ * params (NULL: none), in MCP role role with its descriptor (NULL: none) (init only).
  */
-int rpcd_go_register(const char *name, const char *description, uint32_t flags, uint32_t role,
-                     const char *descriptor, uintptr_t index);
+int rpcd_go_register(const char *name, const char *description, const char *params_schema,
+                     uint32_t flags, uint32_t role, const char *descriptor, uintptr_t index);
 /* config_get (init only); NULL when the key is absent. */
 const char *rpcd_go_config(const char *key);
 /* log_text, when the daemon has it. */

@@ -224,7 +224,14 @@ var handlers []Handler
 
 // Method registers a method (only from Init).
 func (r Registrar) Method(name string, flags uint32, description string, handler Handler) error {
-	return r.McpMethod(name, flags, description, McpTool, "", handler)
+	return register(name, flags, description, "", McpTool, "", handler)
+}
+
+// Tool registers a tool with the JSON Schema of its params (JSON text), the MCP tool's
+// inputSchema (only from Init). rpcd does not check params against it; the handler still does.
+func (r Registrar) Tool(name string, flags uint32, description, paramsSchema string,
+	handler Handler) error {
+	return register(name, flags, description, paramsSchema, McpTool, "", handler)
 }
 
 // McpMethod registers a method MCP clients see in another role (only from Init): McpResource,
@@ -232,16 +239,28 @@ func (r Registrar) Method(name string, flags uint32, description string, handler
 // or McpHidden (and McpTool) with descriptor "".
 func (Registrar) McpMethod(name string, flags uint32, description string, role uint32,
 	descriptor string, handler Handler) error {
+	return register(name, flags, description, "", role, descriptor, handler)
+}
+
+// cStringOrNil is text as a C string to free, or nil for "".
+func cStringOrNil(text string) *C.char {
+	if text == "" {
+		return nil
+	}
+	return C.CString(text)
+}
+
+// register is what Method, Tool and McpMethod share: the descriptor made, handed to rpcd.
+func register(name string, flags uint32, description, paramsSchema string, role uint32,
+	descriptor string, handler Handler) error {
 	cname, cdescription := C.CString(name), C.CString(description)
+	cschema, cdescriptor := cStringOrNil(paramsSchema), cStringOrNil(descriptor)
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(cdescription))
-	var cdescriptor *C.char
-	if descriptor != "" {
-		cdescriptor = C.CString(descriptor)
-		defer C.free(unsafe.Pointer(cdescriptor))
-	}
+	defer C.free(unsafe.Pointer(cschema))
+	defer C.free(unsafe.Pointer(cdescriptor))
 	handlers = append(handlers, handler)
-	code := C.rpcd_go_register(cname, cdescription, C.uint32_t(flags), C.uint32_t(role),
+	code := C.rpcd_go_register(cname, cdescription, cschema, C.uint32_t(flags), C.uint32_t(role),
 		cdescriptor, C.uintptr_t(len(handlers)-1))
 	if err := status(code); err != nil {
 		return fmt.Errorf("cannot register %s: %w", name, err)
