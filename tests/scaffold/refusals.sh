@@ -4,7 +4,8 @@
 # unknown language, a directory that is not empty, a symbolic link, a file, a directory it may
 # not write; each with its status and message, and nothing written. Then projects written: the
 # files of each language, the name filled in everywhere and no placeholder left, the bindings
-# copied byte for byte, no file or directory writable by others whatever the umask.
+# copied byte for byte, no file or directory writable by others whatever the umask; and two at
+# once into one directory, never both written.
 # Usage: refusals.sh SOURCE_DIR (RPCD_BINARY: the rpcd; RPCD_TEST_WRAPPER: valgrind, say)
 set -eu
 source_dir=$1
@@ -124,4 +125,21 @@ $wrap "$rpcd" new plain >/dev/null || fail "rpcd new plain failed"
 [ -f plain/src/plain.c ] || fail "rpcd new plain did not write ./plain, in C"
 # Once written, never again.
 expect 73 "plain exists and is not empty" plain
+
+# Two rpcd new at once into one empty directory: both may find it empty, but each file is
+# created with O_EXCL, so never do both succeed, each writing over the other's files.
+tries=100
+[ -z "$wrap" ] || tries=5
+try=0
+while [ "$try" -lt "$tries" ]; do
+    mkdir "race$try"
+    $wrap "$rpcd" new racer --dir "race$try" >/dev/null 2>&1 &
+    first=$!
+    second=0
+    $wrap "$rpcd" new racer --dir "race$try" >/dev/null 2>&1 || second=$?
+    status=0
+    wait "$first" || status=$?
+    [ "$status" != 0 ] || [ "$second" != 0 ] || fail "two rpcd new into race$try both succeeded"
+    try=$((try + 1))
+done
 echo "rpcd new: refusals and projects as expected"
