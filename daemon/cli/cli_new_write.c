@@ -45,8 +45,7 @@ static int dir_is_empty(int fd)
  */
 static int open_project_dir(const char *dir, char *error, size_t error_size)
 {
-    bool made = mkdir(dir, 0755) == 0;
-    if (!made && errno != EEXIST) {
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         snprintf(error, error_size, "cannot make the directory %s: %s", dir, strerror(errno));
         return -1;
     }
@@ -56,7 +55,8 @@ static int open_project_dir(const char *dir, char *error, size_t error_size)
                  dir, strerror(errno));
         return -1;
     }
-    int empty = made ? 1 : dir_is_empty(fd);
+    /* Even one made here: in a parent others may write (/tmp), it may have been replaced. */
+    int empty = dir_is_empty(fd);
     if (empty != 1) {
         if (empty < 0)
             snprintf(error, error_size, "cannot read the directory %s: %s", dir, strerror(errno));
