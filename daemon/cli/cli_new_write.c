@@ -51,8 +51,17 @@ static int open_project_dir(const char *dir, char *error, size_t error_size)
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(error, error_size, "%s exists and is not a directory (nor may it be a link): %s",
-                 dir, strerror(errno));
+        int saved = errno;
+        /* A link fails with ENOTDIR or ELOOP; lstat only tells which to say. */
+        struct stat status;
+        bool is_link = (saved == ENOTDIR || saved == ELOOP) && lstat(dir, &status) == 0 &&
+                       S_ISLNK(status.st_mode);
+        if (is_link)
+            snprintf(error, error_size, "%s is a symbolic link: give the directory itself", dir);
+        else if (saved == ENOTDIR)
+            snprintf(error, error_size, "%s exists and is not a directory", dir);
+        else
+            snprintf(error, error_size, "cannot open the directory %s: %s", dir, strerror(saved));
         return -1;
     }
     /* Even one made here: in a parent others may write (/tmp), it may have been replaced. */

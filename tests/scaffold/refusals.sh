@@ -59,7 +59,9 @@ ln -s empty link
 : >file
 expect 73 "full exists and is not empty" good --dir full
 [ "$(ls -A full)" = keep ] && [ "$(cat full/keep)" = keep ] || fail "full/ was changed"
-expect 73 "link exists and is not a directory (nor may it be a link)" good --dir link
+expect 73 "link is a symbolic link: give the directory itself" good --dir link
+ln -s file file_link
+expect 73 "file_link is a symbolic link" good --dir file_link
 expect 73 "file exists and is not a directory" good --dir file
 [ -z "$(ls -A empty)" ] && [ ! -s file ] || fail "a refused target was written"
 
