@@ -5,7 +5,8 @@
 # `rpcd new --lang LANGUAGE`, builds it as written (meson and ninja for C and C++, Cargo offline
 # for Rust, go build -buildmode=c-shared for Go), runs the project's own test (its tool called
 # through `rpcd call --plugin`), checks that the plugin exports only its entry point, and loads
-# it through the drop-in the project holds (`rpcd --check`).
+# it through the drop-in the project holds (`rpcd --check`). The C project is built a second
+# time without rpcd-plugin.pc, from the options -Drpcd_include and -Drpcd_version_script.
 # A missing toolchain skips the test (77), except in CI (CI set) or under
 # RPCD_REQUIRE_TOOLCHAINS=1 (scripts/test sets it), where it fails.
 # Usage: build-and-run.sh LANGUAGE BUILD_DIR SOURCE_DIR
@@ -85,6 +86,14 @@ go)
     ;;
 esac
 echo "scaffold-$language: built and tested in $(($(date +%s) - started)) s"
+if [ "$language" = c ]; then
+    # Without rpcd-plugin.pc: the header and the version script from the options.
+    header=$(find "$work/root" -path '*/rpcd/plugin.h' | head -n 1)
+    map=$(find "$work/root" -name rpcd-plugin.map | head -n 1)
+    PKG_CONFIG_PATH="" meson setup build-options -Drpcd_include="${header%/rpcd/plugin.h}" \
+        -Drpcd_version_script="$map" >build.log 2>&1 || { cat build.log; exit 1; }
+    meson test -C build-options --print-errorlogs
+fi
 
 NM=${NM:-nm} sh "$source_dir/tests/header/check-exports.sh" "$plugin"
 
