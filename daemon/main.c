@@ -4,6 +4,7 @@
  * core library, which the tests link directly.
  */
 #include "cli/cli.h"
+#include "cli/cli_new.h"
 #include "base/crash_report.h"
 #include "calls/grace.h"
 #include "isolation/sandbox.h"
@@ -101,7 +102,7 @@ static void usage(FILE *stream)
 {
     fprintf(stream,
             "Usage: rpcd [OPTION]...\n"
-            "  or:  rpcd call|list|inspect ... (one-shot commands, below)\n"
+            "  or:  rpcd call|list|inspect|new ... (one-shot commands, below)\n"
             "Serve JSON-RPC 2.0 over stdin/stdout (one message per line) with the methods of\n"
             "the plugins listed in the config file.\n"
             "\n"
@@ -118,6 +119,7 @@ static void usage(FILE *stream)
             "failure.\n",
             RPCD_DEFAULT_CONFIG);
     cli_usage(stream);
+    cli_new_usage(stream);
 }
 
 /* What the command line asks for. */
@@ -315,8 +317,10 @@ static int run_subcommand(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(int argc, char **argv);
-    } commands[] = {
-        {"call", cli_call_main}, {"list", cli_list_main}, {"inspect", cli_inspect_main}};
+    } commands[] = {{"call", cli_call_main},
+                    {"list", cli_list_main},
+                    {"inspect", cli_inspect_main},
+                    {"new", cli_new_main}};
     for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);

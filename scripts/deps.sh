@@ -6,13 +6,13 @@ set -euo pipefail
 
 # What `meson setup build && ninja -C build` needs: rpcd, its plugins and its config.
 RPCD_BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev binutils sed
-                     libjansson-dev libinih-dev libseccomp-dev)
+                     libjansson-dev libinih-dev libseccomp-dev python3)
 # What scripts/test needs besides: cmocka, the sanitizers' and fuzzers' clang, valgrind, the
-# bindings' toolchains, the man pages, the Debian packaging, git for the tree's file list, and
-# certificates for the npm registry (the MCP clients, and a Node.js when the system's is too old:
-# tests/node_pinned.sh).
+# bindings' toolchains (and Cargo, which builds the Rust projects of rpcd new), the man pages,
+# the Debian packaging, git for the tree's file list, and certificates for the npm registry (the
+# MCP clients, and a Node.js when the system's is too old: tests/node_pinned.sh).
 RPCD_TEST_PACKAGES=(g++ libcmocka-dev clang-format git clang libclang-rt-dev valgrind golang-go
-                    rustc scdoc groff-base man-db dpkg-dev debhelper lintian abigail-tools systemd
+                    rustc cargo scdoc groff-base man-db dpkg-dev debhelper lintian abigail-tools systemd
                     python3 ca-certificates build-essential)
 
 rpcd_install_packages() {
