@@ -6,7 +6,7 @@ set -euo pipefail
 
 # What `meson setup build && ninja -C build` needs: rpcd, its plugins and its config.
 RPCD_BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev binutils sed
-                     libjansson-dev libinih-dev libseccomp-dev)
+                     libjansson-dev libinih-dev libseccomp-dev libpcre2-dev)
 # What scripts/test needs besides: cmocka, the sanitizers' and fuzzers' clang, valgrind, the
 # bindings' toolchains, the man pages, the Debian packaging, git for the tree's file list, and
 # certificates for the npm registry (the MCP clients, and a Node.js when the system's is too old:
