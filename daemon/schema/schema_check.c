@@ -77,18 +77,15 @@ static bool check_type(sc_check *check, const sc_node *node, const json_t *value
 {
     if (!node->types || sc_has_type(value, node->types))
         return true;
-    static const char *const names[] = {"null",   "boolean", "object", "array",
-                                        "number", "string",  "object"};
-    const char *got = json_is_integer(value) || json_is_real(value) ? "number"
-                      : json_is_true(value) || json_is_false(value)
-                          ? "boolean"
-                          : names[json_is_null(value)     ? 0
-                                  : json_is_object(value) ? 2
-                                  : json_is_array(value)  ? 3
-                                                          : 5];
+    const char *got = json_is_null(value)      ? "null"
+                      : json_is_boolean(value) ? "a boolean"
+                      : json_is_object(value)  ? "an object"
+                      : json_is_array(value)   ? "an array"
+                      : json_is_string(value)  ? "a string"
+                                               : "a number";
     char expected[128];
     sc_describe(node->type_text, expected, sizeof expected);
-    sc_fail(check, "type", "%s (the value is a %s)", expected, got);
+    sc_fail(check, "type", "%s (the value is %s)", expected, got);
     return false;
 }
 
