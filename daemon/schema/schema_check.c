@@ -143,13 +143,16 @@ static bool check_string(sc_check *check, const sc_node *node, const json_t *val
     if (node->pattern) {
         int found = sc_regex_search(node->pattern, text, length);
         if (found != 1) {
-            sc_fail(check, "pattern", "a string matching %.200s%s", node->pattern_source,
+            char shown[160];
+            sc_fail(check, "pattern", "a string matching %s%s",
+                    sc_printable(node->pattern_source, shown, sizeof shown),
                     found < 0 ? " (matching gave up at its limit)" : "");
             return false;
         }
     }
     if (node->format && !sc_format_holds(node->format, text, length))
-        return sc_fail(check, "format", "a string in the format \"%s\"", node->format_name), false;
+        return sc_fail(check, "format", "a string in the format \"%s\"", node->format_name),
+               false; /* a name sc_format_named knows */
     return true;
 }
 

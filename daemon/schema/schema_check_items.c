@@ -64,8 +64,11 @@ static bool check_required(sc_check *check, const json_t *names, const json_t *v
 {
     for (size_t i = 0; i < json_array_size(names); i++) {
         const json_t *name = json_array_get(names, i);
+        char shown[160];
         if (!json_object_getn(value, json_string_value(name), json_string_length(name)))
-            return sc_fail(check, keyword, "a member \"%.200s\"", json_string_value(name)), false;
+            return sc_fail(check, keyword, "a member \"%s\"",
+                           sc_printable(json_string_value(name), shown, sizeof shown)),
+                   false;
     }
     return true;
 }
@@ -103,9 +106,11 @@ static bool check_member(sc_check *check, const sc_node *node, const char *key, 
     for (size_t i = 0; i < node->pattern_property_count; i++) {
         const sc_patterned *entry = &node->pattern_properties[i];
         int found = sc_regex_search(entry->regex, key, length);
+        char shown[160];
         if (found < 0)
             return sc_fail(check, "patternProperties",
-                           "member names %.200s matches within its limit", entry->source),
+                           "a member name %s matches within its limit, or does not",
+                           sc_printable(entry->source, shown, sizeof shown)),
                    false;
         if (found == 1) {
             *evaluated = true;

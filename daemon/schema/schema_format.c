@@ -109,9 +109,10 @@ sc_regex *sc_regex_compile(const char *pattern, size_t length, char *error, size
     }
     if (!regex->code) {
         PCRE2_UCHAR message[120];
+        char shown[64];
         pcre2_get_error_message(code, message, sizeof message);
-        snprintf(error, error_size, "the pattern \"%.60s\" does not compile at offset %zu: %s",
-                 pattern, (size_t)offset, (const char *)message);
+        snprintf(error, error_size, "the pattern \"%s\" does not compile at offset %zu: %s",
+                 sc_printable(pattern, shown, sizeof shown), (size_t)offset, (const char *)message);
         free(regex);
         return NULL;
     }

@@ -171,6 +171,9 @@ size_t sc_code_points(const char *text, size_t length);
 /* 1 when every item differs, 0 when two are equal (*first, *second: their indexes), -1 memory */
 int sc_all_unique(const json_t *array, size_t *first, size_t *second);
 bool sc_multiple_of(const json_t *value, double divisor);
+/* Text from a schema or a value for a one-line message: at most size - 1 bytes of text (cut
+ * after a whole character), control characters and DEL as '?', NUL-terminated. Returns out. */
+const char *sc_printable(const char *text, char *out, size_t size);
 /* Text for a failure: value as JSON, cut to size bytes with "..." (NUL-terminated). */
 void sc_describe(const json_t *value, char *out, size_t size);
 

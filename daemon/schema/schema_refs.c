@@ -268,6 +268,14 @@ static const json_t *walk_pointer(const json_t *value, const char *pointer)
     return *pointer ? NULL : value;
 }
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)(c | 0x20);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 /* A fragment with %XX undone, into out (size bytes). -1 when bad or too long. */
 static int percent_decode(const char *text, char *out, size_t size)
 {
@@ -275,15 +283,15 @@ static int percent_decode(const char *text, char *out, size_t size)
     for (; *text; text++) {
         if (length + 1 >= size)
             return -1;
-        unsigned value;
-        if (*text == '%') {
-            if (sscanf(text + 1, "%2x", &value) != 1 || value == 0)
-                return -1;
-            out[length++] = (char)value;
-            text += 2;
-        } else {
+        if (*text != '%') {
             out[length++] = *text;
+            continue;
         }
+        int high = hex_digit(text[1]), low = high < 0 ? -1 : hex_digit(text[2]);
+        if (low < 0 || (high | low) == 0)
+            return -1; /* not two hex digits, or %00 */
+        out[length++] = (char)(high * 16 + low);
+        text += 2;
     }
     out[length] = '\0';
     return 0;
@@ -306,18 +314,19 @@ int sc_resolve(json_schema *compiled, int resource, const char *reference, const
     char *uri = resolve_uri(compiled->resources[resource].uri, reference, length);
     if (!uri)
         return snprintf(error, error_size, "out of memory"), -1;
+    char shown[104];
+    sc_printable(reference, shown, sizeof shown);
     int found = resource_named(compiled, uri);
     free(uri);
     if (found < 0)
         return snprintf(error, error_size,
-                        "\"$ref\": \"%.100s\" is not inside the schema (remote references are "
+                        "\"$ref\": \"%s\" is not inside the schema (remote references are "
                         "not fetched)",
-                        reference),
+                        shown),
                -1;
     char fragment[1024];
     if (percent_decode(hash ? hash + 1 : "", fragment, sizeof fragment) != 0)
-        return snprintf(error, error_size, "\"$ref\": \"%.100s\" has a bad fragment", reference),
-               -1;
+        return snprintf(error, error_size, "\"$ref\": \"%s\" has a bad fragment", shown), -1;
     const json_t *at = NULL;
     if (fragment[0] == '\0' || fragment[0] == '/') {
         at = walk_pointer(compiled->resources[found].root, fragment);
@@ -328,8 +337,7 @@ int sc_resolve(json_schema *compiled, int resource, const char *reference, const
                 at = compiled->anchors[i].target;
     }
     if (!at || !(json_is_object(at) || json_is_boolean(at)))
-        return snprintf(error, error_size, "\"$ref\": \"%.100s\" names no subschema", reference),
-               -1;
+        return snprintf(error, error_size, "\"$ref\": \"%s\" names no subschema", shown), -1;
     const sc_place *place = sc_place_of(compiled, at);
     *target = at;
     *target_resource = place ? place->resource : found;

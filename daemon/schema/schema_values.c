@@ -190,6 +190,19 @@ size_t sc_code_points(const char *text, size_t length)
     return count;
 }
 
+const char *sc_printable(const char *text, char *out, size_t size)
+{
+    size_t length = 0;
+    for (; text[length] && length + 1 < size; length++) {
+        unsigned char c = (unsigned char)text[length];
+        out[length] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    while (text[length] && length > 0 && ((unsigned char)text[length] & 0xC0) == 0x80)
+        length--; /* cut before a character's continuation bytes */
+    out[length] = '\0';
+    return out;
+}
+
 void sc_describe(const json_t *value, char *out, size_t size)
 {
     char *text = json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT);

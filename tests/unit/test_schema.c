@@ -79,6 +79,9 @@ static void test_refusals_say_why(void **state)
         {"{\"$ref\":\"https://json-schema.org/draft/2020-12/schema\"}", "not inside the schema"},
         {"{\"$ref\":\"#/$defs/missing\"}", "names no subschema"},
         {"{\"$ref\":\"#nowhere\"}", "names no subschema"},
+        {"{\"$ref\":\"#%a\"}", "has a bad fragment"},
+        {"{\"$ref\":\"#%00\"}", "has a bad fragment"},
+        {"{\"pattern\":\"(\\n\"}", "the pattern \"(?\" does not compile"},
         {"{\"type\":\"text\"}", "\"type\" is not a type name"},
         {"{\"type\":[\"string\",\"string\"]}", "\"type\" is not a type name"},
         {"{\"minLength\":-1}", "\"minLength\" is not a non-negative integer"},
@@ -109,6 +112,7 @@ static void test_refusals_say_why(void **state)
         if (!strstr(error, cases[i].reason))
             print_error("%s: %s\n", cases[i].text, error);
         assert_non_null(strstr(error, cases[i].reason));
+        assert_null(strchr(error, '\n')); /* one line, whatever the schema holds */
     }
 }
 
