@@ -168,6 +168,44 @@ static void test_opt_outs_leave_params_to_the_plugin(void **state)
     }
 }
 
+/* format is an annotation by default, and fails a value not of it with schema_format = assert. */
+static void test_format_asserted_when_configured(void **state)
+{
+    (void)state;
+    static const char input[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"schema.strict\",\"params\":{\"city\":\"Oslo\","
+        "\"since\":\"yesterday\"}}\n";
+    for (size_t m = 0; m < 2; m++) {
+        harness_run_result run;
+        run_with(modes[m], "", input, &run);
+        json_t *annotation = response(&run, 1);
+        assert_true(json_is_true(json_object_get(json_object_get(annotation, "result"), "ok")));
+        json_decref(annotation);
+        harness_run_result_free(&run);
+        char *dir = harness_temp_dir();
+        assert_non_null(dir);
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "[rpcd]\nschema_format = assert\n[plugin schema_tool]\npath = %s\n"
+                 "isolation = %s\n",
+                 harness_env("RPCD_FIXTURE_SCHEMA_TOOL"), modes[m]);
+        char *config = harness_write_file(dir, "rpcd.conf", text);
+        assert_non_null(config);
+        harness_argv args = harness_rpcd_argv(config);
+        assert_int_equal(harness_run(args.argv, input, sizeof input - 1, HARNESS_TIMEOUT_MS, &run),
+                         HARNESS_OK);
+        json_t *assertion = response(&run, 1);
+        const json_t *data = json_object_get(json_object_get(assertion, "error"), "data");
+        assert_string_equal(json_string_value(json_object_get(data, "pointer")), "/since");
+        assert_string_equal(json_string_value(json_object_get(data, "keyword")), "format");
+        json_decref(assertion);
+        harness_run_result_free(&run);
+        harness_remove_dir(dir);
+        free(config);
+        free(dir);
+    }
+}
+
 /* A schema rpcd cannot apply stops the start, naming the plugin, the method and why. */
 static void test_schemas_refused_at_start(void **state)
 {
@@ -198,6 +236,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_params_never_reach_the_handler),
         cmocka_unit_test(test_opt_outs_leave_params_to_the_plugin),
+        cmocka_unit_test(test_format_asserted_when_configured),
         cmocka_unit_test(test_schemas_refused_at_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

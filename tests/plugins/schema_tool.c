@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fixture: tools with a params_schema whose handlers count their calls, so that a test can see
- * that params rpcd refused never reached them: schema.strict (five properties, no others),
+ * that params rpcd refused never reached them: schema.strict (six properties, no others),
  * schema.own (the same schema, RPCD_METHOD_VALIDATES_ITSELF) and schema.calls, the count.
  * With "register = remote" or "= invalid" in its section it also registers schema.bad, whose
  * schema rpcd refuses, and fails its init with the status it got.
@@ -20,7 +20,8 @@ static atomic_uint calls;
     "\"properties\":{\"city\":{\"type\":\"string\",\"minLength\":1},"                              \
     "\"days\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":14},"                                \
     "\"units\":{\"enum\":[\"metric\",\"imperial\"]},\"hourly\":{\"type\":\"boolean\"},"            \
-    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}"
+    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"                               \
+    "\"since\":{\"type\":\"string\",\"format\":\"date\"}}}"
 
 static int counted(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {

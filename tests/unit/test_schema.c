@@ -199,6 +199,11 @@ static void test_pattern_backtracking_is_bounded(void **state)
     assert_non_null(strstr(failure.expected, "gave up"));
     assert_int_equal(check(compiled, "\"aaaa\"", NULL), SCHEMA_VALID);
     schema_free(compiled);
+    /* ECMA-262's $: the end of the string, not before a final line break as in Perl. */
+    compiled = compile_ok("{\"pattern\":\"^a$\"}", false);
+    assert_int_equal(check(compiled, "\"a\"", NULL), SCHEMA_VALID);
+    assert_int_equal(check(compiled, "\"a\\n\"", NULL), SCHEMA_INVALID);
+    schema_free(compiled);
 }
 
 /* uniqueItems on a long array: hashed, not compared pair by pair; 1 and 1.0 are equal. */
