@@ -94,13 +94,13 @@ sc_regex *sc_regex_compile(const char *pattern, size_t length, char *error, size
         snprintf(error, error_size, "out of memory");
         return NULL;
     }
-    /* ECMA-262's $ matches only at the end, never before a final newline. */
+    /* ECMA-262: $ matches only at the end, never before a final newline; \uXXXX is a character. */
     size_t translated_length;
     char *translated = translate(pattern, length, &translated_length);
     if (translated)
-        regex->code =
-            pcre2_compile((PCRE2_SPTR)translated, translated_length,
-                          PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &code, &offset, NULL);
+        regex->code = pcre2_compile((PCRE2_SPTR)translated, translated_length,
+                                    PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY | PCRE2_ALT_BSUX,
+                                    &code, &offset, NULL);
     free(translated);
     if (!translated) {
         snprintf(error, error_size, "out of memory");

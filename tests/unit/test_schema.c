@@ -204,6 +204,11 @@ static void test_pattern_backtracking_is_bounded(void **state)
     assert_int_equal(check(compiled, "\"a\"", NULL), SCHEMA_VALID);
     assert_int_equal(check(compiled, "\"a\\n\"", NULL), SCHEMA_INVALID);
     schema_free(compiled);
+    /* ECMA-262's \uXXXX is a character, which PCRE2 reads only with PCRE2_ALT_BSUX. */
+    compiled = compile_ok("{\"pattern\":\"^\\\\u0041$\"}", false);
+    assert_int_equal(check(compiled, "\"A\"", NULL), SCHEMA_VALID);
+    assert_int_equal(check(compiled, "\"u0041\"", NULL), SCHEMA_INVALID);
+    schema_free(compiled);
 }
 
 /* uniqueItems on a long array: hashed, not compared pair by pair; 1 and 1.0 are equal. */
