@@ -14,6 +14,9 @@
 /* Schema levels one check may nest, $ref included: a schema whose references loop without
  * moving into the instance fails here instead of exhausting the stack. */
 enum { MAX_NESTING = 2000 };
+/* Nesting of a value checked from text: what jansson itself reads, and a bound on the
+ * recursion that builds its tree. */
+enum { MAX_INSTANCE_DEPTH = 2048 };
 
 void sc_fail(sc_check *check, const char *keyword, const char *format, ...)
 {
@@ -30,17 +33,29 @@ void sc_fail(sc_check *check, const char *keyword, const char *format, ...)
     sc_path_format(check, check->failure->pointer, sizeof check->failure->pointer);
 }
 
+/* Grows an array kept in place while small (check->path or ->scope): a copy on the heap the
+ * first time, realloc after. Returns the new array, or NULL (memory). */
+static void *grow(void *array, const void *in_place, size_t *capacity, size_t size)
+{
+    size_t more = *capacity * 2;
+    void *grown = array == in_place ? malloc(more * size) : realloc(array, more * size);
+    if (grown && array == in_place)
+        memcpy(grown, array, *capacity * size);
+    if (grown)
+        *capacity = more;
+    return grown;
+}
+
 int sc_path_push(sc_check *check, const char *key, size_t index)
 {
     if (check->path_count == check->path_capacity) {
-        size_t capacity = check->path_capacity ? check->path_capacity * 2 : 16;
-        sc_segment *path = realloc(check->path, capacity * sizeof *path);
+        sc_segment *path =
+            grow(check->path, check->path_small, &check->path_capacity, sizeof *path);
         if (!path) {
             check->no_memory = true;
             return -1;
         }
         check->path = path;
-        check->path_capacity = capacity;
     }
     check->path[check->path_count++] = (sc_segment){key, index};
     return 0;
@@ -266,14 +281,12 @@ static bool enter_scope(sc_check *check, int resource)
     if (check->scope_count && check->scope[check->scope_count - 1] == resource)
         return false;
     if (check->scope_count == check->scope_capacity) {
-        size_t capacity = check->scope_capacity ? check->scope_capacity * 2 : 8;
-        int *scope = realloc(check->scope, capacity * sizeof *scope);
+        int *scope = grow(check->scope, check->scope_small, &check->scope_capacity, sizeof *scope);
         if (!scope) {
             check->no_memory = true;
             return false;
         }
         check->scope = scope;
-        check->scope_capacity = capacity;
     }
     check->scope[check->scope_count++] = resource;
     return true;
@@ -320,9 +333,15 @@ bool sc_check_node(sc_check *check, const sc_node *node, const json_t *value, sc
 int schema_check(const json_schema *compiled, const json_t *instance, schema_failure *failure)
 {
     sc_check check = {.compiled = compiled, .failure = failure};
+    check.path = check.path_small;
+    check.path_capacity = sizeof check.path_small / sizeof check.path_small[0];
+    check.scope = check.scope_small;
+    check.scope_capacity = sizeof check.scope_small / sizeof check.scope_small[0];
     bool valid = sc_check_node(&check, compiled->root, instance, NULL);
-    free(check.path);
-    free(check.scope);
+    if (check.path != check.path_small)
+        free(check.path);
+    if (check.scope != check.scope_small)
+        free(check.scope);
     if (check.no_memory)
         return SCHEMA_NO_MEMORY;
     return valid ? SCHEMA_VALID : SCHEMA_INVALID;
@@ -331,18 +350,16 @@ int schema_check(const json_schema *compiled, const json_t *instance, schema_fai
 int schema_check_text(const json_schema *compiled, const char *text, size_t length,
                       schema_failure *failure)
 {
-    json_t *instance = json_loadb(text, length, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-    if (!instance) /* an integer beyond 64 bits: read every number as a double */
-        instance = json_loadb(text, length,
-                              JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
-    if (!instance && length > 0 && failure) {
-        /* Valid JSON jansson still refuses: nested deeper than its own bound (2048). */
+    js_span value;
+    int scanned = js_validate(text, length, MAX_INSTANCE_DEPTH, &value, NULL);
+    if (scanned == JS_ERR_DEPTH && failure) {
         snprintf(failure->pointer, sizeof failure->pointer, "%s", "");
         snprintf(failure->keyword, sizeof failure->keyword, "%s", "depth");
         snprintf(failure->expected, sizeof failure->expected,
-                 "a value nested at most 2048 levels deep");
+                 "a value nested at most %d levels deep", MAX_INSTANCE_DEPTH);
         return SCHEMA_INVALID;
     }
+    json_t *instance = scanned == 0 ? sc_tree_from_span(value) : NULL;
     if (!instance)
         return SCHEMA_NO_MEMORY;
     int status = schema_check(compiled, instance, failure);

@@ -21,10 +21,12 @@ typedef struct sc_check {
     int quiet;               /* inside anyOf, oneOf, not, if, contains: failures not told */
     bool no_memory, too_deep;
     size_t nesting;
-    sc_segment *path; /* owned */
+    sc_segment *path; /* path_small, or owned once it outgrew it */
     size_t path_count, path_capacity;
-    int *scope; /* owned: resources entered, outermost first */
+    int *scope; /* resources entered, outermost first: scope_small, or owned */
     size_t scope_count, scope_capacity;
+    sc_segment path_small[32]; /* most values are shallow: no allocation for them */
+    int scope_small[8];
 } sc_check;
 
 /*

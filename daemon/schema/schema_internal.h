@@ -8,6 +8,8 @@
 
 #include "schema/schema.h"
 
+#include "json/json_scan.h"
+
 #include <jansson.h>
 
 #include <stdbool.h>
@@ -174,6 +176,9 @@ bool sc_multiple_of(const json_t *value, double divisor);
 /* Text from a schema or a value for a one-line message: at most size - 1 bytes of text (cut
  * after a whole character), control characters and DEL as '?', NUL-terminated. Returns out. */
 const char *sc_printable(const char *text, char *out, size_t size);
+/* A validated JSON value (its span, no white space around it) as jansson's tree (new), built
+ * from rpcd's own scan rather than jansson's slower lexer; NULL when memory ran out. */
+json_t *sc_tree_from_span(js_span value);
 /* Text for a failure: value as JSON, cut to size bytes with "..." (NUL-terminated). */
 void sc_describe(const json_t *value, char *out, size_t size);
 

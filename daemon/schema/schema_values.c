@@ -6,6 +6,8 @@
  */
 #include "schema/schema_internal.h"
 
+#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,4 +225,92 @@ void sc_describe(const json_t *value, char *out, size_t size)
         out[0] = '\0';
     }
     free(text);
+}
+
+/* A validated number's span as jansson's integer when it is one that fits, else its real. */
+static json_t *number_from_span(js_span number)
+{
+    char small[64];
+    char *text = number.length < sizeof small ? small : malloc(number.length + 1);
+    if (!text)
+        return NULL;
+    memcpy(text, number.start, number.length);
+    text[number.length] = '\0';
+    json_t *value = NULL;
+    if (!strpbrk(text, ".eE")) {
+        errno = 0;
+        long long whole = strtoll(text, NULL, 10);
+        if (errno == 0)
+            value = json_integer((json_int_t)whole);
+    }
+    if (!value) {
+        /* Beyond a double's range (1e400): the largest one, which compares as the number does
+         * against any bound a schema can write. */
+        double real = strtod(text, NULL);
+        value = json_real(isfinite(real) ? real : real > 0 ? DBL_MAX : -DBL_MAX);
+    }
+    if (text != small)
+        free(text);
+    return value;
+}
+
+/* A validated string's span decoded, as jansson's string (new), or NULL. */
+static json_t *string_from_span(js_span string)
+{
+    char small[256];
+    size_t needed = js_string_decoded_length(string), length;
+    char *text = needed <= sizeof small ? small : malloc(needed + 1);
+    if (!text)
+        return NULL;
+    json_t *value = js_string_decode(string, text, needed ? needed : 1, &length) == 0
+                        ? json_stringn_nocheck(text, length)
+                        : NULL;
+    if (text != small)
+        free(text);
+    return value;
+}
+
+static json_t *container_from_span(js_span container);
+
+json_t *sc_tree_from_span(js_span value)
+{
+    switch (js_kind_of(value)) {
+    case JS_OBJECT:
+    case JS_ARRAY: return container_from_span(value);
+    case JS_STRING: return string_from_span(value);
+    case JS_NUMBER: return number_from_span(value);
+    case JS_TRUE: return json_true();
+    case JS_FALSE: return json_false();
+    case JS_NULL: return json_null();
+    }
+    return NULL;
+}
+
+/* An object's or array's members built in turn; the last of a duplicated key counts, as with
+ * json_loadb. Recursion is bounded by the depth the caller validated the text at. */
+static json_t *container_from_span(js_span container)
+{
+    bool object = js_kind_of(container) == JS_OBJECT;
+    json_t *out = object ? json_object() : json_array();
+    js_iter items;
+    js_span key, item;
+    js_iter_init(&items, container);
+    while (out && js_iter_next(&items, &key, &item)) {
+        json_t *child = sc_tree_from_span(item);
+        json_t *name = child && object ? string_from_span(key) : NULL;
+        int failed = !child || (object && !name);
+        if (!failed && object)
+            failed = json_object_setn_new_nocheck(out, json_string_value(name),
+                                                  json_string_length(name), child) != 0;
+        else if (!failed)
+            failed = json_array_append_new(out, child) != 0;
+        else
+            json_decref(child);
+        json_decref(name);
+        if (failed) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    return out;
 }

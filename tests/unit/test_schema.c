@@ -164,7 +164,7 @@ static void test_format_annotation_or_assertion(void **state)
         {"ipv6", "\"2001:db8::1\"", "\"2001:db8:::1\""},
         {"uri", "\"https://example.org/a?b#c\"", "\"//example.org\""},
         {"uuid", "\"2eb8aa08-aa98-11ea-b4aa-73b441d16380\"",
-         "\"2eb8aa08aa98-11ea-b4aa-73b441d16380\""},
+         "\"2eb8aa08aaa98-11ea-b4aa-73b441d16380\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[128];
@@ -233,6 +233,20 @@ static void test_unique_items_of_a_long_array(void **state)
     schema_free(compiled);
 }
 
+/* multipleOf with a decimal divisor: 0.3 is a multiple of 0.1, though 0.3 / 0.1 is not 3. */
+static void test_multiple_of_decimals(void **state)
+{
+    (void)state;
+    json_schema *compiled = compile_ok("{\"multipleOf\":0.1}", false);
+    assert_int_equal(check(compiled, "0.3", NULL), SCHEMA_VALID);
+    assert_int_equal(check(compiled, "0.35", NULL), SCHEMA_INVALID);
+    schema_free(compiled);
+    compiled = compile_ok("{\"multipleOf\":3}", false);
+    assert_int_equal(check(compiled, "-9", NULL), SCHEMA_VALID);
+    assert_int_equal(check(compiled, "10", NULL), SCHEMA_INVALID);
+    schema_free(compiled);
+}
+
 /* A reference loop that never moves into the value fails at a nesting bound, not the stack. */
 static void test_reference_loop_is_bounded(void **state)
 {
@@ -296,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_format_annotation_or_assertion),
         cmocka_unit_test(test_pattern_backtracking_is_bounded),
         cmocka_unit_test(test_unique_items_of_a_long_array),
+        cmocka_unit_test(test_multiple_of_decimals),
         cmocka_unit_test(test_reference_loop_is_bounded),
         cmocka_unit_test(test_values_jansson_cannot_hold),
         cmocka_unit_test(test_long_pointer_is_cut),
