@@ -257,6 +257,9 @@ static json_t *number_from_span(js_span number)
 /* A validated string's span decoded, as jansson's string (new), or NULL. */
 static json_t *string_from_span(js_span string)
 {
+    /* Most strings hold no escape: their bytes between the quotes are the string. */
+    if (!memchr(string.start + 1, '\\', string.length - 2))
+        return json_stringn_nocheck(string.start + 1, string.length - 2);
     char small[256];
     size_t needed = js_string_decoded_length(string), length;
     char *text = needed <= sizeof small ? small : malloc(needed + 1);
