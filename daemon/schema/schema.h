@@ -7,6 +7,8 @@
 #ifndef RPCD_SCHEMA_H
 #define RPCD_SCHEMA_H
 
+#include "json/json_scan.h"
+
 #include <jansson.h>
 
 #include <stdbool.h>
@@ -64,5 +66,14 @@ int schema_check(const json_schema *compiled, const json_t *instance, schema_fai
  */
 int schema_check_text(const json_schema *compiled, const char *text, size_t length,
                       schema_failure *failure);
+
+/*
+ * The same for a value rpcd's scanner already accepted (json_scan.h: js_validate's span, no
+ * white space around it), as the dispatcher holds a call's params: a schema of the plain kind
+ * most tools have (types, properties, required, additionalProperties, bounds, enums of
+ * strings, items) is checked on the text where it lies, without building a tree; any other
+ * schema, and any value that does not pass there, gets schema_check_text.
+ */
+int schema_check_span(const json_schema *compiled, js_span value, schema_failure *failure);
 
 #endif

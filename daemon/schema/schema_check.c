@@ -366,3 +366,10 @@ int schema_check_text(const json_schema *compiled, const char *text, size_t leng
     json_decref(instance);
     return status;
 }
+
+int schema_check_span(const json_schema *compiled, js_span value, schema_failure *failure)
+{
+    if (sc_quick_valid(compiled, value))
+        return SCHEMA_VALID;
+    return schema_check_text(compiled, value.start, value.length, failure);
+}

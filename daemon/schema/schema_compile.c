@@ -109,6 +109,7 @@ static int named(const sc_build *build, const char *keyword, sc_named **out, siz
     json_object_foreach((json_t *)value, key, item)
     {
         (*out)[*count].name = key;
+        (*out)[*count].length = strlen(key);
         if (subschema(build, keyword, item, &(*out)[(*count)++].node) != 0)
             return -1;
     }
@@ -394,6 +395,7 @@ static int build_nodes(json_schema *compiled, char *error, size_t error_size)
     for (size_t i = 0; i < compiled->node_count; i++)
         if (fill_node(compiled, compiled->nodes[i], error, error_size) != 0)
             return -1;
+    compiled->quick = sc_quick_node(compiled->root, 0);
     return 0;
 }
 

@@ -45,6 +45,7 @@ typedef struct sc_node sc_node;
 
 typedef struct sc_named {
     const char *name; /* borrowed from the schema's tree */
+    size_t length;
     sc_node *node;
 } sc_named;
 
@@ -136,6 +137,7 @@ typedef struct sc_place {
 struct json_schema {
     json_t *document; /* owned */
     sc_node *root;
+    bool quick; /* every node is of the plain kind schema_fast.c checks on the text */
     bool assert_format;
     sc_node **nodes; /* owned, every node; those not filled yet wait at the end */
     size_t node_count, node_capacity;
@@ -164,6 +166,11 @@ void sc_regex_free(sc_regex *regex);
 int sc_regex_search(const sc_regex *regex, const char *text, size_t length);
 sc_format sc_format_named(const char *name);
 bool sc_format_holds(sc_format format, const char *text, size_t length);
+
+/* schema_fast.c: whether a node and those below it are of the plain kind (set at compile), and
+ * the check on a validated value's text that only ever answers "valid" for sure. */
+bool sc_quick_node(const sc_node *node, int depth);
+bool sc_quick_valid(const json_schema *compiled, js_span value);
 
 /* schema_values.c: JSON values as JSON Schema sees them. */
 bool sc_equal(const json_t *a, const json_t *b);

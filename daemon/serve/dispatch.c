@@ -147,10 +147,10 @@ static inline int start_call(const dispatcher *dispatch, const env_message *mess
                              const call_request *request)
 {
     if (request->method->arguments) {
+        static const js_span none = {"{}", 2};
         schema_failure failure;
-        int checked = schema_check_text(request->method->arguments,
-                                        request->params ? request->params->start : "{}",
-                                        request->params ? request->params->length : 2, &failure);
+        int checked = schema_check_span(request->method->arguments,
+                                        request->params ? *request->params : none, &failure);
         if (checked == SCHEMA_INVALID)
             return refuse_arguments(dispatch, message, request, &failure);
         if (checked != SCHEMA_VALID)

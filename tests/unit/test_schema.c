@@ -233,6 +233,48 @@ static void test_unique_items_of_a_long_array(void **state)
     schema_free(compiled);
 }
 
+/* Params as the dispatcher holds them (a scanned span): the quick path on the text says valid
+ * only for values the full check passes, and leaves every failure to it. */
+static void test_quick_path_on_spans(void **state)
+{
+    (void)state;
+    json_schema *compiled = compile_ok(
+        "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"city\"],"
+        "\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":4},\"days\":{\"type\":"
+        "\"integer\",\"maximum\":14},\"units\":{\"enum\":[\"metric\",\"imperial\"]},"
+        "\"tags\":{\"type\":\"array\",\"maxItems\":1,\"items\":{\"type\":\"string\"}}}}",
+        false);
+    static const struct {
+        const char *text;
+        int verdict;
+        const char *keyword;
+    } cases[] = {
+        {"{\"city\":\"Oslo\",\"days\":3,\"units\":\"metric\",\"tags\":[\"a\"]}", SCHEMA_VALID, ""},
+        {"{\"city\":\"Os\\u006co\",\"days\":3.0}", SCHEMA_VALID, ""},
+        {"{\"city\":\"Oslo\",\"units\":\"zetric\"}", SCHEMA_INVALID, "enum"},
+        {"{\"days\":3}", SCHEMA_INVALID, "required"},
+        {"{\"city\":\"Oslo\",\"days\":1.5}", SCHEMA_INVALID, "type"},
+        {"{\"city\":\"Oslo\",\"days\":15}", SCHEMA_INVALID, "maximum"},
+        {"{\"city\":\"Bergen\"}", SCHEMA_INVALID, "maxLength"},
+        {"{\"city\":\"Oslo\",\"x\":1}", SCHEMA_INVALID, "additionalProperties"},
+        {"{\"city\":\"Oslo\",\"tags\":[\"a\",\"b\"]}", SCHEMA_INVALID, "maxItems"},
+        {"{\"city\":\"Oslo\",\"tags\":[1]}", SCHEMA_INVALID, "type"},
+        {"{\"city\":\"Oslo\",\"city\":7}", SCHEMA_INVALID, "type"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        js_span span;
+        assert_int_equal(js_validate(cases[i].text, strlen(cases[i].text), 64, &span, NULL), 0);
+        schema_failure failure;
+        int verdict = schema_check_span(compiled, span, &failure);
+        if (verdict != cases[i].verdict)
+            print_error("%s\n", cases[i].text);
+        assert_int_equal(verdict, cases[i].verdict);
+        if (verdict == SCHEMA_INVALID)
+            assert_string_equal(failure.keyword, cases[i].keyword);
+    }
+    schema_free(compiled);
+}
+
 /* multipleOf with a decimal divisor: 0.3 is a multiple of 0.1, though 0.3 / 0.1 is not 3. */
 static void test_multiple_of_decimals(void **state)
 {
@@ -310,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_format_annotation_or_assertion),
         cmocka_unit_test(test_pattern_backtracking_is_bounded),
         cmocka_unit_test(test_unique_items_of_a_long_array),
+        cmocka_unit_test(test_quick_path_on_spans),
         cmocka_unit_test(test_multiple_of_decimals),
         cmocka_unit_test(test_reference_loop_is_bounded),
         cmocka_unit_test(test_values_jansson_cannot_hold),
