@@ -2,8 +2,11 @@
 /*
  * bench plugin, for bench/run only (never installed): "<prefix>.spin" {"us": N} burns N µs of the
  * calling thread's CPU time, and "<prefix>.m0" .. "<prefix>.m<M-1>" are M trivial methods, so
- * that the cost of CPU-bound handlers, of many methods and of many plugins can be measured.
- * Config: prefix (default "bench"), methods (default 0).
+ * that the cost of CPU-bound handlers, of many methods and of many plugins can be measured;
+ * with fields = true, "<prefix>.fields" (a typical five-property params_schema, which rpcd
+ * checks on every call) and "<prefix>.fields_plain" (the same, without a schema), so that
+ * bench/schema can measure what the check costs.
+ * Config: prefix (default "bench"), methods (default 0), fields (default false).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,12 +97,41 @@ static int bench_trivial(rpcd_call *call, const char *params, size_t params_leng
     return RPCD_OK;
 }
 
+/* A tool's typical params: a few typed members, bounds, an enum, an array, nothing else. */
+#define BENCH_FIELDS_SCHEMA                                                                        \
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"city\",\"days\"],"        \
+    "\"properties\":{\"city\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":100},"            \
+    "\"days\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":14},"                                \
+    "\"units\":{\"enum\":[\"metric\",\"imperial\"]},\"hourly\":{\"type\":\"boolean\"},"            \
+    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":8}}}"
+
+/* fields and fields_plain: the same trivial handler, with and without a params_schema. */
+static int bench_register_fields(rpcd_plugin *plugin, const rpcd_host_api *host, const char *prefix,
+                                 char *error, size_t error_size)
+{
+    static const char *const suffixes[] = {"fields", "fields_plain"};
+    char name[BENCH_MAX_PREFIX + 32];
+    for (int i = 0; i < 2; i++) {
+        snprintf(name, sizeof name, "%s.%s", prefix, suffixes[i]);
+        rpcd_method method = rpcd_method_new(name, bench_trivial);
+        method.flags = RPCD_METHOD_QUICK;
+        method.params_schema = i == 0 ? BENCH_FIELDS_SCHEMA : NULL;
+        int status = host->register_method(plugin, &method);
+        if (status != RPCD_OK) {
+            snprintf(error, error_size, "cannot register method %s (status %d)", name, status);
+            return status;
+        }
+    }
+    return RPCD_OK;
+}
+
 static int bench_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **state, char *error,
                       size_t error_size)
 {
-    /* Both keys are read whatever happens, so that neither is reported as unknown. */
+    /* Every key is read whatever happens, so that none is reported as unknown. */
     const char *prefix = host->config_get(plugin, "prefix");
     const char *methods_text = host->config_get(plugin, "methods");
+    const char *fields = host->config_get(plugin, "fields");
     long methods = 0;
     char name[BENCH_MAX_PREFIX + 32];
     int status;
@@ -142,6 +174,12 @@ static int bench_init(rpcd_plugin *plugin, const rpcd_host_api *host, void **sta
         free(instance);
         snprintf(error, error_size, "cannot register method %s (status %d)", name, status);
         return status;
+    }
+    if (fields != NULL && strcmp(fields, "true") == 0) {
+        status = bench_register_fields(plugin, host, prefix, error, error_size);
+        if (status != RPCD_OK) {
+            return status;
+        }
     }
     for (long i = 0; i < methods; i++) {
         snprintf(name, sizeof name, "%s.m%ld", prefix, i);

@@ -6,7 +6,8 @@ set -euo pipefail
 
 # What `meson setup build && ninja -C build` needs: rpcd, its plugins and its config.
 RPCD_BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev binutils sed
-                     libjansson-dev libinih-dev libseccomp-dev python3)
+                     libjansson-dev libinih-dev libseccomp-dev libpcre2-dev
+                     python3)
 # What scripts/test needs besides: cmocka, the sanitizers' and fuzzers' clang, valgrind, the
 # bindings' toolchains (and Cargo, which builds the Rust projects of rpcd new), the man pages,
 # the Debian packaging, git for the tree's file list, and certificates for the npm registry (the

@@ -112,7 +112,7 @@ static int host_call_result(rpcd_call *call, const char *json, size_t json_lengt
     char reason[256];
     contract_result_fault fault;
     int status = contract_check_result(json, json_length, slot->table->limits.max_depth, is_params,
-                                       slot->method->output_schema, &fault, reason, sizeof reason);
+                                       slot->method->output, &fault, reason, sizeof reason);
     if (fault == CONTRACT_RESULT_NOT_JSON) {
         slot->result_invalid = true;
         slot->has_result = slot->result_complete = slot->result_refused = false;
@@ -136,7 +136,7 @@ static int host_call_tool_result(rpcd_call *call, const char *json, size_t json_
         return RPCD_ERR_STALE;
     char reason[256];
     int status = contract_check_tool_result(json, json_length, slot->table->limits.max_depth,
-                                            slot->method->output_schema, reason, sizeof reason);
+                                            slot->method->output, reason, sizeof reason);
     if (status != RPCD_OK)
         status = refuse_result(slot, reason);
     else

@@ -99,6 +99,7 @@ static cfg_plugin *add_plugin(parse_state *state, const char *name)
     plugin->isolation = CFG_ISOLATION_INHERIT;
     plugin->max_restarts = CFG_DEFAULT_MAX_RESTARTS;
     plugin->scheduler_slice_us = CFG_DEFAULT_SCHEDULER_SLICE_US;
+    plugin->validate_arguments = true;
     plugin->file = state->file;
     plugin->line = state->line;
     config->plugin_count++;
@@ -323,7 +324,7 @@ static char *join_path(const char *dir, const char *relative)
 
 /*
  * Resolves the paths of the plugins from index first on against plugin_dir; those that do not
- * say take [rpcd] isolation.
+ * say take [rpcd] isolation; each takes [rpcd] schema_format.
  */
 static int resolve_plugins(rpcd_config *config, size_t first, char *error, size_t error_size)
 {
@@ -340,6 +341,7 @@ static int resolve_plugins(rpcd_config *config, size_t first, char *error, size_
         plugin->path = resolved;
         if (plugin->isolation == CFG_ISOLATION_INHERIT)
             plugin->isolation = config->isolation;
+        plugin->assert_format = config->schema_format == CFG_SCHEMA_FORMAT_ASSERT;
     }
     return 0;
 }

@@ -66,6 +66,9 @@ typedef struct cfg_policy {
 /* Where a plugin runs: in rpcd's process, or in a host process of its own. */
 enum { CFG_ISOLATION_NONE = 0, CFG_ISOLATION_PROCESS = 1, CFG_ISOLATION_INHERIT = -1 };
 
+/* What JSON Schema's "format" does in params schemas: annotates, or fails values not of it. */
+enum { CFG_SCHEMA_FORMAT_ANNOTATION = 0, CFG_SCHEMA_FORMAT_ASSERT = 1 };
+
 typedef struct cfg_plugin {
     char *name;        /* owned: NAME of [plugin NAME] */
     const char *file;  /* borrowed from the config: the file its section is in */
@@ -82,6 +85,8 @@ typedef struct cfg_plugin {
     size_t timeout_count;
     size_t max_restarts;       /* restarts of its host allowed per minute */
     size_t scheduler_slice_us; /* the time slice its host asks the kernel for; 0: the kernel's */
+    bool validate_arguments;   /* params checked against params_schema before a call (true) */
+    bool assert_format;        /* [rpcd] schema_format = assert, copied at load */
     unsigned seen;             /* which of cfg_isolation_key's keys were given (once each) */
     cfg_policy policy;         /* tools_allow, tools_deny, rate_limit, max_result_bytes(.METHOD) */
 } cfg_plugin;
@@ -108,6 +113,7 @@ typedef struct rpcd_config {
     char *user;             /* owned: the user to run as once plugins are loaded, or NULL */
     char *group;            /* owned: the group to run as (default: the user's), or NULL */
     int isolation;          /* CFG_ISOLATION_* of plugins that do not say (default none) */
+    int schema_format;      /* CFG_SCHEMA_FORMAT_*: what "format" does in params schemas */
     char *mcp_tools;        /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
     int mcp_tool_names;     /* [mcp] tool_names: CFG_TOOL_NAMES_* (default portable) */
     char *mcp_instructions; /* owned: [mcp] instructions for the model, or NULL */
@@ -147,8 +153,9 @@ typedef enum cfg_key_type {
     CFG_KEY_SECCOMP,    /* default, strict or off */
     CFG_KEY_PATHS,      /* absolute paths separated by spaces */
 
-    CFG_KEY_ISOLATION, /* none or process (an int) */
-    CFG_KEY_OWN,       /* read by its section's own code (plugin sections, [mcp]) */
+    CFG_KEY_ISOLATION,     /* none or process (an int) */
+    CFG_KEY_SCHEMA_FORMAT, /* annotation or assert (an int, CFG_SCHEMA_FORMAT_*) */
+    CFG_KEY_OWN,           /* read by its section's own code (plugin sections, [mcp]) */
 } cfg_key_type;
 
 /*

@@ -56,6 +56,7 @@ static const cfg_key keys[] = {
     DAEMON_KEY(group,               CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(no_new_privs,        CFG_KEY_BOOL,      0,  0,        true),
     DAEMON_KEY(isolation,           CFG_KEY_ISOLATION, 0,  0,        CFG_ISOLATION_NONE),
+    DAEMON_KEY(schema_format,       CFG_KEY_SCHEMA_FORMAT, 0, 0,     CFG_SCHEMA_FORMAT_ANNOTATION),
     {"plugin NAME", "path",        CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "required",    CFG_KEY_OWN, 0, 0, 0, 0},
     PLUGIN_KEY(limit_memory,       CFG_KEY_SIZE,    16777216, TIB),
@@ -78,6 +79,7 @@ static const cfg_key keys[] = {
     {"plugin NAME", "rate_limit.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "max_result_bytes", CFG_KEY_OWN, 0, 0, 0, 0},
     {"plugin NAME", "max_result_bytes.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
+    {"plugin NAME", "validate_arguments", CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tools",       CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool_names",  CFG_KEY_OWN, 0, 0, 0, 0},
     {"mcp",         "tool.METHOD", CFG_KEY_OWN, 0, 0, 0, 0},
@@ -224,6 +226,13 @@ int cfg_parse_value(const cfg_key *key, void *field, const char *value, char **p
         if (cfg_parse_isolation(value, field) != 0)
             return complain(problem, "%s must be none or process, not '%s'", name, value);
         return 0;
+    case CFG_KEY_SCHEMA_FORMAT:
+        if (strcmp(value, "annotation") == 0 || strcmp(value, "assert") == 0) {
+            *(int *)field =
+                value[1] == 's' ? CFG_SCHEMA_FORMAT_ASSERT : CFG_SCHEMA_FORMAT_ANNOTATION;
+            return 0;
+        }
+        return complain(problem, "%s must be annotation or assert, not '%s'", name, value);
     case CFG_KEY_OWN: break;
     }
     return complain(problem, "unknown key '%s'", name);
@@ -240,7 +249,7 @@ void cfg_set_defaults(rpcd_config *config)
         else if (keys[i].type == CFG_KEY_BOOL)
             *(bool *)field = keys[i].default_value != 0;
         else if (keys[i].type == CFG_KEY_LOG_LEVEL || keys[i].type == CFG_KEY_LOG_FORMAT ||
-                 keys[i].type == CFG_KEY_ISOLATION)
+                 keys[i].type == CFG_KEY_ISOLATION || keys[i].type == CFG_KEY_SCHEMA_FORMAT)
             *(int *)field = (int)keys[i].default_value;
     }
 }
@@ -249,7 +258,7 @@ int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, c
 {
     size_t number;
     static const char *const once[] = {"isolation", "timeout_ms", "max_restarts",
-                                       "scheduler_slice_us"};
+                                       "scheduler_slice_us", "validate_arguments"};
     for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
         if (strcmp(name, once[i]) != 0)
             continue;
@@ -269,6 +278,11 @@ int cfg_isolation_key(cfg_plugin *plugin, const char *name, const char *value, c
         if (cfg_parse_size(value, 0, 1000000, &plugin->max_restarts) != 0)
             return complain(problem, "max_restarts must be an integer from 0 to 1000000, not '%s'",
                             value);
+        return 1;
+    }
+    if (strcmp(name, "validate_arguments") == 0) {
+        if (cfg_parse_bool(value, &plugin->validate_arguments) != 0)
+            return complain(problem, "validate_arguments must be true or false, not '%s'", value);
         return 1;
     }
     if (strcmp(name, "scheduler_slice_us") == 0) {

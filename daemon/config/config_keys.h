@@ -39,7 +39,8 @@ int cfg_parse_isolation(const char *value, int *out);
 
 /*
  * The keys of a plugin section that say how rpcd runs the plugin in a host process: isolation,
- * timeout_ms, timeout_ms.METHOD, max_restarts and scheduler_slice_us, each given once. Returns 1
+ * timeout_ms, timeout_ms.METHOD, max_restarts and scheduler_slice_us, and validate_arguments
+ * (whether rpcd checks its calls' params), each given once. Returns 1
  * when name is one of them and was read into plugin, 0 when it is none of them, -1 with *problem
  * (new; NULL when memory ran out) when its value is wrong or it is given twice.
  */

@@ -39,7 +39,7 @@ static int host_call_result(rpcd_call *handle, const char *json, size_t json_len
     contract_result_fault fault;
     char reason[256];
     int status = contract_check_result(json, json_length, host.max_depth, false,
-                                       call->method->output_schema, &fault, reason, sizeof reason);
+                                       call->method->output, &fault, reason, sizeof reason);
     buffer *out;
     size_t start;
     int failed = begin(CHAN_RESULT, call, &out, &start);
@@ -200,8 +200,8 @@ static int host_call_tool_result(rpcd_call *handle, const char *json, size_t jso
     /* Checked here as rpcd checks it (the plugin learns at once), and sent all the same: rpcd
      * checks it again and answers the call as in-process. */
     char reason[256];
-    int status = contract_check_tool_result(json, json_length, host.max_depth,
-                                            call->method->output_schema, reason, sizeof reason);
+    int status = contract_check_tool_result(json, json_length, host.max_depth, call->method->output,
+                                            reason, sizeof reason);
     buffer *out;
     size_t start;
     int failed = begin(CHAN_TOOL_RESULT, call, &out, &start);

@@ -139,7 +139,8 @@ static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *e
          * use later) is its as in process; at least 1.2, whose RPCD_DEFERRED and
          * RPCD_METHOD_QUICK the proxy itself relies on (the host applied the older meanings). */
         const reg_owner owner = {proxy->owner, proxy->name,
-                                 reported->abi_minor < 2 ? 2 : reported->abi_minor};
+                                 reported->abi_minor < 2 ? 2 : reported->abi_minor,
+                                 proxy->config->validate_arguments, proxy->config->assert_format};
         rpcd_method descriptor = rpcd_method_new(reported->name, proxy_call);
         descriptor.user_data = &proxy->methods[i];
         /* The proxy only queues a frame and never blocks: it may run on the reading thread. */

@@ -304,7 +304,9 @@ static int register_again(struct rpcd_plugin *running, const cfg_plugin *config,
         const reg_method *method = reg_at(before, i);
         if (method->owner != running)
             continue;
-        const reg_owner owner = {running, method->owner_name, method->abi_minor};
+        /* Its schemas compiled again, with the section as it is now. */
+        const reg_owner owner = {running, method->owner_name, method->abi_minor,
+                                 config->validate_arguments, config->assert_format};
         rpcd_method descriptor = {
             .size = sizeof descriptor,
             .name = method->name,
@@ -321,11 +323,15 @@ static int register_again(struct rpcd_plugin *running, const cfg_plugin *config,
             .mcp_descriptor = method->mcp_descriptor,
         };
         const reg_method *existing = NULL;
-        int status = reg_add_owned(methods, &descriptor, &owner, &existing, NULL, 0);
+        char reason[256] = "";
+        int status = reg_add_owned(methods, &descriptor, &owner, &existing, reason, sizeof reason);
         if (status == REG_ERR_EXISTS)
             snprintf(error, error_size,
                      "method '%s' is registered by both plugin '%s' and plugin '%s'", method->name,
                      existing->owner_name, method->owner_name);
+        else if (status == REG_ERR_INVALID)
+            snprintf(error, error_size, "plugin %s: refused to register method '%s': %s",
+                     method->owner_name, method->name, reason);
         else if (status != 0)
             snprintf(error, error_size, "plugin %s: out of memory", running->identity.path);
         if (status != 0) {

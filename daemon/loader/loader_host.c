@@ -25,7 +25,8 @@ static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
         return RPCD_ERR_UNSUPPORTED;
     const reg_method *existing = NULL;
     char reason[256] = "unknown";
-    const reg_owner owner = {plugin, plugin->info->name, plugin->info->abi_minor};
+    const reg_owner owner = {plugin, plugin->info->name, plugin->info->abi_minor,
+                             plugin->config->validate_arguments, plugin->config->assert_format};
     /* The plugin frees the user data, once no generation holds it: a registry never does. */
     rpcd_method copy = {0};
     owned_data owned = {NULL, NULL};

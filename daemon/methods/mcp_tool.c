@@ -131,15 +131,6 @@ int mcp_tool_append_members(buffer *out, const reg_method *method)
     return failed;
 }
 
-bool mcp_tool_checks_output(void)
-{
-#ifdef NDEBUG
-    return false;
-#else
-    return true;
-#endif
-}
-
 /* ---- Checking results ------------------------------------------------------------------- */
 
 __attribute__((format(printf, 3, 4))) static int refuse(char *reason, size_t size,
@@ -254,80 +245,22 @@ const char *mcp_tool_block_problem(const json_t *block)
     return "has a type MCP does not define (text, image, audio, resource_link, resource)";
 }
 
-/* The JSON-Schema type name value has ("integer" for a number without fraction). */
-static bool has_type(const json_t *value, const char *type)
-{
-    switch (json_typeof(value)) {
-    case JSON_OBJECT: return strcmp(type, "object") == 0;
-    case JSON_ARRAY: return strcmp(type, "array") == 0;
-    case JSON_STRING: return strcmp(type, "string") == 0;
-    case JSON_INTEGER: return strcmp(type, "integer") == 0 || strcmp(type, "number") == 0;
-    case JSON_REAL: return strcmp(type, "number") == 0;
-    case JSON_TRUE:
-    case JSON_FALSE: return strcmp(type, "boolean") == 0;
-    case JSON_NULL: return strcmp(type, "null") == 0;
-    }
-    return false;
-}
-
-/* True when value has the type a schema's "type" names (a string or an array of them). */
-static bool matches_type(const json_t *value, const json_t *type)
-{
-    size_t i;
-    json_t *item;
-    if (json_is_string(type))
-        return has_type(value, json_string_value(type));
-    if (!json_is_array(type))
-        return true; /* not a type rpcd can read: nothing to check */
-    json_array_foreach(type, i, item)
-    {
-        if (json_is_string(item) && has_type(value, json_string_value(item)))
-            return true;
-    }
-    return false;
-}
-
-/* The part of JSON Schema rpcd checks: an object, its required members, its members' types. */
-static int check_against(const json_t *value, const json_t *schema, char *reason, size_t size)
-{
-    if (!json_is_object(value))
-        return refuse(reason, size, "the structured result is not an object");
-    size_t i;
-    json_t *item;
-    const char *key;
-    json_array_foreach(json_object_get(schema, "required"), i, item)
-    {
-        if (json_is_string(item) && !json_object_get(value, json_string_value(item)))
-            return refuse(reason, size,
-                          "the structured result lacks \"%s\", which the output schema requires",
-                          json_string_value(item));
-    }
-    json_object_foreach((json_t *)json_object_get(schema, "properties"), key, item)
-    {
-        const json_t *member = json_object_get(value, key);
-        const json_t *type = json_object_get(item, "type");
-        if (member && type && !matches_type(member, type))
-            return refuse(reason, size,
-                          "the structured result's \"%s\" is not of the type the "
-                          "output schema gives it",
-                          key);
-    }
-    return 0;
-}
-
-/* Checks value against the schema text, when checks are on. */
-static int check_output(const json_t *value, const char *output_schema, char *reason, size_t size)
+/* Checks value against the method's compiled output schema: where and why it fails. */
+static int check_output(const json_t *value, const json_schema *output, char *reason, size_t size)
 {
     if (!json_is_object(value))
         return refuse(reason, size,
                       "the method has an output schema, and its result is not an "
                       "object");
-    if (!mcp_tool_checks_output())
-        return 0;
-    json_t *schema = parse(output_schema, strlen(output_schema));
-    int status = schema ? check_against(value, schema, reason, size) : 0;
-    json_decref(schema);
-    return status;
+    schema_failure failure;
+    int status = schema_check(output, value, &failure);
+    if (status == SCHEMA_NO_MEMORY)
+        return refuse(reason, size, "out of memory checking the result against the output schema");
+    if (status != SCHEMA_VALID)
+        return refuse(reason, size,
+                      "the structured result fails the output schema at \"%s\": \"%s\" expects %s",
+                      failure.pointer, failure.keyword, failure.expected);
+    return 0;
 }
 
 /*
@@ -359,7 +292,7 @@ static int check_input_required(const json_t *result, char *reason, size_t size)
     return 0;
 }
 
-static int check_result(const json_t *result, const char *output_schema, char *reason, size_t size)
+static int check_result(const json_t *result, const json_schema *output, char *reason, size_t size)
 {
     if (!json_is_object(result))
         return refuse(reason, size, "a complete tool result must be an object");
@@ -390,27 +323,27 @@ static int check_result(const json_t *result, const char *output_schema, char *r
         return refuse(reason, size, "\"structuredContent\" must be an object");
     if (!ABSENT_OR(result, "_meta", json_is_object))
         return refuse(reason, size, "\"_meta\" must be an object");
-    if (!output_schema || json_is_true(is_error))
+    if (!output || json_is_true(is_error))
         return 0;
     if (!structured)
         return refuse(reason, size,
                       "the method has an output schema, and its result has no "
                       "\"structuredContent\"");
-    return check_output(structured, output_schema, reason, size);
+    return check_output(structured, output, reason, size);
 }
 
-int mcp_tool_check_result(const char *text, size_t length, const char *output_schema, char *reason,
+int mcp_tool_check_result(const char *text, size_t length, const json_schema *output, char *reason,
                           size_t reason_size)
 {
     json_t *result = parse(text, length);
     if (!result)
         return refuse(reason, reason_size, "a complete tool result must be JSON");
-    int status = check_result(result, output_schema, reason, reason_size);
+    int status = check_result(result, output, reason, reason_size);
     json_decref(result);
     return status;
 }
 
-int mcp_tool_check_output(const char *text, size_t length, const char *output_schema, char *reason,
+int mcp_tool_check_output(const char *text, size_t length, const json_schema *output, char *reason,
                           size_t reason_size)
 {
     size_t start = 0;
@@ -420,12 +353,10 @@ int mcp_tool_check_output(const char *text, size_t length, const char *output_sc
         return refuse(reason, reason_size,
                       "the method has an output schema, and its result is "
                       "not an object");
-    if (!mcp_tool_checks_output())
-        return 0;
     json_t *result = parse(text, length);
     if (!result)
         return refuse(reason, reason_size, "the result is not JSON");
-    int status = check_output(result, output_schema, reason, reason_size);
+    int status = check_output(result, output, reason, reason_size);
     json_decref(result);
     return status;
 }

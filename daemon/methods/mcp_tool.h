@@ -28,23 +28,21 @@ struct json_t;
 /* Why a content block (jansson's) is not one of MCP's (static text), or NULL. */
 const char *mcp_tool_block_problem(const struct json_t *block);
 
-/* Whether results are checked against output schemas: in builds without NDEBUG. */
-bool mcp_tool_checks_output(void);
-
 /*
  * Checks a complete tool result (validated JSON text, length bytes) against MCP's
- * CallToolResult, and its structuredContent against output_schema (NULL for none). Returns 0, or
- * -1 with a one-line reason in reason (reason_size bytes).
+ * CallToolResult, and its structuredContent against the compiled output schema (borrowed, NULL
+ * for none). Returns 0, or -1 with a one-line reason in reason (reason_size bytes): for a result
+ * off the schema, the pointer, the keyword and what it expects.
  */
-int mcp_tool_check_result(const char *text, size_t length, const char *output_schema, char *reason,
+int mcp_tool_check_result(const char *text, size_t length, const json_schema *output, char *reason,
                           size_t reason_size);
 
 /*
- * Checks a plain result (validated JSON text) of a method with output_schema: it becomes the
- * structuredContent, so it must be an object (always checked) that fits the schema (checked
- * when mcp_tool_checks_output). Returns 0, or -1 with a reason.
+ * Checks a plain result (validated JSON text) of a method with an output schema (compiled,
+ * borrowed): it becomes the structuredContent, so it must be an object that fits the schema.
+ * Returns 0, or -1 with a reason.
  */
-int mcp_tool_check_output(const char *text, size_t length, const char *output_schema, char *reason,
+int mcp_tool_check_output(const char *text, size_t length, const json_schema *output, char *reason,
                           size_t reason_size);
 
 #endif

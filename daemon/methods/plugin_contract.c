@@ -52,7 +52,7 @@ int contract_check_notify(const char *method, const char *params, size_t params_
 }
 
 int contract_check_result(const char *json, size_t json_length, size_t max_depth, bool known_json,
-                          const char *output_schema, contract_result_fault *fault, char *reason,
+                          const json_schema *output, contract_result_fault *fault, char *reason,
                           size_t reason_size)
 {
     *fault = CONTRACT_RESULT_FINE;
@@ -62,8 +62,7 @@ int contract_check_result(const char *json, size_t json_length, size_t max_depth
         *fault = CONTRACT_RESULT_NOT_JSON;
         return RPCD_ERR_INVALID_ARGUMENT;
     }
-    if (output_schema &&
-        mcp_tool_check_output(json, json_length, output_schema, reason, reason_size) != 0) {
+    if (output && mcp_tool_check_output(json, json_length, output, reason, reason_size) != 0) {
         *fault = CONTRACT_RESULT_OFF_SCHEMA;
         return RPCD_ERR_INVALID_ARGUMENT;
     }
@@ -71,13 +70,13 @@ int contract_check_result(const char *json, size_t json_length, size_t max_depth
 }
 
 int contract_check_tool_result(const char *json, size_t json_length, size_t max_depth,
-                               const char *output_schema, char *reason, size_t reason_size)
+                               const json_schema *output, char *reason, size_t reason_size)
 {
     if (!is_json(json, json_length, max_depth)) {
         snprintf(reason, reason_size, "a complete tool result must be JSON");
         return RPCD_ERR_INVALID_ARGUMENT;
     }
-    if (mcp_tool_check_result(json, json_length, output_schema, reason, reason_size) != 0)
+    if (mcp_tool_check_result(json, json_length, output, reason, reason_size) != 0)
         return RPCD_ERR_INVALID_ARGUMENT;
     return RPCD_OK;
 }

@@ -8,6 +8,8 @@
 #ifndef RPCD_PLUGIN_CONTRACT_H
 #define RPCD_PLUGIN_CONTRACT_H
 
+#include "schema/schema.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,21 +41,21 @@ typedef enum contract_result_fault {
 
 /*
  * call_result's arguments: JSON text (at most max_depth deep; skipped when known_json, for
- * text already checked, as a call's own params), and an object that fits output_schema when
- * the method has one (NULL: none). Returns RPCD_OK, or RPCD_ERR_INVALID_ARGUMENT with *fault
- * and, for CONTRACT_RESULT_OFF_SCHEMA, the reason in reason.
+ * text already checked, as a call's own params), and an object that fits output (the method's
+ * compiled output schema, borrowed; NULL: none). Returns RPCD_OK, or RPCD_ERR_INVALID_ARGUMENT with
+ * *fault and, for CONTRACT_RESULT_OFF_SCHEMA, the reason in reason.
  */
 int contract_check_result(const char *json, size_t json_length, size_t max_depth, bool known_json,
-                          const char *output_schema, contract_result_fault *fault, char *reason,
+                          const json_schema *output, contract_result_fault *fault, char *reason,
                           size_t reason_size);
 
 /*
  * call_tool_result's arguments: JSON text, a tool result as MCP defines it, whose
- * structuredContent fits output_schema (NULL: none). Returns RPCD_OK, or
+ * structuredContent fits output (compiled, borrowed; NULL: none). Returns RPCD_OK, or
  * RPCD_ERR_INVALID_ARGUMENT with the reason (logged by rpcd) in reason.
  */
 int contract_check_tool_result(const char *json, size_t json_length, size_t max_depth,
-                               const char *output_schema, char *reason, size_t reason_size);
+                               const json_schema *output, char *reason, size_t reason_size);
 
 /* call_fail's status: any RPCD_ERR_* but RPCD_ERR_APPLICATION (call_fail_code's). Returns
  * RPCD_OK or RPCD_ERR_INVALID_ARGUMENT. */

@@ -52,6 +52,8 @@ static void free_method(reg_method *method)
     free(method->title);
     free(method->annotations);
     free(method->output_schema);
+    schema_free(method->arguments);
+    schema_free(method->output);
     free(method->icons);
     free(method->mcp_descriptor);
     free(method);
@@ -131,10 +133,12 @@ static char *copy_optional(const char *text, int *failed)
 #define DESCRIBES(descriptor, member)                                                              \
     ((descriptor)->size >= offsetof(rpcd_method, member) + sizeof((descriptor)->member))
 
-/* The method flags each ABI minor knows: RPCD_METHOD_QUICK came with 1.2. */
+/* The method flags each ABI minor knows: RPCD_METHOD_QUICK came with 1.2,
+ * RPCD_METHOD_VALIDATES_ITSELF with 1.6. */
 static uint32_t known_flags(uint32_t abi_minor)
 {
-    return RPCD_METHOD_SERIALIZED | (abi_minor >= 2 ? RPCD_METHOD_QUICK : 0);
+    return RPCD_METHOD_SERIALIZED | (abi_minor >= 2 ? RPCD_METHOD_QUICK : 0) |
+           (abi_minor >= 6 ? RPCD_METHOD_VALIDATES_ITSELF : 0);
 }
 
 /* Why a descriptor from a plugin built against abi_minor cannot be registered, or NULL. */
@@ -224,10 +228,38 @@ static reg_method *copy_descriptor(const rpcd_method *descriptor, const reg_owne
     return method;
 }
 
+/*
+ * The method's schemas compiled once, here, so that a schema rpcd cannot apply is refused at
+ * registration and a call only checks: its params_schema unless it or its section opted out,
+ * its output_schema always. Returns 0, or REG_ERR_INVALID with error.
+ */
+static int compile_schemas(reg_method *method, const reg_owner *owner, char *error,
+                           size_t error_size)
+{
+    char why[200];
+    const schema_options arguments = {owner->assert_format}, output = {false};
+    if (method->params_schema && owner->check_arguments &&
+        !(method->flags & RPCD_METHOD_VALIDATES_ITSELF) &&
+        schema_compile(method->params_schema, strlen(method->params_schema), &arguments,
+                       &method->arguments, why, sizeof why) != 0) {
+        if (error_size > 0)
+            snprintf(error, error_size, "its params_schema is refused: %s", why);
+        return REG_ERR_INVALID;
+    }
+    if (method->output_schema &&
+        schema_compile(method->output_schema, strlen(method->output_schema), &output,
+                       &method->output, why, sizeof why) != 0) {
+        if (error_size > 0)
+            snprintf(error, error_size, "its output_schema is refused: %s", why);
+        return REG_ERR_INVALID;
+    }
+    return 0;
+}
+
 int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
             const reg_method **existing)
 {
-    const reg_owner who = {owner, owner_name, RPCD_ABI_MINOR};
+    const reg_owner who = {owner, owner_name, RPCD_ABI_MINOR, true, false};
     return reg_add_owned(reg, descriptor, &who, existing, NULL, 0);
 }
 
@@ -261,6 +293,10 @@ int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner 
     reg_method *method = copy_descriptor(descriptor, owner);
     if (!method)
         return REG_ERR_NO_MEMORY;
+    if (compile_schemas(method, owner, error, error_size) != 0) {
+        free_method(method); /* user data is not ours yet: the plugin keeps it on failure */
+        return REG_ERR_INVALID;
+    }
     method->index = reg->count;
     reg->methods[reg->count++] = method;
     if (reg->count * 2 > reg->slot_count &&

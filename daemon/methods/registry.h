@@ -6,15 +6,18 @@
 #ifndef RPCD_REGISTRY_H
 #define RPCD_REGISTRY_H
 
+#include "schema/schema.h"
+
 #include <rpcd/plugin.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum reg_error {
-    REG_ERR_INVALID =
-        -1, /* missing name or handler, reserved or bad name, bad schema or MCP member */
-    REG_ERR_EXISTS = -2, /* the name is taken */
+    REG_ERR_INVALID = -1, /* missing name or handler, reserved or bad name, bad schema or MCP
+                             member, a schema rpcd cannot compile */
+    REG_ERR_EXISTS = -2,  /* the name is taken */
     REG_ERR_NO_MEMORY = -3,
 };
 
@@ -24,13 +27,17 @@ typedef struct reg_method {
     rpcd_handler_fn handler;
     void *user_data; /* the plugin's, freed with free_user_data at unload */
     void (*free_user_data)(void *data);
-    uint32_t flags;         /* only the RPCD_METHOD_* bits that abi_minor knows */
-    uint32_t abi_minor;     /* the RPCD_ABI_MINOR its plugin was built against */
-    char *description;      /* owned, or NULL */
-    char *params_schema;    /* owned, or NULL */
+    uint32_t flags;      /* only the RPCD_METHOD_* bits that abi_minor knows */
+    uint32_t abi_minor;  /* the RPCD_ABI_MINOR its plugin was built against */
+    char *description;   /* owned, or NULL */
+    char *params_schema; /* owned, or NULL */
+    /* Owned, compiled params_schema: what a call's params are checked against before its
+     * handler runs. NULL when there is none, or the method or its plugin's section opted out. */
+    json_schema *arguments;
     char *title;            /* (1.4) owned, or NULL; the JSON texts below on one line */
     char *annotations;      /* (1.4) owned JSON text of an object, or NULL */
     char *output_schema;    /* (1.4) owned JSON text of an object schema, or NULL */
+    json_schema *output;    /* owned, output_schema compiled ("format" an annotation), or NULL */
     char *icons;            /* (1.4) owned JSON text of an array, or NULL */
     uint32_t mcp_role;      /* (1.5) RPCD_MCP_*: RPCD_MCP_TOOL for older plugins */
     char *mcp_descriptor;   /* (1.5) owned JSON text on one line, or NULL */
@@ -57,6 +64,10 @@ typedef struct reg_owner {
     const void *plugin; /* borrowed: the plugin, as reg_release_owner knows it */
     const char *name;   /* borrowed from the plugin's info */
     uint32_t abi_minor; /* the RPCD_ABI_MINOR it was built against */
+    /* Its section's validate_arguments: params_schema compiled and calls' params checked
+     * (false in a plugin host, whose rpcd checks them before sending). */
+    bool check_arguments;
+    bool assert_format; /* [rpcd] schema_format = assert: "format" of params_schema fails */
 } reg_owner;
 
 /*
@@ -69,7 +80,7 @@ typedef struct reg_owner {
 int reg_add_owned(registry *reg, const rpcd_method *descriptor, const reg_owner *owner,
                   const reg_method **existing, char *error, size_t error_size);
 
-/* reg_add_owned for an owner built against this daemon's own ABI minor. */
+/* reg_add_owned for an owner built against this daemon's own ABI minor, arguments checked. */
 int reg_add(registry *reg, const rpcd_method *descriptor, const void *owner, const char *owner_name,
             const reg_method **existing);
 

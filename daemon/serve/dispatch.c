@@ -107,9 +107,44 @@ static int answer_not_started(const dispatcher *dispatch, const env_message *mes
 }
 
 /*
+ * Params that do not fit the method's params_schema, answered: for tools/call a tool error the
+ * model can read (the shaper's failure), elsewhere -32602 with the pointer, keyword and
+ * expectation in data. Returns what answering returns.
+ */
+static int refuse_arguments(const dispatcher *dispatch, const env_message *message,
+                            const call_request *request, const schema_failure *failure)
+{
+    log_message(LOG_DEBUG, "params of %s refused at \"%s\": \"%s\" expects %s",
+                request->method->name, failure->pointer, failure->keyword, failure->expected);
+    buffer out = BUFFER_INIT;
+    int status = 0;
+    if (request->shaper && request->shaper->failure) {
+        char text[640];
+        rpcerr_arguments_text(failure, text, sizeof text);
+        if (request->shaper->failure(&out, text, strlen(text)) != 0)
+            status = answer_error(dispatch, message, request->batch, request->ticket,
+                                  RPC_INTERNAL_ERROR, NULL, 0);
+        else if (message->kind == ENV_REQUEST)
+            status = call_respond_result(dispatch->calls, request->batch, request->ticket,
+                                         &message->id, out.data, out.length);
+    } else {
+        int failed = rpcerr_arguments_data(&out, request->method->owner_name, request->method->name,
+                                           failure);
+        status =
+            answer_error(dispatch, message, request->batch, request->ticket, RPC_INVALID_PARAMS,
+                         failed ? NULL : out.data, failed ? 0 : out.length);
+    }
+    buf_free(&out);
+    return status;
+}
+
+/*
  * Starts a call once there is room for it; a request that cannot start gets its one answer. The
  * same for every call, whether its method was named by the message or found another way. Inline:
  * it runs once per call, and its answers are out of the way in answer_not_started.
+ * Its params are checked against the method's params_schema first, here, the one place every
+ * call passes before its handler runs in process or its frame goes to a plugin host: params that
+ * do not fit never reach a plugin. A call without params is checked as {}.
  */
 static inline int start_call(const dispatcher *dispatch, const env_message *message,
                              call_request *request)
@@ -117,6 +152,17 @@ static inline int start_call(const dispatcher *dispatch, const env_message *mess
     int refused;
     if (gate_refuses(dispatch, message, request, &refused))
         return refused;
+    if (request->method->arguments) {
+        static const js_span none = {"{}", 2};
+        schema_failure failure;
+        int checked = schema_check_span(request->method->arguments,
+                                        request->params ? *request->params : none, &failure);
+        if (checked == SCHEMA_INVALID)
+            return refuse_arguments(dispatch, message, request, &failure);
+        if (checked != SCHEMA_VALID)
+            return answer_error(dispatch, message, request->batch, request->ticket,
+                                RPC_INTERNAL_ERROR, NULL, 0);
+    }
     int started = call_wait_for_room(dispatch->calls) != 0 ? WAIT_INTERRUPTED
                                                            : call_start(dispatch->calls, request);
     if (started == CALL_STARTED)

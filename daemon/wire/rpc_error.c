@@ -162,3 +162,29 @@ void rpcerr_failure_text(const rpcerr_failure *failure, char *text, size_t size)
         snprintf(text, size, "%s (%s, in %s)", standard ? standard : "Error",
                  name ? name : "unknown status", failure->method);
 }
+
+int rpcerr_arguments_data(buffer *out, const char *plugin, const char *method,
+                          const schema_failure *failure)
+{
+    int failed = buf_append_string(out, "{\"plugin\":");
+    failed |= buf_append_json_string(out, plugin, strlen(plugin));
+    failed |= buf_append_string(out, ",\"method\":");
+    failed |= buf_append_json_string(out, method, strlen(method));
+    failed |= buf_append_string(
+        out, ",\"detail\":\"the params do not fit the method's params_schema\",\"pointer\":");
+    failed |= buf_append_json_string(out, failure->pointer, strlen(failure->pointer));
+    failed |= buf_append_string(out, ",\"keyword\":");
+    failed |= buf_append_json_string(out, failure->keyword, strlen(failure->keyword));
+    failed |= buf_append_string(out, ",\"expected\":");
+    failed |= buf_append_json_string(out, failure->expected, strlen(failure->expected));
+    return failed | buf_append_string(out, "}");
+}
+
+void rpcerr_arguments_text(const schema_failure *failure, char *text, size_t size)
+{
+    snprintf(text, size,
+             "Invalid arguments: at \"%s\"%s, \"%s\" expects %s. Correct the arguments and call "
+             "again.",
+             failure->pointer, failure->pointer[0] ? "" : " (the arguments)", failure->keyword,
+             failure->expected);
+}

@@ -7,6 +7,7 @@
 #define RPCD_RPC_ERROR_H
 
 #include "base/buffer.h"
+#include "schema/schema.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -100,5 +101,15 @@ int rpcerr_for_failure(const rpcerr_failure *failure, buffer *scratch, rpcerr_er
  * said. Written into text (size bytes, truncated, NUL-terminated).
  */
 void rpcerr_failure_text(const rpcerr_failure *failure, char *text, size_t size);
+
+/*
+ * A call's params that fail its method's params_schema, answered before its handler runs: the
+ * -32602 error's data, appended to out ({"plugin", "method", "detail", "pointer", "keyword",
+ * "expected"}; 0 or -1), and the one-line text of the tool result that tells a model the same
+ * (into text, size bytes).
+ */
+int rpcerr_arguments_data(buffer *out, const char *plugin, const char *method,
+                          const schema_failure *failure);
+void rpcerr_arguments_text(const schema_failure *failure, char *text, size_t size);
 
 #endif

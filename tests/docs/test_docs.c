@@ -273,8 +273,9 @@ static void test_page_keys_accepted(void **state)
             continue;
         }
         /* A value of each kind the page's keys take: one of them is the key's own. */
-        static const char *const values[] = {"x.so", "true",     "info",    "all",  "default",
-                                             "/",    "portable", "process", "text", "10/s"};
+        static const char *const values[] = {"x.so",    "true", "info",      "all",
+                                             "default", "/",    "portable",  "process",
+                                             "text",    "10/s", "annotation"};
         bool accepted = false;
         for (size_t v = 0; v < sizeof values / sizeof values[0] && !accepted; v++)
             accepted = load_one(entry->section, entry->name, values[v], error, sizeof error) == 0;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of mcp_tool.c: which descriptor members register_method refuses, which complete
- * tool results are MCP's (every content kind, and each way one can be wrong), and the part of
- * JSON Schema that output checks read.
+ * tool results are MCP's (every content kind, and each way one can be wrong), and output
+ * checks against a compiled schema, deep ones included, with where and why they fail.
  */
 #include "methods/mcp_tool.h"
 
@@ -15,9 +15,21 @@
 
 #include <cmocka.h>
 
+static json_schema *compiled_output(const char *text)
+{
+    json_schema *compiled = NULL;
+    char error[256];
+    assert_int_equal(schema_compile(text, strlen(text), NULL, &compiled, error, sizeof error), 0);
+    return compiled;
+}
+
+/* A complete result checked against schema text (NULL: none). */
 static int check(const char *text, const char *schema, char *reason, size_t size)
 {
-    return mcp_tool_check_result(text, strlen(text), schema, reason, size);
+    json_schema *compiled = schema ? compiled_output(schema) : NULL;
+    int status = mcp_tool_check_result(text, strlen(text), compiled, reason, size);
+    schema_free(compiled);
+    return status;
 }
 
 static void test_refusal_of_descriptor_members(void **state)
@@ -156,7 +168,9 @@ static void test_output_schema_checks(void **state)
     (void)state;
     static const char schema[] =
         "{\"type\":\"object\",\"required\":[\"n\"],\"properties\":{\"n\":{\"type\":\"integer\"},"
-        "\"s\":{\"type\":[\"string\",\"null\"]},\"deep\":{\"type\":\"object\"},\"any\":{}}}";
+        "\"s\":{\"type\":[\"string\",\"null\"]},\"deep\":{\"type\":\"object\","
+        "\"properties\":{\"list\":{\"items\":{\"minimum\":0}}}},\"any\":{}}}";
+    json_schema *compiled = compiled_output(schema);
     char reason[256];
     /* A complete result with an output schema needs structuredContent, unless it is an error. */
     assert_int_equal(check("{\"content\":[]}", schema, reason, sizeof reason), -1);
@@ -169,27 +183,31 @@ static void test_output_schema_checks(void **state)
     static const char *const plain_good[] = {"{\"n\":-3}", " {\"n\":2,\"s\":\"x\"}",
                                              "{\"n\":1,\"other\":true}"};
     for (size_t i = 0; i < sizeof plain_good / sizeof plain_good[0]; i++)
-        assert_int_equal(mcp_tool_check_output(plain_good[i], strlen(plain_good[i]), schema, reason,
-                                               sizeof reason),
+        assert_int_equal(mcp_tool_check_output(plain_good[i], strlen(plain_good[i]), compiled,
+                                               reason, sizeof reason),
                          0);
-    assert_int_equal(mcp_tool_check_output("[1]", 3, schema, reason, sizeof reason), -1);
+    assert_int_equal(mcp_tool_check_output("[1]", 3, compiled, reason, sizeof reason), -1);
     assert_non_null(strstr(reason, "is not an object"));
-    if (!mcp_tool_checks_output())
-        return;
+    /* Checked in every build, to any depth: the pointer, the keyword, what it expects. */
     static const struct {
         const char *text, *reason;
     } bad[] = {
-        {"{}", "lacks \"n\""},
-        {"{\"n\":1.5}", "\"n\" is not of the type"},
-        {"{\"n\":1,\"s\":3}", "\"s\" is not of the type"},
-        {"{\"n\":1,\"deep\":[]}", "\"deep\" is not of the type"},
+        {"{}", "at \"\": \"required\" expects a member \"n\""},
+        {"{\"n\":1.5}", "at \"/n\": \"type\" expects \"integer\""},
+        {"{\"n\":1,\"s\":3}", "at \"/s\": \"type\" expects [\"string\",\"null\"]"},
+        {"{\"n\":1,\"deep\":[]}", "at \"/deep\": \"type\" expects \"object\""},
+        {"{\"n\":1,\"deep\":{\"list\":[0,-1]}}",
+         "at \"/deep/list/1\": \"minimum\" expects a number >= 0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(
-            mcp_tool_check_output(bad[i].text, strlen(bad[i].text), schema, reason, sizeof reason),
-            -1);
+        assert_int_equal(mcp_tool_check_output(bad[i].text, strlen(bad[i].text), compiled, reason,
+                                               sizeof reason),
+                         -1);
+        if (!strstr(reason, bad[i].reason))
+            print_error("%s: %s\n", bad[i].text, reason);
         assert_non_null(strstr(reason, bad[i].reason));
     }
+    schema_free(compiled);
 }
 
 int main(void)

@@ -427,7 +427,7 @@ static void test_refusal_reasons(void **state)
         {"tools/call", handler_a, NULL, "the name is an MCP method that rpcd answers itself"},
         {"x", handler_a, "{", "its params_schema is not JSON (or nested deeper than 512)"},
     };
-    const reg_owner owner = {NULL, "p", RPCD_ABI_MINOR};
+    const reg_owner owner = {NULL, "p", RPCD_ABI_MINOR, true, false};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rpcd_method method = rpcd_method_new(cases[i].name, cases[i].handler);
         method.params_schema = cases[i].schema;
@@ -459,7 +459,7 @@ static void test_long_name(void **state)
     assert_non_null(long_name);
     memset(long_name, 'x', LONG);
     long_name[LONG] = '\0';
-    const reg_owner owner = {NULL, "p", 0};
+    const reg_owner owner = {NULL, "p", 0, true, false};
     rpcd_method method = rpcd_method_new(long_name, handler_a);
     assert_int_equal(reg_add_owned(reg, &method, &owner, NULL, NULL, 0), 0);
     assert_non_null(reg_find(reg, long_name, LONG));
@@ -537,7 +537,8 @@ static void test_printable_edge(void **state)
     assert_string_equal(out, "nnnnnnnn\\x01n");
 }
 
-/* Flags keep only the bits the owner's ABI minor defines: QUICK means nothing before 1.2. */
+/* Flags keep only the bits the owner's ABI minor defines: QUICK means nothing before 1.2,
+ * VALIDATES_ITSELF nothing before 1.6. */
 static void test_flags_by_minor(void **state)
 {
     (void)state;
@@ -550,9 +551,11 @@ static void test_flags_by_minor(void **state)
         {"m0", 0, RPCD_METHOD_SERIALIZED},
         {"m1", 1, RPCD_METHOD_SERIALIZED},
         {"m2", 2, RPCD_METHOD_SERIALIZED | RPCD_METHOD_QUICK},
+        {"m5", 5, RPCD_METHOD_SERIALIZED | RPCD_METHOD_QUICK},
+        {"m6", 6, RPCD_METHOD_SERIALIZED | RPCD_METHOD_QUICK | RPCD_METHOD_VALIDATES_ITSELF},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const reg_owner owner = {NULL, "p", cases[i].minor};
+        const reg_owner owner = {NULL, "p", cases[i].minor, true, false};
         rpcd_method method = rpcd_method_new(cases[i].name, handler_a);
         method.flags = 0xffffffffu;
         assert_int_equal(reg_add_owned(reg, &method, &owner, NULL, NULL, 0), 0);

@@ -40,11 +40,12 @@ extern "C" {
  *        host->resource_updated. Descriptors of older plugins end before mcp_role: their
  *        methods stay tools.
  *   1.6  asking the client mid-call: RPCD_INPUT_REQUIRED, host->call_ask, call_input,
- *        call_set_state and call_state. call_fail_code with a code in -32099..-32000 (where
- *        MCP defines its protocol's errors, such as -32021, a client capability missing) is that
- *        JSON-RPC error in tools/call too, rather than a tool error. From a plugin built against
- *        1.5 or earlier, a handler's 2 stays an unknown status and such a failure the tool error
- *        it was.
+ *        call_set_state and call_state; RPCD_METHOD_VALIDATES_ITSELF. call_fail_code with a
+ *        code in -32099..-32000 (where MCP defines its protocol's errors, such as -32021, a
+ *        client capability missing) is that JSON-RPC error in tools/call too, rather than a tool
+ *        error. From a plugin built against 1.5 or earlier, a handler's 2 stays an unknown
+ *        status, such a failure the tool error it was, and the bit 0x4 is ignored: the daemon
+ *        checks params against every params_schema.
  */
 #define RPCD_ABI_MAJOR 1
 #define RPCD_ABI_MINOR 6
@@ -151,6 +152,12 @@ typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t param
  * against 1.0 or 1.1, for which the bit had no meaning.
  */
 #define RPCD_METHOD_QUICK 0x2u
+/*
+ * (1.6) The handler checks its params itself: the daemon does not check them against
+ * params_schema (which it still shows in tools/list). Ignored from plugins built against 1.5 or
+ * older, whose params the daemon checks.
+ */
+#define RPCD_METHOD_VALIDATES_ITSELF 0x4u
 
 /*
  * (1.5) What a method is to an MCP client (rpcd_method.mcp_role). Every method stays callable
@@ -196,16 +203,15 @@ typedef struct rpcd_method {
     const char *annotations;
     /*
      * Optional JSON Schema text of the tool's result, sent as "outputSchema"; MCP requires an
-     * object with "type": "object", and register_method refuses anything else. With it the
-     * method's result must be an object, which tools/call sends as "structuredContent" (a
-     * complete result from call_tool_result must hold one, unless its isError is true), and in
-     * builds without NDEBUG (meson's debug and debugoptimized builds, which the tests use) the
-     * daemon also checks that object against the schema: it holds every member "required"
-     * names, and each member named in "properties" whose schema has a "type" (a string or an
-     * array of them) is of that JSON type ("integer": a number without fraction or exponent).
-     * Nothing deeper is checked. These checks apply to plain JSON-RPC calls of the method too.
-     * A result that fails them is refused as call_tool_result describes: the host function
-     * returns RPCD_ERR_INVALID_ARGUMENT, the reason is logged, and the call fails with -32603.
+     * object with "type": "object", and register_method refuses anything else, or a schema the
+     * daemon cannot apply (as params_schema). With it the method's result must be an object,
+     * which tools/call sends as "structuredContent" (a complete result from call_tool_result
+     * must hold one, unless its isError is true), and the daemon checks that object against the
+     * whole schema (JSON Schema draft 2020-12, "format" an annotation), in every build. These
+     * checks apply to plain JSON-RPC calls of the method too. A result that fails them is
+     * refused as call_tool_result describes: the host function returns
+     * RPCD_ERR_INVALID_ARGUMENT, the reason (where and which keyword) is logged, and the call
+     * fails with -32603.
      */
     const char *output_schema;
     /*
@@ -461,7 +467,7 @@ typedef struct rpcd_host_api {
      * MCP client would). The handler still returns RPCD_OK (or call_complete(call, RPCD_OK) for
      * a deferred call); a later call_result or call_tool_result replaces it.
      * Returns RPCD_OK; RPCD_ERR_INVALID_ARGUMENT when the text is not JSON, not such an object,
-     * or (checked builds) its structuredContent fails the method's output_schema: the reason is
+     * or its structuredContent fails the method's output_schema: the reason is
      * logged, and the call then fails with -32603 Internal error whatever the handler returns
      * (a JSON-RPC error in tools/call too: the server, not the tool, is at fault), so nothing
      * malformed is ever written; RPCD_ERR_NO_MEMORY; RPCD_ERR_STALE once the call has ended.
