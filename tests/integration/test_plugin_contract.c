@@ -7,7 +7,6 @@
 #include "run_session.h"
 
 #include <jansson.h>
-#include <rpcd/plugin.h>
 
 #include <setjmp.h>
 #include <signal.h>
@@ -330,16 +329,15 @@ static void protocol_codes_in_tools_call(run_fixture *f, const char *isolation)
 {
     char *config =
         run_format("[rpcd]\nisolation = %s\n[plugin abi15]\npath = %s\n"
-                   "[plugin current]\npath = %s\n",
-                   isolation, run_env("RPCD_FIXTURE_ABI_1_5"), run_env("RPCD_FIXTURE_ABI_CURRENT"));
-    /* The current header's plugin names its methods by its minor: abi16 for 1.6. */
-    char *input = run_format("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
-                             "{\"name\":\"abi15_fail_protocol\"}}\n"
-                             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
-                             "{\"name\":\"abi1%d_fail_protocol\"}}\n"
-                             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"abi15.fail_protocol\"}\n"
-                             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"abi1%d.fail_protocol\"}\n",
-                             RPCD_ABI_MINOR, RPCD_ABI_MINOR);
+                   "[plugin abi16]\npath = %s\n",
+                   isolation, run_env("RPCD_FIXTURE_ABI_1_5"), run_env("RPCD_FIXTURE_ABI_1_6"));
+    static const char input[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+        "{\"name\":\"abi15_fail_protocol\"}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+        "{\"name\":\"abi16_fail_protocol\"}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"abi15.fail_protocol\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"abi16.fail_protocol\"}\n";
     static const char error[] =
         "{\"code\":-32021,\"message\":\"Missing required client "
         "capability\",\"data\":{\"requiredCapabilities\":{\"sampling\":{}}}}";
@@ -356,7 +354,6 @@ static void protocol_codes_in_tools_call(run_fixture *f, const char *isolation)
     run_assert_json(json_object_get(run_response(&s, 3), "error"), error);
     run_assert_json(json_object_get(run_response(&s, 4), "error"), error);
     run_session_free(&s);
-    free(input);
     free(config);
 }
 

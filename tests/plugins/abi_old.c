@@ -3,8 +3,7 @@
  * Fixture: a plugin built against a frozen, released plugin.h (tests/abi/plugin-1.N.h, named by
  * FROZEN_HEADER), to check that the daemon keeps the meanings of that minor: a handler status
  * that minor did not have, a method flag bit that meant nothing then, and what a failure with
- * one of MCP's protocol codes is in tools/call. Built against the current header too
- * (abi_current), for the minor that changed a meaning.
+ * one of MCP's protocol codes is in tools/call.
  */
 #include FROZEN_HEADER
 
