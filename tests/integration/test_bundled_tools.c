@@ -3,7 +3,8 @@
  * Every tool of the default config (the bundled plugins) can succeed over MCP: each is called
  * through tools/call with arguments made from its own inputSchema, as a client that knows
  * nothing more would make them, and must answer a result that is no tool error. Once with the
- * plugins in rpcd's process, once each in a host process of its own.
+ * plugins in rpcd's process, once each in a host process of its own. The fail plugin, bundled
+ * as a fixture of every error path and in no config, is left out: its tools fail on purpose.
  */
 #include "harness.h"
 
