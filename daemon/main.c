@@ -120,6 +120,10 @@ static void usage(FILE *stream)
             RPCD_DEFAULT_CONFIG);
     cli_usage(stream);
     cli_new_usage(stream);
+    fprintf(stream,
+            "\nManuals: rpcd(8) (this command, signals, files), rpcd.conf(5) (every config\n"
+            "key), rpcd-plugin(3) (writing a plugin): man rpcd, man rpcd.conf, man "
+            "rpcd-plugin.\n");
 }
 
 /* What the command line asks for. */
@@ -208,12 +212,28 @@ static void describe_timeouts(const cfg_plugin *plugin, char *text, size_t size)
                                  plugin->timeouts[i].value);
 }
 
-/* --check: each plugin's isolation and deadlines, and what confines an isolated one and the
- * time slice its host asks for. */
-static void report_check(const rpcd_config *config)
+/* --check: each drop-in, read or skipped (and why). */
+static void report_dropins(const rpcd_config *config)
 {
+    for (size_t i = 0; i < config->dropin_count; i++) {
+        if (config->dropin_skipped[i])
+            log_message(LOG_INFO, "drop-in %s: skipped: %s", config->dropins[i],
+                        config->dropin_skipped[i]);
+        else
+            log_message(LOG_INFO, "drop-in %s: loaded", config->dropins[i]);
+    }
+}
+
+/* --check: each plugin loaded, its isolation and deadlines, and what confines an isolated one
+ * and the time slice its host asks for; a plugin skipped (not required) is not one of them. */
+static void report_check(const rpcd_runtime *runtime)
+{
+    const rpcd_config *config = runtime->config;
+    report_dropins(config);
     for (size_t i = 0; i < config->plugin_count; i++) {
         const cfg_plugin *plugin = &config->plugins[i];
+        if (!ld_instance(runtime->plugins, plugin->name))
+            continue;
         char timeouts[512];
         describe_timeouts(plugin, timeouts, sizeof timeouts);
         if (plugin->isolation != CFG_ISOLATION_PROCESS) {
@@ -364,7 +384,7 @@ int main(int argc, char **argv)
     }
     sandbox_warn_unenforced(runtime.config);
     if (asked.check_only) {
-        report_check(runtime.config);
+        report_check(&runtime);
         log_message(LOG_INFO, "config %s is valid", asked.config_path);
     } else
         status = serve(&runtime, input_fd, output_fd);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rpcd list: the methods a config (or one plugin) gives, as serving would have them: each
- * with its plugin, flags, description, params schema and the MCP tool it is served as.
+ * with its plugin, flags, description, params schema, the MCP tool it is served as and what
+ * that tool says beyond (title, annotations, output schema).
  */
 #include "cli/cli.h"
 
@@ -54,11 +55,13 @@ json_t *cli_methods_json(const rpcd_runtime *runtime)
         char portable[MCP_PORTABLE_NAME_MAX + 1];
         const char *tool = tool_name_of(runtime, method, portable);
         json_t *item = json_pack(
-            "{s:s,s:s,s:o,s:o,s:o,s:o}", "method", method->name, "plugin",
+            "{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "method", method->name, "plugin",
             method->owner_name ? method->owner_name : "", "flags", flags_json(method->flags),
             "description", method->description ? json_string(method->description) : json_null(),
             "params_schema", text_json(method->params_schema), "tool",
-            tool ? json_string(tool) : json_null());
+            tool ? json_string(tool) : json_null(), "title",
+            method->title ? json_string(method->title) : json_null(), "annotations",
+            text_json(method->annotations), "output_schema", text_json(method->output_schema));
         if (!item || json_array_append_new(methods, item) != 0) {
             json_decref(methods);
             return NULL;
@@ -78,10 +81,16 @@ void cli_print_methods(const rpcd_runtime *runtime, FILE *stream)
                 method->flags & RPCD_METHOD_SERIALIZED ? "serialized " : "",
                 method->flags & RPCD_METHOD_QUICK ? "quick " : "", method->flags ? "" : "-");
         fprintf(stream, "  tool:        %s\n", tool ? tool : "- (not an MCP tool)");
+        if (method->title)
+            fprintf(stream, "  title:       %s\n", method->title);
         if (method->description)
             fprintf(stream, "  description: %s\n", method->description);
         if (method->params_schema)
             fprintf(stream, "  params:      %s\n", method->params_schema);
+        if (method->annotations)
+            fprintf(stream, "  annotations: %s\n", method->annotations);
+        if (method->output_schema)
+            fprintf(stream, "  output:      %s\n", method->output_schema);
     }
 }
 

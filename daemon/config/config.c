@@ -448,31 +448,6 @@ int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, 
     return load(text, file_name, out, error, error_size);
 }
 
-int cfg_add_dropin(rpcd_config *config, const char *text, const char *file_name, char *error,
-                   size_t error_size)
-{
-    error[0] = '\0';
-    char **files = realloc(config->dropins, (config->dropin_count + 1) * sizeof *files);
-    if (files)
-        config->dropins = files;
-    char *file = files ? strdup(file_name) : NULL;
-    if (!file) {
-        snprintf(error, error_size, "%s: out of memory", file_name);
-        return -1;
-    }
-    files[config->dropin_count++] = file;
-    size_t first = config->plugin_count;
-    parse_state state = {.config = config, .next = text, .file = file, .dropin = true};
-    int status = parse(&state, file_name, error, error_size);
-    free(state.message);
-    if (status == 0 && resolve_plugins(config, first, error, error_size) != 0) {
-        if (!error[0])
-            snprintf(error, error_size, "%s: out of memory", file_name);
-        status = -1;
-    }
-    return status;
-}
-
 static void free_pairs(cfg_pair *pairs, size_t count)
 {
     for (size_t i = 0; i < count; i++) {
@@ -482,22 +457,65 @@ static void free_pairs(cfg_pair *pairs, size_t count)
     free(pairs);
 }
 
+/* Frees what a plugin section holds (not the section itself, which is in an array). */
+static void free_plugin(cfg_plugin *plugin)
+{
+    free_pairs(plugin->pairs, plugin->pair_count);
+    free(plugin->confinement.user);
+    free(plugin->confinement.group);
+    free(plugin->confinement.read_paths);
+    free(plugin->confinement.write_paths);
+    free_pairs(plugin->timeouts, plugin->timeout_count);
+    cfg_policy_free(&plugin->policy);
+    free(plugin->name);
+    free(plugin->path);
+}
+
+/* Undoes what the drop-in at the end of config->dropins added: the plugins from index plugins
+ * on, the [mcp] names from index names on, and its place in the list. */
+static void drop_last_dropin(rpcd_config *config, size_t plugins, size_t names)
+{
+    while (config->plugin_count > plugins)
+        free_plugin(&config->plugins[--config->plugin_count]);
+    while (config->mcp_name_count > names) {
+        cfg_pair *pair = &config->mcp_names[--config->mcp_name_count];
+        free(pair->key);
+        free(pair->value);
+    }
+    config->dropin_count--;
+    free(config->dropins[config->dropin_count]);
+    free(config->dropin_skipped[config->dropin_count]);
+}
+
+int cfg_add_dropin(rpcd_config *config, const char *text, const char *file_name, char *error,
+                   size_t error_size)
+{
+    error[0] = '\0';
+    if (cfg_list_dropin(config, file_name) != 0) {
+        snprintf(error, error_size, "%s: out of memory", file_name);
+        return -1;
+    }
+    size_t first = config->plugin_count, names = config->mcp_name_count;
+    const char *file = config->dropins[config->dropin_count - 1];
+    parse_state state = {.config = config, .next = text, .file = file, .dropin = true};
+    int status = parse(&state, file_name, error, error_size);
+    free(state.message);
+    if (status == 0 && resolve_plugins(config, first, error, error_size) != 0) {
+        if (!error[0])
+            snprintf(error, error_size, "%s: out of memory", file_name);
+        status = -1;
+    }
+    if (status != 0)
+        drop_last_dropin(config, first, names);
+    return status;
+}
+
 void cfg_free(rpcd_config *config)
 {
     if (!config)
         return;
-    for (size_t i = 0; i < config->plugin_count; i++) {
-        cfg_plugin *plugin = &config->plugins[i];
-        free_pairs(plugin->pairs, plugin->pair_count);
-        free(plugin->confinement.user);
-        free(plugin->confinement.group);
-        free(plugin->confinement.read_paths);
-        free(plugin->confinement.write_paths);
-        free_pairs(plugin->timeouts, plugin->timeout_count);
-        cfg_policy_free(&plugin->policy);
-        free(plugin->name);
-        free(plugin->path);
-    }
+    for (size_t i = 0; i < config->plugin_count; i++)
+        free_plugin(&config->plugins[i]);
     free_pairs(config->mcp_names, config->mcp_name_count);
     cfg_policy_free(&config->mcp_policy);
     free(config->mcp_tools);
@@ -505,9 +523,12 @@ void cfg_free(rpcd_config *config)
     free(config->plugins);
     free(config->plugin_dir);
     free(config->include);
-    for (size_t i = 0; i < config->dropin_count; i++)
+    for (size_t i = 0; i < config->dropin_count; i++) {
         free(config->dropins[i]);
+        free(config->dropin_skipped[i]);
+    }
     free(config->dropins);
+    free(config->dropin_skipped);
     free(config->user);
     free(config->group);
     free(config->path);

@@ -104,8 +104,12 @@ typedef struct rpcd_config {
                                  config file's directory) */
     char *include;            /* owned: the drop-in files, a glob(7) pattern made absolute
                                  (default: CFG_DEFAULT_INCLUDE beside the config file) */
-    char **dropins;           /* owned: the drop-in files read, in the order read */
+    char **dropins;           /* owned: the drop-in files include matched, in the order read */
+    char **dropin_skipped;    /* owned, one per drop-in: NULL when it was read, else why it was
+                                 skipped (one line, without its path) */
     size_t dropin_count;
+    bool strict;            /* a broken drop-in stops the start and a reload (default false:
+                               it is skipped and the rest serve) */
     bool insecure;          /* load files whatever their owner and permissions (--insecure) */
     bool no_new_privs;      /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
     bool watch;             /* reload when a file the config reads changes (default false) */
@@ -190,7 +194,9 @@ const cfg_key *cfg_key_at(size_t index);
  * none), each holding [plugin NAME] sections and [mcp] tool.METHOD keys, read as if they followed
  * the config file. Each file is opened once (fsafe_open: with check, it and every directory on its
  * way must be safe from other users) and read from that descriptor; it may hold at most
- * CFG_MAX_FILE_BYTES and no NUL byte. Sets config->insecure to !check. Returns 0 and *out (new,
+ * CFG_MAX_FILE_BYTES and no NUL byte. A drop-in that cannot be read or has a mistake is skipped
+ * whole (config->dropin_skipped says why) unless [rpcd] strict = true, where it fails the load
+ * like a mistake in the config file. Sets config->insecure to !check. Returns 0 and *out (new,
  * free with cfg_free), or -1 with a one-line message in error that names the file and, where there
  * is one, the line.
  */
@@ -205,10 +211,24 @@ int cfg_load_string(const char *text, const char *file_name, rpcd_config **out, 
  * cfg_load_string: its [plugin NAME] sections (paths resolved against plugin_dir) and its [mcp]
  * tool.METHOD keys. [rpcd], [mcp] keys other than tool.METHOD, and a section or key given before
  * in any file are refused. Returns 0, or -1 with a one-line message naming the file and line in
- * error (config then holds part of the drop-in: free it).
+ * error; config is then as it was before the call.
  */
 int cfg_add_dropin(rpcd_config *config, const char *text, const char *file_name, char *error,
                    size_t error_size);
+
+/*
+ * Lists the drop-in file_name as skipped: in config->dropins, with why (error, the message that
+ * refused it: a leading "FILE:" is dropped, "FILE:LINE:" becomes "line LINE:"). Returns 0, or -1
+ * when memory runs out.
+ */
+int cfg_skip_dropin(rpcd_config *config, const char *file_name, const char *error);
+
+/* Lists file_name (copied) at the end of config->dropins, not skipped: cfg_add_dropin's and
+ * cfg_skip_dropin's first step. Returns 0, or -1 when memory runs out (config unchanged). */
+int cfg_list_dropin(rpcd_config *config, const char *file_name);
+
+/* Logs one error line for each drop-in config skipped: "drop-in FILE skipped: WHY". */
+void cfg_log_skipped_dropins(const rpcd_config *config);
 
 void cfg_free(rpcd_config *config);
 

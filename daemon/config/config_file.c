@@ -7,6 +7,7 @@
 #include "config/config.h"
 
 #include "base/file_safety.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -102,6 +103,44 @@ static int read_file(const char *path, bool check, char **text, char *error, siz
     return status;
 }
 
+int cfg_list_dropin(rpcd_config *config, const char *file_name)
+{
+    size_t count = config->dropin_count + 1;
+    char **files = realloc(config->dropins, count * sizeof *files);
+    if (files)
+        config->dropins = files;
+    char **skipped = files ? realloc(config->dropin_skipped, count * sizeof *skipped) : NULL;
+    if (skipped)
+        config->dropin_skipped = skipped;
+    char *file = skipped ? strdup(file_name) : NULL;
+    if (!file)
+        return -1;
+    files[config->dropin_count] = file;
+    skipped[config->dropin_count] = NULL;
+    config->dropin_count = count;
+    return 0;
+}
+
+int cfg_skip_dropin(rpcd_config *config, const char *file_name, const char *error)
+{
+    size_t length = strlen(file_name);
+    const char *reason = error;
+    char *why = NULL;
+    if (strncmp(error, file_name, length) == 0 && error[length] == ':') {
+        reason = error + length + 1;
+        reason += strspn(reason, " ");
+    }
+    bool numbered = reason != error && reason[0] >= '0' && reason[0] <= '9';
+    if (numbered ? asprintf(&why, "line %s", reason) < 0 : !(why = strdup(reason)))
+        return -1;
+    if (cfg_list_dropin(config, file_name) != 0) {
+        free(why);
+        return -1;
+    }
+    config->dropin_skipped[config->dropin_count - 1] = why;
+    return 0;
+}
+
 static bool is_dropin_name(const char *path)
 {
     const char *name = strrchr(path, '/');
@@ -144,6 +183,12 @@ static int add_dropins(rpcd_config *config, bool check, char *error, size_t erro
             status = cfg_add_dropin(config, text, path, error, error_size);
             free(text);
         }
+        /* Not strict: the drop-in is left out whole and the others are read. */
+        if (status != 0 && !config->strict) {
+            status = cfg_skip_dropin(config, path, error);
+            if (status != 0)
+                snprintf(error, error_size, "%s: out of memory", path);
+        }
     }
     globfree(&found);
     return status;
@@ -171,4 +216,12 @@ int cfg_load(const char *path, bool check, rpcd_config **out, char *error, size_
     }
     *out = config;
     return 0;
+}
+
+void cfg_log_skipped_dropins(const rpcd_config *config)
+{
+    for (size_t i = 0; i < config->dropin_count; i++)
+        if (config->dropin_skipped[i])
+            log_message(LOG_ERROR, "drop-in %s skipped: %s", config->dropins[i],
+                        config->dropin_skipped[i]);
 }

@@ -51,6 +51,7 @@ static const cfg_key keys[] = {
     DAEMON_KEY(shutdown_grace_ms,   CFG_KEY_SIZE,      0,  3600000,  CFG_DEFAULT_SHUTDOWN_GRACE_MS),
     DAEMON_KEY(plugin_dir,          CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(include,             CFG_KEY_STRING,    0,  0,        0),
+    DAEMON_KEY(strict,              CFG_KEY_BOOL,      0,  0,        false),
     DAEMON_KEY(watch,               CFG_KEY_BOOL,      0,  0,        false),
     DAEMON_KEY(user,                CFG_KEY_STRING,    0,  0,        0),
     DAEMON_KEY(group,               CFG_KEY_STRING,    0,  0,        0),

@@ -159,7 +159,7 @@ static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *e
             reg_add_owned(proxy->registry, &descriptor, &owner, &existing, reason, sizeof reason);
         if (status == REG_ERR_EXISTS)
             snprintf(error, error_size,
-                     "method '%s' is registered by both plugin '%s' and plugin '%s'",
+                     "method '%s' is registered by both [plugin %s] and [plugin %s]",
                      reported->name, existing->owner_name, proxy->name);
         else if (status != 0)
             snprintf(error, error_size, "method '%s' refused: %s", reported->name, reason);
@@ -177,7 +177,8 @@ static int register_proxies(iso_proxy *proxy, const iso_host_info *info, char *e
 static int take_methods(iso_proxy *proxy, const iso_host_info *info)
 {
     proxy->methods = calloc(info->count + 1, sizeof *proxy->methods);
-    proxy->name = strdup(info->name);
+    /* Its section's name, as every line about it gives: one file may serve several. */
+    proxy->name = strdup(proxy->config->name);
     if (!proxy->methods || !proxy->name)
         return -1;
     proxy->method_count = info->count;
@@ -352,9 +353,9 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
         free_proxy(proxy);
         return -1;
     }
+    log_message(LOG_DEBUG, "loaded plugin %s from %s (%s) in host process %d", proxy->name,
+                config->path, info.name ? info.name : "", (int)pid);
     iso_host_info_free(&info);
-    log_message(LOG_DEBUG, "loaded plugin %s (%s) in host process %d", config->path, proxy->name,
-                (int)pid);
     *out = proxy;
     return 0;
 }

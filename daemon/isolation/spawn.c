@@ -160,8 +160,9 @@ static int wait_readable(int fd, long long deadline)
 }
 
 /*
- * The lines the plugin's init logged for the MCP client, kept until READY names the plugin (the
- * logger of each). A host that sends more has them dropped: they are in the log all the same.
+ * The lines the plugin's init logged for the MCP client, kept until READY says it loaded (then
+ * sent, their logger the plugin's section). A host that sends more has them dropped: they are in
+ * the log all the same.
  */
 enum { MOST_INIT_LINES = 256 };
 typedef struct init_lines {
@@ -193,10 +194,11 @@ static void send_lines(const init_lines *lines, const char *logger)
 }
 
 /*
- * Reads METHOD frames (and LOG) up to READY. Returns 0, or -1 with the reason in error (what the
- * host said when its plugin failed).
+ * Reads METHOD frames (and LOG, for logger: the plugin's section) up to READY. Returns 0, or -1
+ * with the reason in error (what the host said when its plugin failed).
  */
-static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error, size_t error_size)
+static int read_answer(int fd, int timeout_ms, const char *logger, iso_host_info *info, char *error,
+                       size_t error_size)
 {
     buffer in = BUFFER_INIT;
     init_lines lines = {.texts = BUFFER_INIT, .count = 0};
@@ -235,7 +237,7 @@ static int read_answer(int fd, int timeout_ms, iso_host_info *info, char *error,
             if (loaded == 0) {
                 info->name = text;
                 status = 0;
-                send_lines(&lines, text);
+                send_lines(&lines, logger);
             } else {
                 snprintf(error, error_size, "%s", text);
                 free(text);
@@ -448,7 +450,7 @@ int iso_spawn(const char *program, int plugin_fd, const cfg_plugin *config,
     }
     snprintf(error, error_size, "its host ended before the plugin's init returned");
     if (send_init(own.requests, config, settings, error, error_size) != 0 ||
-        read_answer(own.answers, timeout_ms, info, error, error_size) != 0) {
+        read_answer(own.answers, timeout_ms, config->name, info, error, error_size) != 0) {
         iso_channel_close(&own);
         bool ended = strstr(error, "ended before") != NULL;
         int status = iso_reap(child, ended ? ISO_END_WAIT_MS : 0);

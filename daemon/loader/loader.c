@@ -166,15 +166,18 @@ static int init_plugin(struct rpcd_plugin *plugin, char *error, size_t error_siz
     int status = plugin_info->init(plugin, ld_host_api(), &plugin->state, reason, sizeof reason);
     lcap_plugin_end(&redirect);
     plugin->initialising = false;
-    sig_check_after_init(plugin_info->name);
-    if (status != RPCD_OK && plugin->conflict && !reason[0]) {
-        /* An init that gives up on the refused name has that for its reason. */
-        snprintf(error, error_size, "plugin %s: init failed: %s", path, plugin->conflict);
+    sig_check_after_init(ld_section_of(plugin));
+    if (status != RPCD_OK && plugin->conflict) {
+        /* An init that gives up on the refused name has that for its reason, whatever it says
+         * (its own words rarely name the other section). */
+        reason[sizeof reason - 1] = '\0';
+        snprintf(error, error_size, "plugin %s: init failed: %s%s%s", path, plugin->conflict,
+                 reason[0] ? "; the plugin says: " : "", reason);
         return -1;
     }
     if (status != RPCD_OK) {
         reason[sizeof reason - 1] = '\0';
-        snprintf(error, error_size, "plugin %s (%s): init failed: %s", path, plugin_info->name,
+        snprintf(error, error_size, "plugin %s (%s): init failed: %s", path, ld_section_of(plugin),
                  reason[0] ? reason : "no reason given");
         return -1;
     }
@@ -193,7 +196,7 @@ static void warn_unused_keys(const struct rpcd_plugin *plugin)
     for (size_t i = 0; i < config->pair_count; i++)
         if (!config->pairs[i].used)
             log_message(LOG_WARNING, "plugin %s (%s) did not use its key '%s'", config->path,
-                        plugin->info->name, config->pairs[i].key);
+                        ld_section_of(plugin), config->pairs[i].key);
 }
 
 /*
@@ -216,7 +219,7 @@ static void set_timeouts(const struct rpcd_plugin *plugin)
         const reg_method *method = reg_find(plugin->methods, name, strlen(name));
         if (!method || method->owner != plugin)
             log_message(LOG_WARNING, "plugin %s (%s): timeout_ms.%s names none of its methods",
-                        config->path, plugin->info->name, name);
+                        config->path, ld_section_of(plugin), name);
     }
 }
 
@@ -266,6 +269,12 @@ static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd
     }
     atomic_init(&plugin->references, 1);
     plugin->config = config;
+    /* A plugin host's: the section it was started for names it in its log lines too. */
+    if (opened_fd >= 0 && !(plugin->identity.name = strdup(config->name))) {
+        snprintf(error, error_size, "plugin %s: out of memory", config->path);
+        free(plugin);
+        return -1;
+    }
     plugin->methods = methods;
     plugin->opened_fd = opened_fd;
     if (daemon && config->isolation == CFG_ISOLATION_PROCESS) {
@@ -282,8 +291,8 @@ static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd
         }
         warn_unused_keys(plugin);
         set_timeouts(plugin);
-        log_message(LOG_DEBUG, "loaded plugin %s (%s %s)", config->path, plugin->info->name,
-                    plugin->info->version ? plugin->info->version : "");
+        log_message(LOG_DEBUG, "loaded plugin %s from %s (%s %s)", config->name, config->path,
+                    plugin->info->name, plugin->info->version ? plugin->info->version : "");
     }
     /* Neither outlives the load: a later generation has a config and a table of its own. */
     plugin->config = NULL;
@@ -327,7 +336,7 @@ static int register_again(struct rpcd_plugin *running, const cfg_plugin *config,
         int status = reg_add_owned(methods, &descriptor, &owner, &existing, reason, sizeof reason);
         if (status == REG_ERR_EXISTS)
             snprintf(error, error_size,
-                     "method '%s' is registered by both plugin '%s' and plugin '%s'", method->name,
+                     "method '%s' is registered by both [plugin %s] and [plugin %s]", method->name,
                      existing->owner_name, method->owner_name);
         else if (status == REG_ERR_INVALID)
             snprintf(error, error_size, "plugin %s: refused to register method '%s': %s",

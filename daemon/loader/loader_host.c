@@ -25,7 +25,7 @@ static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
         return RPCD_ERR_UNSUPPORTED;
     const reg_method *existing = NULL;
     char reason[256] = "unknown";
-    const reg_owner owner = {plugin, plugin->info->name, plugin->info->abi_minor,
+    const reg_owner owner = {plugin, ld_section_of(plugin), plugin->info->abi_minor,
                              plugin->config->validate_arguments, plugin->config->assert_format};
     /* The plugin frees the user data, once no generation holds it: a registry never does. */
     rpcd_method copy = {0};
@@ -54,18 +54,18 @@ static int host_register_method(rpcd_plugin *plugin, const rpcd_method *method)
         if (plugin->conflict)
             return RPCD_ERR_EXISTS;
         if (existing->owner == plugin)
-            status = asprintf(&plugin->conflict, "plugin '%s' registers method '%s' twice",
-                              plugin->info->name, name);
+            status = asprintf(&plugin->conflict, "[plugin %s] registers method '%s' twice",
+                              ld_section_of(plugin), name);
         else
             status = asprintf(&plugin->conflict,
-                              "method '%s' is registered by both plugin '%s' and plugin '%s'", name,
-                              existing->owner_name, plugin->info->name);
+                              "method '%s' is registered by both [plugin %s] and [plugin %s]", name,
+                              existing->owner_name, ld_section_of(plugin));
         if (status < 0)
             plugin->conflict = NULL;
         return RPCD_ERR_EXISTS;
     case REG_ERR_NO_MEMORY: return RPCD_ERR_NO_MEMORY;
     default:
-        log_message(LOG_WARNING, "%s: refused to register method '%s': %s", plugin->info->name,
+        log_message(LOG_WARNING, "%s: refused to register method '%s': %s", ld_section_of(plugin),
                     name, reason);
         return RPCD_ERR_INVALID_ARGUMENT;
     }
@@ -78,9 +78,18 @@ static const char *host_config_get(rpcd_plugin *plugin, const char *key)
     return cfg_plugin_get(plugin->config, key);
 }
 
+const char *ld_section_of(const struct rpcd_plugin *plugin)
+{
+    if (plugin && plugin->identity.name)
+        return plugin->identity.name;
+    if (plugin && plugin->config)
+        return plugin->config->name;
+    return plugin && plugin->info ? plugin->info->name : "plugin";
+}
+
 static const char *logger_name(const rpcd_plugin *plugin)
 {
-    return plugin && plugin->info ? plugin->info->name : "plugin";
+    return ld_section_of(plugin);
 }
 
 /*

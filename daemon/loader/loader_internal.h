@@ -41,6 +41,13 @@ struct rpcd_plugin {
     void *isolated;
 };
 
+/*
+ * The NAME of the plugin's [plugin NAME] section, which every log line about it and every
+ * message naming it gives: one file may be loaded by several sections. The plugin's own name
+ * (its info) only when no section is known.
+ */
+const char *ld_section_of(const struct rpcd_plugin *plugin);
+
 /* The host table every plugin's init gets (filled once; its call_* members as ld_set_call_api
  * chose). */
 const rpcd_host_api *ld_host_api(void);

@@ -415,16 +415,44 @@ static int answer_discover(const mcp_tools *tools, buffer *out)
     return failed | mcp_finish_stateless_result(out, start, true, true);
 }
 
-/* A plugin's params schema, when it describes an object as MCP requires; else {"type":"object"}. */
+/* Whether a schema's "type" allows an object: "object", or a list of types that holds it. */
+static int allows_object(js_span type, bool *only)
+{
+    *only = js_kind_of(type) == JS_STRING;
+    if (*only)
+        return js_string_equals(type, "object", 6);
+    if (js_kind_of(type) != JS_ARRAY)
+        return 0;
+    js_iter iter;
+    js_span key, item;
+    js_iter_init(&iter, type);
+    while (js_iter_next(&iter, &key, &item) == 1)
+        if (js_kind_of(item) == JS_STRING && js_string_equals(item, "object", 6))
+            return 1;
+    return 0;
+}
+
+/*
+ * A plugin's params schema, when it describes an object as MCP requires; one that allows other
+ * types too (sum's ["array","object"]: a JSON-RPC client may send an array) goes out with its
+ * type narrowed to "object", the only params tools/call sends. Else {"type":"object"}.
+ */
 static int append_input_schema(buffer *out, const reg_method *method)
 {
     js_span schema, type;
+    bool only;
     if (method->params_schema &&
         js_validate(method->params_schema, strlen(method->params_schema), 512, &schema, NULL) ==
             0 &&
-        member(schema, "type", &type) == 1 && js_kind_of(type) == JS_STRING &&
-        js_string_equals(type, "object", 6))
-        return buf_append(out, schema.start, schema.length);
+        member(schema, "type", &type) == 1 && allows_object(type, &only)) {
+        if (only)
+            return buf_append(out, schema.start, schema.length);
+        int failed = buf_append(out, schema.start, (size_t)(type.start - schema.start));
+        failed |= buf_append_string(out, "\"object\"");
+        return failed |
+               buf_append(out, type.start + type.length,
+                          schema.length - (size_t)(type.start + type.length - schema.start));
+    }
     return buf_append_string(out, "{\"type\":\"object\"}");
 }
 

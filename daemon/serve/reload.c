@@ -134,6 +134,8 @@ int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *resu
     const rpcd_config *running = runtime->config;
     if (cfg_load(running->path, !running->insecure, &config, error, error_size) != 0)
         return -1;
+    /* As at start-up: a broken drop-in is left out, and the rest is the new configuration. */
+    cfg_log_skipped_dropins(config);
     generation *before = gen_take_current(runtime->generations);
     ld_previous previous = {gen_plugins(before), gen_methods(before), running};
     int status = -1;

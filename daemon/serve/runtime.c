@@ -80,6 +80,7 @@ int rt_start_config(rpcd_config *config, const rt_flags *flags, rpcd_runtime *ru
     const char *config_path = config->path;
     log_set_level(flags->log_level >= 0 ? flags->log_level : runtime->config->log_level);
     log_set_format(runtime->config->log_format);
+    cfg_log_skipped_dropins(runtime->config);
     if (flags->capture_output && runtime->config->log_format == LOG_FORMAT_JSON &&
         lcap_take_std(error, error_size) != 0)
         goto fail;

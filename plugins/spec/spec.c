@@ -131,10 +131,14 @@ static int spec_subtract(rpcd_call *call, const char *params, size_t params_leng
     return spec_number_result(call, &result);
 }
 
-/* sum: an array of numbers, possibly empty (0). */
+/*
+ * sum: an array of numbers, possibly empty (0), or {"numbers": [...]}, the form an MCP client
+ * sends (tools/call arguments are always an object). Other members are ignored, as subtract's.
+ */
 static int spec_sum(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     json_t *root = NULL;
+    json_t *numbers;
     json_t *item;
     size_t index;
     spec_number sum = {1, 0, 0.0};
@@ -146,18 +150,20 @@ static int spec_sum(rpcd_call *call, const char *params, size_t params_length, v
     if (status != RPCD_OK) {
         return status;
     }
-    if (!json_is_array(root)) {
+    numbers = json_is_object(root) ? json_object_get(root, "numbers") : root;
+    if (!json_is_array(numbers)) {
         json_decref(root);
-        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "expected an array of numbers", NULL,
-                               0);
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS,
+                               "expected an array of numbers or {\"numbers\": [numbers]}", NULL, 0);
     }
-    json_array_foreach(root, index, item)
+    json_array_foreach(numbers, index, item)
     {
         if (!json_is_number(item)) {
             char detail[64];
 
+            snprintf(detail, sizeof(detail), "%s[%zu] is not a number",
+                     numbers == root ? "params" : "numbers", index);
             json_decref(root);
-            snprintf(detail, sizeof(detail), "params[%zu] is not a number", index);
             return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, detail, NULL, 0);
         }
         term = spec_number_from(item);
@@ -207,13 +213,18 @@ static const struct {
     const char *description;
     const char *params_schema;
 } spec_methods[] = {
+    /* Each schema allows an array, for JSON-RPC clients, and an object, the params an MCP
+     * client's tools/call sends (rpcd lists such a schema with its type narrowed to "object"). */
     {"subtract", spec_subtract, "Returns minuend - subtrahend, given [a, b] or by name.",
-     "{\"oneOf\":[{\"type\":\"array\",\"items\":{\"type\":\"number\"},"
-     "\"minItems\":2,\"maxItems\":2},"
-     "{\"type\":\"object\",\"required\":[\"minuend\",\"subtrahend\"],\"properties\":{"
-     "\"minuend\":{\"type\":\"number\"},\"subtrahend\":{\"type\":\"number\"}}}]}"},
-    {"sum", spec_sum, "Returns the sum of an array of numbers.",
-     "{\"type\":\"array\",\"items\":{\"type\":\"number\"}}"},
+     "{\"type\":[\"array\",\"object\"],\"items\":{\"type\":\"number\"},\"minItems\":2,\"maxItems\":"
+     "2,"
+     "\"required\":[\"minuend\",\"subtrahend\"],\"properties\":{"
+     "\"minuend\":{\"type\":\"number\"},\"subtrahend\":{\"type\":\"number\"}}}"},
+    {"sum", spec_sum,
+     "Returns the sum of an array of numbers, given as [...] or {\"numbers\": [...]}.",
+     "{\"type\":[\"array\",\"object\"],\"items\":{\"type\":\"number\"},"
+     "\"required\":[\"numbers\"],\"properties\":{"
+     "\"numbers\":{\"type\":\"array\",\"items\":{\"type\":\"number\"}}}}"},
     {"get_data", spec_get_data, "Returns [\"hello\", 5].",
      "{\"type\":[\"array\",\"object\"],\"maxItems\":0,\"maxProperties\":0}"},
     {"update", spec_accept, "Accepts anything and returns null.", NULL},

@@ -48,8 +48,8 @@ static int session_setup(void **state)
     session *s = calloc(1, sizeof *s);
     if (!s || !(s->dir = harness_temp_dir()))
         return -1;
-    char *config =
-        format("[rpcd]\nworkers = 4\n[plugin example]\npath = %s\n%s", plugin_path, plugin_extra);
+    char *config = format("[rpcd]\nworkers = 4\n[plugin %s]\npath = %s\n%s", plugin_name,
+                          plugin_path, plugin_extra);
     char *path = harness_write_file(s->dir, "rpcd.conf", config);
     free(config);
     if (!path)
@@ -138,7 +138,8 @@ void expect_exit_zero(session *s)
     assert_int_equal(status.code, 0);
 }
 
-/* The plugin logs through log_text once loaded: its name and the level lead the line. */
+/* The plugin logs through log_text once loaded: the level and its section's name (the plugin's
+ * own here) lead the line. */
 static void expect_ready(session *s)
 {
     char *line = format("rpcd: info: %s: ready", plugin_name);

@@ -28,7 +28,14 @@ case "$plugindir" in */rpcd/plugins) ;; *) echo "unexpected plugindir: $plugindi
 for name in echo spec progress fail; do
     [ -f "$plugindir/$name.so" ] || { echo "bundled plugin $name.so not installed"; exit 1; }
 done
-find "$work/root" -path '*/rpcd/rpcd.conf' | grep -q . || { echo "config not installed"; exit 1; }
+config=$(find "$work/root" -path '*/rpcd/rpcd.conf' | head -n 1)
+[ -n "$config" ] || { echo "config not installed"; exit 1; }
+# The installed config loads no plugin (the demo's set is the build tree's), names the installed
+# plugin directory, and its drop-in directory is there for the plugins an operator adds.
+[ -d "$(dirname "$config")/rpcd.conf.d" ] || { echo "rpcd.conf.d/ not installed beside $config"; exit 1; }
+if grep -q '^[[]plugin ' "$config"; then echo "the installed config loads a plugin"; exit 1; fi
+grep -q "^plugin_dir = $prefix/.*/rpcd/plugins\$" "$config" ||
+    { echo "the installed config does not name the installed plugin directory"; exit 1; }
 
 # The .pc files say the ABI of the installed header, and sit where pkg-config looks by default
 # for this prefix (the multiarch libdir on Debian).
@@ -115,4 +122,15 @@ for args in "hello|\"hello, world\"" "--set name=Ada hello|\"hello, Ada\""; do
     got=$(cd "$work" && "$installed_rpcd" call --plugin ./hello.so ${args%%|*})
     [ "$got" = "${args#*|}" ] || { echo "rpcd call ${args%%|*}: got $got"; exit 1; }
 done
+# The installed config with a drop-in in its rpcd.conf.d/, beside a broken one, which is skipped
+# with one error line while the rest serve.
+dropins="$(dirname "$config")/rpcd.conf.d"
+printf '[plugin hello]\npath = %s\nname = drop-in\n' "$work/hello.so" >"$dropins/50-hello.conf"
+printf '[plugin broken\n' >"$dropins/60-broken.conf"
+got=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' |
+      "$installed_rpcd" -c "$config" 2>"$work/stderr")
+[ "$got" = '{"jsonrpc":"2.0","id":1,"result":"hello, drop-in"}' ] ||
+    { echo "hello through the installed config's drop-in: got $got"; cat "$work/stderr"; exit 1; }
+skipped=$(grep -c "drop-in $dropins/60-broken.conf skipped: line 1: syntax error" "$work/stderr")
+[ "$skipped" = 1 ] || { echo "the broken drop-in is not one error line:"; cat "$work/stderr"; exit 1; }
 echo "out-of-tree plugins (C, C with jansson, C++) built with pkg-config and loaded"

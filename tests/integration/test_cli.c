@@ -468,6 +468,53 @@ static void test_inspect(void **state)
     harness_run_result_free(&r);
 }
 
+/*
+ * What a tool says beyond its name (title, annotations, output schema) is listed by rpcd list
+ * and rpcd inspect, in JSON and in text; a method that says none of it has them null.
+ */
+static void test_list_and_inspect_show_what_a_tool_says(void **state)
+{
+    (void)state;
+    harness_run_result r;
+    run_expect(&r, NULL, 0, "list", "--plugin", env("RPCD_FIXTURE_TOOL_RESULT"), "--json", NULL);
+    json_t *methods = json_loads(r.out, 0, NULL);
+    assert_true(json_is_array(methods));
+    json_t *weather = find_by(methods, "method", "weather");
+    assert_string_equal(json_string_value(json_object_get(weather, "title")), "Get weather");
+    assert_true(
+        json_is_true(json_object_get(json_object_get(weather, "annotations"), "readOnlyHint")));
+    json_t *output = json_object_get(weather, "output_schema");
+    assert_string_equal(json_string_value(json_object_get(output, "type")), "object");
+    assert_non_null(json_object_get(json_object_get(output, "properties"), "temperature"));
+    json_t *meta = find_by(methods, "method", "meta");
+    assert_true(json_is_null(json_object_get(meta, "title")));
+    assert_true(json_is_null(json_object_get(meta, "annotations")));
+    assert_true(json_is_null(json_object_get(meta, "output_schema")));
+    json_decref(methods);
+    harness_run_result_free(&r);
+    /* In text, the same for both commands: the output schema as the registry keeps it, on one
+     * line. */
+    for (int inspect = 0; inspect < 2; inspect++) {
+        if (inspect)
+            run_expect(&r, NULL, 0, "inspect", env("RPCD_FIXTURE_TOOL_RESULT"), NULL);
+        else
+            run_expect(&r, NULL, 0, "list", "--plugin", env("RPCD_FIXTURE_TOOL_RESULT"), NULL);
+        expect_in(r.out,
+                  "  title:       Get weather\n  description: Current weather for a city.\n");
+        expect_in(r.out, "  annotations: {\"readOnlyHint\":true,");
+        expect_in(r.out, "  output:      {\"type\":\"object\", \"properties\":{\"temperature\"");
+        harness_run_result_free(&r);
+    }
+    run_expect(&r, NULL, 0, "inspect", env("RPCD_FIXTURE_TOOL_RESULT"), "--json", NULL);
+    json_t *about = json_loads(r.out, 0, NULL);
+    weather = find_by(json_object_get(about, "methods"), "method", "weather");
+    assert_string_equal(json_string_value(json_object_get(weather, "title")), "Get weather");
+    assert_true(json_is_object(json_object_get(weather, "annotations")));
+    assert_true(json_is_object(json_object_get(weather, "output_schema")));
+    json_decref(about);
+    harness_run_result_free(&r);
+}
+
 /* rpcd --help names the three commands. */
 static void test_help_names_the_commands(void **state)
 {
@@ -502,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_list_json_with_tool_names),
         cmocka_unit_test(test_list_flags),
         cmocka_unit_test(test_inspect),
+        cmocka_unit_test(test_list_and_inspect_show_what_a_tool_says),
         cmocka_unit_test(test_help_names_the_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

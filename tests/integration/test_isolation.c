@@ -277,11 +277,11 @@ static void test_host_functions_isolated(void **state)
     assert_int_equal(harness_wait_for_stderr(s.process, "reserves for itself", HARNESS_TIMEOUT_MS),
                      HARNESS_OK);
     expect_result(call(&s, "5", "a.info", "[]"), "{\"method\":\"a.info\",\"greeting\":\"hello\"}");
-    assert_int_equal(harness_wait_for_stderr(s.process, "isolated_a: isolated log_text\\nline",
-                                             HARNESS_TIMEOUT_MS),
-                     HARNESS_OK);
-    assert_non_null(strstr(harness_stderr(s.process), "isolated_a: isolated log 1\n"));
-    assert_non_null(strstr(harness_stderr(s.process), "isolated_a: isolated log_v 2\n"));
+    assert_int_equal(
+        harness_wait_for_stderr(s.process, ": a: isolated log_text\\nline", HARNESS_TIMEOUT_MS),
+        HARNESS_OK);
+    assert_non_null(strstr(harness_stderr(s.process), ": a: isolated log 1\n"));
+    assert_non_null(strstr(harness_stderr(s.process), ": a: isolated log_v 2\n"));
     /* What the plugin prints goes to stderr; the next stdout line is the response. */
     expect_result(call(&s, "6", "a.stdout", "[]"), "true");
     assert_int_equal(harness_wait_for_stderr(s.process, "raw stdout", HARNESS_TIMEOUT_MS),
@@ -325,8 +325,8 @@ static void test_json_logs_isolated(void **state)
         const char *message = json_string_value(json_object_get(object, "message"));
         assert_non_null(message);
         const char *plugin = json_string_value(json_object_get(object, "plugin"));
-        if (plugin && strcmp(plugin, "isolated_a") == 0 &&
-            strcmp(message, "isolated log_text\nline") == 0)
+        /* Its section's name, [plugin a], not the plugin's own (isolated_a). */
+        if (plugin && strcmp(plugin, "a") == 0 && strcmp(message, "isolated log_text\nline") == 0)
             plugin_line = true;
         json_decref(object);
     }
@@ -367,7 +367,7 @@ static void host_dies(const char *method, const char *exception, const char *log
 static void test_segfault(void **state)
 {
     (void)state;
-    host_dies("a.null", "killed by signal 11 (SIGSEGV)", "plugin isolated_a: its host (pid");
+    host_dies("a.null", "killed by signal 11 (SIGSEGV)", "plugin a: its host (pid");
 }
 
 /* An MCP tool call whose host dies is a tool error the model can read, naming the signal. */
@@ -402,7 +402,7 @@ static void test_segfault_with_a_child_holding_the_channel(void **state)
         skip();
     }
     long long started = now_ms();
-    host_dies("a.fork_null", "killed by signal 11 (SIGSEGV)", "plugin isolated_a: its host (pid");
+    host_dies("a.fork_null", "killed by signal 11 (SIGSEGV)", "plugin a: its host (pid");
     /* Long before the child lets go of the channel (60 s), even scaled for the build. */
     assert_true(now_ms() - started < test_time_ms(2500));
 }

@@ -183,7 +183,7 @@ static void test_refused_names_say_why(void **state)
         "rpcd answers itself",
         "bad_names: refused to register method '': an empty name",
         "bad_names: refused to register method 'bad.schema': its params_schema is not JSON",
-        "plugin 'bad_names' registers method 'twice' twice",
+        "[plugin bad_names] registers method 'twice' twice",
     };
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         if (!strstr(result.err, expected[i]))
@@ -192,7 +192,7 @@ static void test_refused_names_say_why(void **state)
     }
     assert_null(strchr(result.err, '\xff'));
     assert_null(strchr(result.err, '\x01'));
-    assert_null(strstr(result.err, "both plugin"));
+    assert_null(strstr(result.err, "registered by both"));
     harness_run_result_free(&result);
     free(path);
     free(config);

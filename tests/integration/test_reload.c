@@ -410,9 +410,11 @@ static void test_no_list_changed_before_initialize(void **state)
 }
 
 /*
- * A syntax error, a missing shared object, an init that fails, and a method two plugins
- * register: each reload fails with one line naming the file (and line), and every tool of the
- * running generation still answers, with no notification.
+ * A drop-in with a syntax error is skipped, as at start-up: one error line naming it and the
+ * line, and the reload goes on with the rest (nothing changed: no notification). A missing shared
+ * object, an init that fails, and a method two plugins register: each reload fails with one line
+ * naming the file (and line), and every tool of the running generation still answers, with no
+ * notification.
  */
 static void test_broken_dropin_keeps_old_tools(void **state)
 {
@@ -424,8 +426,10 @@ static void test_broken_dropin_keeps_old_tools(void **state)
     int code;
 
     write_dropin(s, "60-bad.conf", "[plugin bad]\npath = x.so\nthis is not ini\n");
-    snprintf(reason, sizeof reason, "%s/60-bad.conf:3: syntax error", s->dropins);
-    reload_fails(s, reason);
+    snprintf(reason, sizeof reason,
+             "rpcd: error: drop-in %s/60-bad.conf skipped: line 3: syntax error", s->dropins);
+    reload(s, "plugins added [], removed [], replaced [], unchanged [echo, named]");
+    expect_stderr(s, reason);
     assert_int_equal(call_build(s, id++, "build.name", &code), 'a');
 
     snprintf(text, sizeof text, "[plugin bad]\npath = %s/missing.so\n", s->dir);
@@ -442,8 +446,8 @@ static void test_broken_dropin_keeps_old_tools(void **state)
 
     snprintf(text, sizeof text, "[plugin bad]\npath = %s\n", harness_env("RPCD_FIXTURE_BUILD_B"));
     write_dropin(s, "60-bad.conf", text);
-    reload_fails(s, "init failed: method 'build.name' is registered by both plugin 'build_named' "
-                    "and plugin 'build_named'");
+    reload_fails(s, "init failed: method 'build.name' is registered by both [plugin named] and "
+                    "[plugin bad]");
     assert_int_equal(call_build(s, id++, "build.name", &code), 'a');
     call_build(s, id++, "echo", &code);
     assert_int_equal(code, 0);
@@ -456,6 +460,49 @@ static void test_broken_dropin_keeps_old_tools(void **state)
     const char *err = harness_stderr(s->rpcd);
     assert_null(strstr(err, "shutdown build a"));
     assert_null(strstr(strstr(err, "init build a") + 1, "init build a"));
+    /* The skipped drop-in was told once, at its reload. */
+    const char *told = strstr(err, "60-bad.conf skipped");
+    assert_non_null(told);
+    assert_null(strstr(told + 1, "60-bad.conf skipped"));
+    end(s);
+}
+
+/*
+ * strict = true: a drop-in with a mistake fails the reload, as it fails the start, and the
+ * running generation goes on serving; a skipped drop-in's plugin, without strict, is gone.
+ */
+static void test_strict_keeps_a_broken_reload_out(void **state)
+{
+    session *s = *state;
+    s->rpcd_keys = "strict = true\n";
+    start(s, "RPCD_FIXTURE_BUILD_A");
+    char reason[4096];
+    int code;
+    write_dropin(s, "60-bad.conf", "[plugin bad]\npath = x.so\nthis is not ini\n");
+    snprintf(reason, sizeof reason, "%s/60-bad.conf:3: syntax error", s->dropins);
+    reload_fails(s, reason);
+    assert_int_equal(call_build(s, 1, "build.name", &code), 'a');
+    assert_null(strstr(harness_stderr(s->rpcd), "skipped"));
+    end(s);
+}
+
+/* Without strict, a drop-in that breaks while its plugin runs takes it out at the reload. */
+static void test_dropin_broken_later_is_left_out(void **state)
+{
+    session *s = *state;
+    start(s, "RPCD_FIXTURE_BUILD_A");
+    int code;
+    assert_int_equal(call_build(s, 1, "build.name", &code), 'a');
+    char text[4096], reason[4096];
+    snprintf(text, sizeof text, "[plugin named]\npath = %s\npath = %s\n", s->plugin, s->plugin);
+    write_dropin(s, "50-named.conf", text);
+    snprintf(reason, sizeof reason,
+             "drop-in %s/50-named.conf skipped: line 3: path is given twice in [plugin named]",
+             s->dropins);
+    reload(s, "plugins added [], removed [named], replaced [], unchanged [echo]");
+    expect_stderr(s, reason);
+    call_build(s, 2, "build.name", &code);
+    assert_int_equal(code, -32601);
     end(s);
 }
 
@@ -628,10 +675,14 @@ static void test_check_takes_dropins(void **state)
     end(s);
     check_config(s, 0, "init build a");
     char reason[4096];
+    snprintf(reason, sizeof reason, "drop-in %s/50-named.conf: loaded", s->dropins);
+    check_config(s, 0, reason);
+    /* A drop-in with a mistake is skipped, as a reload skips it: said, and not fatal. */
     write_dropin(s, "60-bad.conf", "[plugin bad]\n[rpcd]\n");
-    snprintf(reason, sizeof reason, "%s/60-bad.conf:2: [rpcd] belongs in the main config file",
+    snprintf(reason, sizeof reason,
+             "drop-in %s/60-bad.conf: skipped: line 2: [rpcd] belongs in the main config file",
              s->dropins);
-    check_config(s, 78, reason);
+    check_config(s, 0, reason);
     char text[4096];
     snprintf(text, sizeof text, "[plugin bad]\npath = %s\nprefix = bad.\nfail_init = true\n",
              harness_env("RPCD_FIXTURE_BUILD_B"));
@@ -863,6 +914,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_list_changed_before_initialize, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_broken_dropin_keeps_old_tools, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_strict_keeps_a_broken_reload_out, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_dropin_broken_later_is_left_out, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_slow_call_survives_reload, session_setup,
                                         session_teardown),

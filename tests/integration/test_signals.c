@@ -439,7 +439,7 @@ static void go_closed_stdout(session *s, bool keep_go_handler)
     harness_close_stdout(s->rpcd);
     send_text(s, churn_pair);
     expect_exit(s, 74);
-    bool named = strstr(harness_stderr(s->rpcd), "plugin gofixture handles SIGPIPE") != NULL;
+    bool named = strstr(harness_stderr(s->rpcd), "plugin go handles SIGPIPE") != NULL;
     assert_true(named == keep_go_handler);
 }
 
@@ -462,7 +462,7 @@ static void test_go_plugin_notify_sigterm_is_named(void **state)
         skip();
     setenv("GOFIXTURE_NOTIFY_SIGTERM", "1", 1);
     start_go(s, path);
-    expect_stderr(s, "plugin gofixture took over signal 15 (SIGTERM)");
+    expect_stderr(s, "plugin go took over signal 15 (SIGTERM)");
     harness_close_stdin(s->rpcd);
     expect_exit(s, 0);
 }

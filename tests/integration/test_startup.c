@@ -846,13 +846,16 @@ static void test_user_and_group_errors(void **state)
     free(path);
 }
 
+/* A name two plugins register: the line names the two sections, as the config names them. */
 static void test_duplicate_method(void **state)
 {
     fixture *f = *state;
-    char *text = format("[plugin a]\npath = %s\n\n[plugin b]\npath = %s\n",
+    char *text = format("[plugin first]\npath = %s\n\n[plugin second]\npath = %s\n",
                         env("RPCD_FIXTURE_DUPLICATE_A"), env("RPCD_FIXTURE_DUPLICATE_B"));
-    expect_config_failure(f, text,
-                          (const char *const[]){"duplicate_a", "duplicate_b", "dup.method", NULL});
+    expect_config_failure(
+        f, text,
+        (const char *const[]){
+            "method 'dup.method' is registered by both [plugin first] and [plugin second]", NULL});
     free(text);
 }
 
@@ -958,6 +961,10 @@ static void test_help(void **state)
     assert_int_equal(result.status.code, 0);
     assert_non_null(strstr(result.out, "Usage: rpcd"));
     assert_non_null(strstr(result.out, "--config"));
+    /* Where the rest is: the manual pages. */
+    assert_non_null(strstr(result.out, "rpcd(8)"));
+    assert_non_null(strstr(result.out, "rpcd.conf(5)"));
+    assert_non_null(strstr(result.out, "rpcd-plugin(3)"));
     assert_string_equal(result.err, "");
     harness_run_result_free(&result);
 }

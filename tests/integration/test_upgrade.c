@@ -326,7 +326,7 @@ static void test_gives_up_once_and_says_so(void **state)
     /* An error naming the plugin, why (the limit, the last failure: the init's crash) and how to
      * recover. */
     static const char *const parts[] = {
-        "error: plugin build_named: rpcd stopped restarting its host",
+        "error: plugin named: rpcd stopped restarting its host", /* its section's name */
         "more than 3 times within a minute (max_restarts = 3)",
         "the last time: its host ended before the plugin's init returned",
         "SIGABRT",

@@ -115,10 +115,17 @@ done
 dpkg-query -L rpcd-dev | grep -q '/usr/share/man/man3/rpcd-plugin.3.gz$' ||
     fail "rpcd-dev does not install rpcd-plugin(3)"
 
-# The installed default config names the installed plugins.
+# The installed default config loads no plugin; a drop-in in /etc/rpcd/rpcd.conf.d/, which the
+# package makes, adds one by its name in the installed plugin directory.
+[ -d /etc/rpcd/rpcd.conf.d ] || fail "the package does not make /etc/rpcd/rpcd.conf.d"
 reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"echo","params":{"via":"package"}}' | "$rpcd" -q)
+[ "$reply" = '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}' ] ||
+    fail "echo through /etc/rpcd/rpcd.conf without a drop-in answered: $reply"
+printf '[plugin echo]\npath = echo.so\n' | "${sudo[@]}" tee /etc/rpcd/rpcd.conf.d/50-echo.conf >/dev/null
+reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"echo","params":{"via":"package"}}' | "$rpcd" -q)
+"${sudo[@]}" rm -f /etc/rpcd/rpcd.conf.d/50-echo.conf
 [ "$reply" = '{"jsonrpc":"2.0","id":1,"result":{"via":"package"}}' ] ||
-    fail "echo through /etc/rpcd/rpcd.conf answered: $reply"
+    fail "echo through a drop-in of /etc/rpcd/rpcd.conf answered: $reply"
 
 # The example plugin, from a copy of its one file, with what rpcd-dev installed: pkg-config's own
 # search path only.
@@ -139,5 +146,5 @@ reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' | "$rpcd" -q -
 
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get purge -y -qq rpcd rpcd-dev >/dev/null
 installed=0
-[ ! -e "$rpcd" ] && [ ! -e /etc/rpcd/rpcd.conf ] || fail "files of rpcd are left after purge"
+[ ! -e "$rpcd" ] && [ ! -e /etc/rpcd ] || fail "files of rpcd are left after purge"
 echo "debian packages: built, lintian clean of errors, installed, a plugin built against rpcd-dev served by $rpcd, purged"

@@ -3,7 +3,8 @@
  * Fixture: a plugin whose init fails with a reason. It registers a method with user data first,
  * so that a leak checker can tell whether the daemon frees it, as the ABI promises. Its shutdown,
  * which the daemon must not call after a failed init, creates the file its key shutdown_marker
- * names; with succeed = true init succeeds, so that a test can see the marker work.
+ * names; with succeed = true init succeeds, so that a test can see the marker work; with
+ * crash = true init dereferences NULL instead, so that a test can see how that is told.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,21 @@ static int init_fail_call(rpcd_call *call, const char *params, size_t params_len
     (void)params_length;
     (void)user_data;
     return RPCD_OK;
+}
+
+/* A NULL dereference, which the sanitizers must not turn into an exit. */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#define NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+#endif
+#endif
+#ifndef NO_SANITIZE
+#define NO_SANITIZE
+#endif
+static int *volatile nowhere;
+NO_SANITIZE static int init_fail_crash(void)
+{
+    return *nowhere;
 }
 
 /* Copied during init: the config's values are borrowed only until init returns. */
@@ -46,6 +62,7 @@ static int init_fail_init(rpcd_plugin *plugin, const rpcd_host_api *host, void *
 
     const char *marker = host->config_get(plugin, "shutdown_marker");
     const char *succeed = host->config_get(plugin, "succeed");
+    const char *crash = host->config_get(plugin, "crash");
 
     (void)state;
     snprintf(shutdown_marker, sizeof shutdown_marker, "%s", marker ? marker : "");
@@ -57,6 +74,8 @@ static int init_fail_init(rpcd_plugin *plugin, const rpcd_host_api *host, void *
             free(data);
         }
     }
+    if (crash != NULL && strcmp(crash, "true") == 0)
+        return init_fail_crash();
     if (succeed != NULL && strcmp(succeed, "true") == 0)
         return RPCD_OK;
     snprintf(error, error_size, "database unreachable");

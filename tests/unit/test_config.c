@@ -664,6 +664,9 @@ static int remove_temp_dir(void **state)
                                         "rpcd.conf.d/10-b.conf",
                                         "rpcd.conf.d/20-a.conf",
                                         "rpcd.conf.d/30-c.conf",
+                                        "rpcd.conf.d/20-d.conf",
+                                        "rpcd.conf.d/30-e.conf",
+                                        "rpcd.conf.d/40-f.conf",
                                         "rpcd.conf.d/README",
                                         "rpcd.conf.d/x.conf.bak",
                                         "rpcd.conf.d",
@@ -833,7 +836,7 @@ static void expect_load_error(const char *conf, const char *prefix, const char *
         fail_msg("'%s' does not start with '%s' or does not hold '%s'", error, prefix, part);
 }
 
-/* A mistake in a drop-in names the drop-in and its line. */
+/* With strict = true, a mistake in a drop-in fails the load, naming the drop-in and its line. */
 static void test_dropin_errors(void **state)
 {
     temp_dir *dir = *state;
@@ -841,7 +844,7 @@ static void test_dropin_errors(void **state)
     snprintf(conf, sizeof conf, "%s/rpcd.conf", dir->path);
     snprintf(dropins, sizeof dropins, "%s/rpcd.conf.d", dir->path);
     assert_int_equal(mkdir(dropins, 0700), 0);
-    write_file(conf, "[rpcd]\nlog_level = info\n[plugin a]\npath = a.so\n");
+    write_file(conf, "[rpcd]\nlog_level = info\nstrict = true\n[plugin a]\npath = a.so\n");
     snprintf(path, sizeof path, "%s/10-b.conf", dropins);
 
     write_file(path, "[plugin b]\npath = b.so\nthis is no key\n");
@@ -868,7 +871,7 @@ static void test_dropin_errors(void **state)
     write_file(path, "[plugin b]\npath = b.so\n\n[plugin a]\npath = other.so\n");
     snprintf(prefix, sizeof prefix, "%s:4: ", path);
     char first[PATH_MAX + 160];
-    snprintf(first, sizeof first, "section [plugin a] is given twice (first in %s, line 3)", conf);
+    snprintf(first, sizeof first, "section [plugin a] is given twice (first in %s, line 4)", conf);
     expect_load_error(conf, prefix, first);
 
     write_file(path, "[plugin b]\nrequired = false\n");
@@ -892,6 +895,56 @@ static void test_dropin_errors(void **state)
     assert_int_equal(cfg_load(conf, true, &config, error, sizeof error), -1);
     if (strncmp(error, path, strlen(path)) != 0 || !strstr(error, "writable"))
         fail_msg("'%s' does not refuse %s as writable by others", error, path);
+}
+
+/*
+ * Without strict, a drop-in with a mistake is left out whole: what it gave before the mistake
+ * (a plugin, an [mcp] name) is undone, it is listed with why, and the drop-ins after it are read.
+ */
+static void test_dropin_skipped(void **state)
+{
+    temp_dir *dir = *state;
+    char conf[PATH_MAX + 32], dropins[PATH_MAX + 32], path[PATH_MAX + 64];
+    snprintf(conf, sizeof conf, "%s/rpcd.conf", dir->path);
+    snprintf(dropins, sizeof dropins, "%s/rpcd.conf.d", dir->path);
+    assert_int_equal(mkdir(dropins, 0700), 0);
+    write_file(conf, "[plugin a]\npath = a.so\n[mcp]\ntool.a = first\n");
+    snprintf(path, sizeof path, "%s/10-b.conf", dropins);
+    write_file(path, "[mcp]\ntool.b = bee\n[plugin b]\npath = b.so\nkey = 1\n[plugin c]\n"
+                     "path = c.so\nthis is no key\n");
+    snprintf(path, sizeof path, "%s/20-d.conf", dropins);
+    write_file(path, "[plugin d]\npath = d.so\n[mcp]\ntool.d = dee\n");
+    snprintf(path, sizeof path, "%s/30-e.conf", dropins);
+    write_file(path, "[plugin e]\nrequired = false\n");
+    snprintf(path, sizeof path, "%s/40-f.conf", dropins);
+    write_file(path, "[plugin f]\npath = f.so\n");
+    assert_int_equal(chmod(path, 0666), 0);
+    rpcd_config *config = NULL;
+    char error[1024] = "";
+    if (cfg_load(conf, true, &config, error, sizeof error) != 0)
+        fail_msg("%s", error);
+    assert_false(config->strict);
+    assert_int_equal(config->plugin_count, 2);
+    assert_string_equal(config->plugins[0].name, "a");
+    assert_string_equal(config->plugins[1].name, "d");
+    assert_int_equal(config->mcp_name_count, 2);
+    assert_string_equal(config->mcp_names[0].key, "a");
+    assert_string_equal(config->mcp_names[1].key, "d");
+    /* Every drop-in in order: read (NULL) or skipped and why, without its own path. */
+    assert_int_equal(config->dropin_count, 4);
+    snprintf(path, sizeof path, "%s/10-b.conf", dropins);
+    assert_string_equal(config->dropins[0], path);
+    assert_string_equal(config->dropin_skipped[0],
+                        "line 8: syntax error (expected [section] or key = value)");
+    assert_null(config->dropin_skipped[1]);
+    snprintf(path, sizeof path, "%s/30-e.conf", dropins);
+    assert_string_equal(config->dropins[2], path);
+    assert_string_equal(config->dropin_skipped[2], "[plugin e] has no path");
+    snprintf(path, sizeof path, "%s/40-f.conf", dropins);
+    assert_string_equal(config->dropins[3], path);
+    assert_non_null(strstr(config->dropin_skipped[3], "writable by others"));
+    assert_null(strstr(config->dropin_skipped[3], "40-f.conf:"));
+    cfg_free(config);
 }
 
 static void test_load_file_errors(void **state)
@@ -1052,6 +1105,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_load_file_errors, make_temp_dir, remove_temp_dir),
         cmocka_unit_test(test_mcp_names_and_instructions),
         cmocka_unit_test_setup_teardown(test_dropins, make_temp_dir, remove_temp_dir),
+        cmocka_unit_test_setup_teardown(test_dropin_skipped, make_temp_dir, remove_temp_dir),
         cmocka_unit_test_setup_teardown(test_dropin_errors, make_temp_dir, remove_temp_dir),
         cmocka_unit_test_setup_teardown(test_dropin_isolation, make_temp_dir, remove_temp_dir),
         cmocka_unit_test(test_small_error_buffer),

@@ -106,6 +106,44 @@ static void test_specification_names(void **state)
     reg_free(methods);
 }
 
+/*
+ * A schema whose type is a list holding "object" (an array for JSON-RPC clients, an object for
+ * MCP's) is listed whole with its type narrowed to "object"; a list without it is no object.
+ */
+static void test_input_schema_narrowed_to_object(void **state)
+{
+    (void)state;
+    registry *methods;
+    assert_int_equal(reg_new(&methods), 0);
+    rpcd_method method = rpcd_method_new("both", handler);
+    method.params_schema = "{\"items\":{\"type\":\"number\"},\"type\":[\"array\",\"object\"],"
+                           "\"required\":[\"n\"],\"properties\":{\"n\":{}}}";
+    assert_int_equal(reg_add(methods, &method, NULL, "p", NULL), 0);
+    method = rpcd_method_new("neither", handler);
+    method.params_schema = "{\"type\":[\"array\",\"string\"],\"required\":[\"n\"]}";
+    assert_int_equal(reg_add(methods, &method, NULL, "p", NULL), 0);
+    rpcd_config *config = make_config("");
+    mcp_tools *tools;
+    char error[256];
+    assert_int_equal(mcp_tools_new(methods, config, &tools, error, sizeof error), 0);
+    int status;
+    json_t *list = answer(tools, "tools/list", NULL, &status);
+    assert_int_equal(status, 0);
+    json_t *items = json_object_get(list, "tools");
+    json_t *both = json_loads("{\"items\":{\"type\":\"number\"},\"type\":\"object\","
+                              "\"required\":[\"n\"],\"properties\":{\"n\":{}}}",
+                              0, NULL);
+    json_t *plain = json_pack("{s:s}", "type", "object");
+    assert_true(json_equal(json_object_get(json_array_get(items, 0), "inputSchema"), both));
+    assert_true(json_equal(json_object_get(json_array_get(items, 1), "inputSchema"), plain));
+    json_decref(plain);
+    json_decref(both);
+    json_decref(list);
+    mcp_tools_free(tools);
+    cfg_free(config);
+    reg_free(methods);
+}
+
 static void test_config_lists_and_renames(void **state)
 {
     (void)state;
@@ -422,6 +460,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_specification_names),
+        cmocka_unit_test(test_input_schema_narrowed_to_object),
         cmocka_unit_test(test_portable_names),
         cmocka_unit_test(test_config_lists_and_renames),
         cmocka_unit_test(test_config_errors),
