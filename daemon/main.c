@@ -15,6 +15,8 @@
 #include "serve/server.h"
 #include "base/signals.h"
 #include "base/stop_signals.h"
+#include "base/clock.h"
+#include "control/control.h"
 #include "wire/transport_stdio.h"
 
 #include <errno.h>
@@ -294,7 +296,22 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     } else
         log_message(LOG_WARNING, "cannot reload on SIGHUP (no descriptor or memory): %s",
                     strerror(errno));
+    /* The control socket ([rpcd] control_socket): refused at start when it cannot be made. */
+    control *ctl = NULL;
+    char error[1024];
+    ctl_target target = {runtime, srv, reloads, clock_now_ms()};
+    if (ctl_start(&target, &ctl, error, sizeof error) != 0) {
+        log_message(LOG_ERROR, "%s", error);
+        rl_stop(reloads);
+        atomic_store(&running_server, NULL);
+        while (atomic_load(&handlers_inside) > 0)
+            sched_yield();
+        srv_free(srv);
+        stdio_free(transport);
+        return EXIT_CONFIG;
+    }
     int status = exit_status_of(srv_run(srv, stdio_read, transport));
+    ctl_stop(ctl);
     rl_stop(reloads);
     if (!srv_finished(srv)) {
         /* Calls still run inside plugin code: unloading it now would pull the code from under
@@ -316,7 +333,11 @@ static int run_subcommand(int argc, char **argv)
         const char *name;
         int (*run)(int argc, char **argv);
     } commands[] = {
-        {"call", cli_call_main}, {"list", cli_list_main}, {"inspect", cli_inspect_main}};
+        {"call", cli_call_main},
+        {"list", cli_list_main},
+        {"inspect", cli_inspect_main},
+        {"ctl", cli_ctl_main},
+    };
     for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);

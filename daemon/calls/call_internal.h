@@ -83,7 +83,14 @@ typedef struct call_slot {
     buffer failure_data;
     char exception[96]; /* call_fail_exception's name for error.data.exception, or "" */
 
-    long long started_us; /* when it was read (clock_now_us), for the access log; 0: not logged */
+    /* When it was read (clock_now_us), for the access log, the counters and its age in the
+     * control socket's list; 0 when neither logs nor counts it. */
+    long long started_us;
+    bool logged;  /* the access log writes its line (log_calls) */
+    bool counted; /* its end is counted (mx_on) */
+    /* The last progress its plugin reported (call_progress), for the control socket's list. */
+    bool has_progress;
+    double progress_done, progress_total;
 
     /* Its deadline (call_deadline.c): the method's timeout_ms, or less when the request asked. */
     size_t timeout_ms; /* 0: none */
@@ -219,6 +226,7 @@ typedef enum call_outcome_kind {
 typedef struct call_outcome {
     call_outcome_kind kind;
     long long code; /* the error's code, 0 when none was written */
+    size_t bytes;   /* what was written: the result's or the error line's bytes (counters) */
 } call_outcome;
 
 /* Writes the response of an ended call (nothing for notifications and silent cancels), and
@@ -237,6 +245,8 @@ int call_find_meta(const call_slot *slot, const char *name, js_span *value);
 bool call_log_on(void);
 /* The access log line of a call that ended as outcome says. */
 void call_log_ended(const call_slot *slot, const call_outcome *outcome);
+/* What observes a call's end: its access log line (logged) and its counters (counted). */
+void call_observe_end(const call_slot *slot, const call_outcome *outcome);
 
 /* ---- scheduler.c ---- */
 

@@ -502,6 +502,10 @@ void cfg_free(rpcd_config *config)
         free(config->dropins[i]);
     free(config->dropins);
     free(config->user);
+    free(config->control_socket);
+    free(config->control_socket_mode);
+    free(config->control_socket_owner);
+    free(config->control_socket_group);
     free(config->group);
     free(config->path);
     free(config);

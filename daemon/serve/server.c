@@ -87,6 +87,11 @@ static void tell_log_line(void *context, const char *logger, int level, const ch
     buf_free(&line);
 }
 
+call_table *srv_calls(server *srv)
+{
+    return srv->calls;
+}
+
 int srv_new(const registry *methods, const srv_options *options, out_write_fn write, void *sink,
             server **out)
 {
