@@ -16,6 +16,7 @@
 #include "base/signals.h"
 #include "base/stop_signals.h"
 #include "base/clock.h"
+#include "base/metrics.h"
 #include "control/control.h"
 #include "wire/transport_stdio.h"
 
@@ -386,5 +387,6 @@ int main(int argc, char **argv)
     } else
         status = serve(&runtime, input_fd, output_fd);
     rt_stop(&runtime);
+    mx_release(); /* after every registry that held a series */
     return status;
 }

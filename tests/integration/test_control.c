@@ -12,6 +12,7 @@
 #include <grp.h>
 #include <jansson.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -438,6 +439,44 @@ static void test_peer_that_stops_reading(void **state)
     close(stuck);
 }
 
+/* status until plugin echo (isolated) shows a host whose pid is not avoid: its entry (new). */
+static json_t *isolated_echo(const session *s, long long avoid, long long restarts)
+{
+    for (int tries = 0; tries < 2000; tries++) {
+        json_t *answer = ask(s, "status", NULL);
+        json_t *echo = json_array_get(json_object_get(result_of(answer), "plugins"), 0);
+        json_t *pid = json_object_get(echo, "host_pid");
+        if (json_is_integer(pid) && json_integer_value(pid) != avoid &&
+            json_integer_value(json_object_get(echo, "restarts")) == restarts) {
+            json_incref(echo);
+            json_decref(answer);
+            return echo;
+        }
+        json_decref(answer);
+        usleep(5000);
+    }
+    fail_msg("plugin echo never showed a host of its own");
+    return NULL;
+}
+
+static void test_isolated_plugin(void **state)
+{
+    session *s = *state;
+    start(s, "isolation = process\n");
+    json_t *echo = isolated_echo(s, 0, 0);
+    assert_string_equal(json_string_value(json_object_get(echo, "isolation")), "process");
+    assert_true(json_is_null(json_object_get(echo, "last_crash")));
+    long long pid = json_integer_value(json_object_get(echo, "host_pid"));
+    json_decref(echo);
+    /* Its host killed: started again, the death told and counted. */
+    assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
+    echo = isolated_echo(s, pid, 1);
+    assert_non_null(strstr(json_string_value(json_object_get(echo, "last_crash")), "signal 9"));
+    json_decref(echo);
+    assert_int_equal(metric(s, "rpcd_plugin_crashes_total{plugin=\"echo\"}"), 1);
+    assert_int_equal(metric(s, "rpcd_plugin_restarts_total{plugin=\"echo\"}"), 1);
+}
+
 /* Starting refused, with reason in stderr and exit 78. */
 static void assert_refused(session *s, const char *more, const char *reason)
 {
@@ -618,6 +657,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ninth_peer, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_peer_that_stops_reading, session_setup,
                                         session_teardown),
+        cmocka_unit_test_setup_teardown(test_isolated_plugin, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_refused_at_start, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_peers_by_credentials, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_ctl_client, session_setup, session_teardown),
