@@ -240,14 +240,17 @@ static void report_check(const rpcd_config *config)
 typedef struct before_read_hooks {
     reloader *reloads;
     server *srv;
+    control *ctl; /* the control socket, whose thread starts with its first peer; or NULL */
 } before_read_hooks;
 
 /* Starts reloading after a first SIGHUP; takes a generation a reload published meanwhile. */
 static void before_read(void *context)
 {
     before_read_hooks *hooks = context;
-    rl_before_read(hooks->reloads);
+    if (hooks->reloads)
+        rl_before_read(hooks->reloads);
     srv_refresh(hooks->srv);
+    ctl_before_read(hooks->ctl);
 }
 
 /* After a reload that changed what MCP lists: the client is told, list by list. */
@@ -290,11 +293,10 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     atomic_store(&running_server, srv);
     /* Reloads only while serving: a reload publishes to the server's generations. */
     reloader *reloads = NULL;
-    before_read_hooks hooks = {NULL, srv};
-    if (rl_start(runtime, lists_changed, srv, &reloads) == 0) {
+    before_read_hooks hooks = {NULL, srv, NULL};
+    if (rl_start(runtime, lists_changed, srv, &reloads) == 0)
         hooks.reloads = reloads;
-        stdio_set_before_read(transport, before_read, &hooks);
-    } else
+    else
         log_message(LOG_WARNING, "cannot reload on SIGHUP (no descriptor or memory): %s",
                     strerror(errno));
     /* The control socket ([rpcd] control_socket): refused at start when it cannot be made. */
@@ -311,6 +313,9 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
         stdio_free(transport);
         return EXIT_CONFIG;
     }
+    hooks.ctl = ctl;
+    if (reloads || ctl)
+        stdio_set_before_read(transport, before_read, &hooks);
     int status = exit_status_of(srv_run(srv, stdio_read, transport));
     ctl_stop(ctl);
     rl_stop(reloads);

@@ -5,6 +5,7 @@
  */
 #include "base/metrics.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +13,10 @@
 
 atomic_bool mx_counting;
 
-const long long mx_bucket_bounds_us[MX_BUCKET_COUNT] = {
-    100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 1000000, 10000000,
-};
+#define MX_BOUNDS 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 1000000, 10000000
+const long long mx_bucket_bounds_us[MX_BUCKET_COUNT] = {MX_BOUNDS};
+const long long mx_bucket_search[16] = {MX_BOUNDS, LLONG_MAX, LLONG_MAX, LLONG_MAX, LLONG_MAX};
+_Static_assert(MX_BUCKET_COUNT == 12, "mx_bucket_search holds the bounds and 4 more");
 
 typedef struct mx_plugin {
     char *name; /* owned */
@@ -79,36 +81,10 @@ mx_outcome mx_outcome_of_code(long long code)
     }
 }
 
-static void add(atomic_ullong *counter, unsigned long long amount)
-{
-    atomic_fetch_add_explicit(counter, amount, memory_order_relaxed);
-}
-
-void mx_count_call(mx_series *series, mx_outcome outcome, long long latency_us, size_t bytes_in,
-                   size_t bytes_out)
-{
-    if (!series)
-        return;
-    if (latency_us < 0)
-        latency_us = 0;
-    add(&series->calls, 1);
-    if (outcome != MX_OK && outcome < MX_OUTCOME_COUNT)
-        add(&series->errors[outcome], 1);
-    size_t bucket = 0;
-    while (bucket < MX_BUCKET_COUNT && latency_us > mx_bucket_bounds_us[bucket])
-        bucket++;
-    /* Past the last bound: only in the count (+Inf) and the sum. */
-    if (bucket < MX_BUCKET_COUNT)
-        add(&series->buckets[bucket], 1);
-    add(&series->latency_us, (unsigned long long)latency_us);
-    add(&series->bytes_in, bytes_in);
-    add(&series->bytes_out, bytes_out);
-}
-
 void mx_count_policy_rejection(mx_series *series)
 {
     if (series)
-        add(&series->rejections_by_policy, 1);
+        mx_add(&series->rejections_by_policy, 1);
 }
 
 void mx_count_plugin_event(const char *plugin, mx_plugin_event event)
@@ -131,7 +107,7 @@ void mx_count_plugin_event(const char *plugin, mx_plugin_event event)
         }
     }
     if (found)
-        add(&found->events[event], 1);
+        mx_add(&found->events[event], 1);
     pthread_mutex_unlock(&store_lock);
 }
 
@@ -180,15 +156,24 @@ typedef enum counter_of {
     OF_REJECTIONS,
 } counter_of;
 
-static const atomic_ullong *counter(const mx_series *series, counter_of which)
+/* Every call is in one bucket: their sum is the count. */
+static unsigned long long calls_of(const mx_series *series)
+{
+    unsigned long long calls = 0;
+    for (int b = 0; b <= MX_BUCKET_COUNT; b++)
+        calls += get(&series->buckets[b]);
+    return calls;
+}
+
+static unsigned long long counter(const mx_series *series, counter_of which)
 {
     switch (which) {
-    case OF_CALLS: return &series->calls;
-    case OF_BYTES_IN: return &series->bytes_in;
-    case OF_BYTES_OUT: return &series->bytes_out;
-    case OF_REJECTIONS: return &series->rejections_by_policy;
+    case OF_CALLS: return calls_of(series);
+    case OF_BYTES_IN: return get(&series->bytes_in);
+    case OF_BYTES_OUT: return get(&series->bytes_out);
+    case OF_REJECTIONS: return get(&series->rejections_by_policy);
     }
-    return &series->calls;
+    return 0;
 }
 
 static int write_counter(buffer *out, size_t count, const char *name, counter_of which,
@@ -199,7 +184,7 @@ static int write_counter(buffer *out, size_t count, const char *name, counter_of
     snprintf(sample, sizeof sample, "%s_total", name);
     for (size_t i = 0; i < count; i++) {
         failed |= open_sample(out, sample, series_at[i]);
-        failed |= buf_printf(out, "} %llu\n", get(counter(series_at[i], which)));
+        failed |= buf_printf(out, "} %llu\n", counter(series_at[i], which));
     }
     return failed;
 }
@@ -227,17 +212,16 @@ static int write_histogram(buffer *out, size_t count)
                         "How long calls took, from their read to their response.");
     for (size_t i = 0; i < count; i++) {
         const mx_series *series = series_at[i];
-        /* Buckets are read after the count and may hold calls that ended meanwhile: the count
-         * is raised to their sum, so that +Inf is never below a bucket. */
-        unsigned long long cumulative = 0, calls = get(&series->calls);
+        /* Each bucket read once, the count their sum: cumulative, and +Inf is the count, even
+         * while calls end meanwhile. */
+        unsigned long long cumulative = 0;
         for (int b = 0; b < MX_BUCKET_COUNT; b++) {
             cumulative += get(&series->buckets[b]);
-            if (cumulative > calls)
-                calls = cumulative;
             failed |= open_sample(out, "rpcd_call_duration_seconds_bucket", series);
             failed |= buf_printf(out, ",le=\"%g\"} %llu\n", (double)mx_bucket_bounds_us[b] / 1e6,
                                  cumulative);
         }
+        unsigned long long calls = cumulative + get(&series->buckets[MX_BUCKET_COUNT]);
         failed |= open_sample(out, "rpcd_call_duration_seconds_bucket", series);
         failed |= buf_printf(out, ",le=\"+Inf\"} %llu\n", calls);
         failed |= open_sample(out, "rpcd_call_duration_seconds_count", series);

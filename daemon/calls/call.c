@@ -103,7 +103,11 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->exception[0] = '\0';
     slot->logged = call_log_on();
     slot->counted = mx_on() && request->method->series;
-    slot->started_us = slot->logged || slot->counted ? clock_now_us() : 0;
+    /* The access log times the call itself; the counters time it from the read of its line,
+     * taken once per read, so that counting costs one clock read per call, not two. */
+    slot->started_us = slot->logged    ? clock_now_us()
+                       : slot->counted ? (table->read_us ? table->read_us : clock_now_us())
+                                       : 0;
     slot->has_progress = false;
     slot->has_failure_message = slot->has_failure_data = false;
     slot->state = SLOT_QUEUED;

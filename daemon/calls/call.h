@@ -237,6 +237,12 @@ bool call_answered_at_deadline(rpcd_call *call);
  */
 void call_set_input_waiting(call_table *table, bool waiting);
 /*
+ * The reading thread says a read of the input has just returned: the calls started from what
+ * it read are timed from now for the counters (base/metrics.h). One clock read when counting,
+ * nothing otherwise.
+ */
+void call_note_read(call_table *table);
+/*
  * Whether the thread running call's handler may wait for its answer: the call is no part of a
  * batch and its reader has nothing more buffered. False for a stale handle.
  */

@@ -9,6 +9,8 @@
 #define RPCD_CALL_INTERNAL_H
 
 #include "base/buffer.h"
+#include "base/clock.h"
+#include "base/metrics.h"
 #include "calls/call.h"
 #include "base/executor.h"
 #include "methods/generation.h"
@@ -116,6 +118,8 @@ struct call_table {
     atomic_size_t in_flight_bytes; /* params and _meta held by the calls in flight */
     atomic_bool interrupted;
     atomic_bool input_waiting; /* the reader has more input buffered (call_set_input_waiting) */
+    long long read_us;         /* when the reader's last read returned (call_note_read), 0: not
+                                  taken; the reading thread's alone */
     uint32_t *id_buckets;      /* slot indices by id hash; NO_SLOT when empty */
     size_t id_bucket_count;    /* a power of two */
     size_t tracked_count;
@@ -245,8 +249,26 @@ int call_find_meta(const call_slot *slot, const char *name, js_span *value);
 bool call_log_on(void);
 /* The access log line of a call that ended as outcome says. */
 void call_log_ended(const call_slot *slot, const call_outcome *outcome);
-/* What observes a call's end: its access log line (logged) and its counters (counted). */
-void call_observe_end(const call_slot *slot, const call_outcome *outcome);
+/* What observes a call's end: its access log line (logged) and its counters (counted). Inline:
+ * every call ends through it. */
+static inline void call_observe_end(const call_slot *slot, const call_outcome *outcome)
+{
+    if (slot->logged)
+        call_log_ended(slot, outcome);
+    if (!slot->counted)
+        return;
+    mx_outcome counted = MX_OK;
+    if (outcome->kind == CALL_OUTCOME_TOOL_ERROR)
+        counted = MX_TOOL_ERROR;
+    else if (outcome->kind == CALL_OUTCOME_CANCELLED)
+        counted = MX_CANCELLED;
+    else if (outcome->kind == CALL_OUTCOME_ERROR)
+        /* An error whose code was not written (a notification's) is still an error. */
+        counted = outcome->code ? mx_outcome_of_code(outcome->code) : MX_OTHER_ERROR;
+    /* Both times from CLOCK_MONOTONIC, the start the earlier: never negative. */
+    mx_count_call(slot->method->series, counted, clock_now_us() - slot->started_us,
+                  slot->params_length, outcome->bytes);
+}
 
 /* ---- scheduler.c ---- */
 

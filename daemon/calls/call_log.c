@@ -8,7 +8,6 @@
 #include "calls/call_internal.h"
 #include "base/clock.h"
 #include "base/log.h"
-#include "base/metrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -74,22 +73,4 @@ void call_log_ended(const call_slot *slot, const call_outcome *outcome)
         is_traceparent(traceparent.start + 1, 55))
         fields[count++] = (log_field){"traceparent", traceparent.start + 1, 55, false};
     log_fields(LOG_INFO, "call", fields, count);
-}
-
-void call_observe_end(const call_slot *slot, const call_outcome *outcome)
-{
-    if (slot->logged)
-        call_log_ended(slot, outcome);
-    if (!slot->counted)
-        return;
-    mx_outcome counted = outcome->kind == CALL_OUTCOME_OK           ? MX_OK
-                         : outcome->kind == CALL_OUTCOME_TOOL_ERROR ? MX_TOOL_ERROR
-                         : outcome->kind == CALL_OUTCOME_CANCELLED
-                             ? MX_CANCELLED
-                             : mx_outcome_of_code(outcome->code);
-    /* An error whose code was not written (a notification's) is still an error. */
-    if (counted == MX_OK && outcome->kind == CALL_OUTCOME_ERROR)
-        counted = MX_OTHER_ERROR;
-    mx_count_call(slot->method->series, counted, clock_now_us() - slot->started_us,
-                  slot->params_length, outcome->bytes);
 }

@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/executor.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/stop_signals.h"
 
 #include <pthread.h>
@@ -369,6 +370,11 @@ void call_let_go_generation(void *context, generation *gen)
 void call_set_input_waiting(call_table *table, bool waiting)
 {
     atomic_store_explicit(&table->input_waiting, waiting, memory_order_relaxed);
+}
+
+void call_note_read(call_table *table)
+{
+    table->read_us = mx_on() ? clock_now_us() : 0;
 }
 
 bool call_caller_may_wait(rpcd_call *call)

@@ -11,9 +11,11 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "base/signals.h"
 #include "control/control_socket.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct peer {
@@ -40,6 +43,10 @@ struct control {
     int listen_fd;
     int wake; /* eventfd: ctl_stop */
     pthread_t thread;
+    bool started;        /* the thread runs (from the first peer on) */
+    unsigned wakes_seen; /* sig_wake_count when ctl_before_read last looked */
+    timer_t tick;        /* wakes the reader while the thread waits to be started */
+    bool ticking;
     peer peers[CTL_MOST_PEERS];
 };
 
@@ -258,6 +265,61 @@ static int start_thread(control *ctl)
     return started == 0 ? 0 : -1;
 }
 
+/*
+ * The thread starts with the first peer, not with rpcd: a process with a second thread pays for
+ * it on every call, in the C library's locks and rpcd's own (lock.h), and most sessions never
+ * see an operator. The listening socket signals the reader with the wake-up signal when a peer
+ * connects (O_ASYNC, F_SETSIG), which interrupts its read(); ctl_before_read then starts the
+ * thread. A signal that lands just before read() is caught by the tick, once a second.
+ */
+static int signal_reader(control *ctl)
+{
+    struct f_owner_ex owner = {F_OWNER_TID, (pid_t)gettid()};
+    int flags = fcntl(ctl->listen_fd, F_GETFL);
+    if (sig_wake_number() == 0 || flags < 0 || fcntl(ctl->listen_fd, F_SETOWN_EX, &owner) != 0 ||
+        fcntl(ctl->listen_fd, F_SETSIG, sig_wake_number()) != 0 ||
+        fcntl(ctl->listen_fd, F_SETFL, flags | O_ASYNC) != 0)
+        return -1;
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event._sigev_un._tid = gettid();
+    event.sigev_signo = sig_wake_number();
+    struct itimerspec every = {{CTL_TICK_MS / 1000, 0}, {CTL_TICK_MS / 1000, 0}};
+    if (timer_create(CLOCK_MONOTONIC, &event, &ctl->tick) != 0)
+        return -1;
+    ctl->ticking = true;
+    ctl->wakes_seen = sig_wake_count();
+    return timer_settime(ctl->tick, 0, &every, NULL);
+}
+
+static void stop_ticking(control *ctl)
+{
+    if (ctl->ticking)
+        timer_delete(ctl->tick);
+    ctl->ticking = false;
+}
+
+void ctl_before_read(void *context)
+{
+    control *ctl = context;
+    if (!ctl || ctl->started || sig_wake_count() == ctl->wakes_seen)
+        return;
+    ctl->wakes_seen = sig_wake_count();
+    struct pollfd waiting = {ctl->listen_fd, POLLIN, 0};
+    if (poll(&waiting, 1, 0) != 1)
+        return;
+    stop_ticking(ctl);
+    int flags = fcntl(ctl->listen_fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(ctl->listen_fd, F_SETFL, flags & ~O_ASYNC);
+    if (start_thread(ctl) != 0) {
+        log_message(LOG_ERROR, "control socket: cannot start its thread: %s", strerror(errno));
+        return;
+    }
+    ctl->started = true;
+}
+
 int ctl_start(const ctl_target *target, control **out, char *error, size_t error_size)
 {
     *out = NULL;
@@ -278,8 +340,9 @@ int ctl_start(const ctl_target *target, control **out, char *error, size_t error
     if (ctl_socket_listen(&ctl->socket, &ctl->listen_fd, error, error_size) != 0)
         goto fail;
     ctl->wake = eventfd(0, EFD_CLOEXEC);
-    if (ctl->wake < 0 || start_thread(ctl) != 0) {
-        snprintf(error, error_size, "control socket: cannot start its thread: %s", strerror(errno));
+    if (ctl->wake < 0 || signal_reader(ctl) != 0) {
+        snprintf(error, error_size, "control socket: cannot wait for its first peer: %s",
+                 strerror(errno));
         goto fail;
     }
     mx_enable(target->runtime->config->control_metrics);
@@ -288,6 +351,7 @@ int ctl_start(const ctl_target *target, control **out, char *error, size_t error
     *out = ctl;
     return 0;
 fail:
+    stop_ticking(ctl);
     if (ctl->wake >= 0)
         close(ctl->wake);
     if (ctl->listen_fd >= 0)
@@ -301,10 +365,12 @@ void ctl_stop(control *ctl)
 {
     if (!ctl)
         return;
+    stop_ticking(ctl);
     uint64_t one = 1;
     ssize_t written = write(ctl->wake, &one, sizeof one);
     (void)written;
-    pthread_join(ctl->thread, NULL);
+    if (ctl->started)
+        pthread_join(ctl->thread, NULL);
     for (int i = 0; i < CTL_MOST_PEERS; i++)
         if (ctl->peers[i].fd >= 0)
             drop(&ctl->peers[i], NULL);

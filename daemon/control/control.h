@@ -24,17 +24,25 @@ typedef struct ctl_target {
     long long started_ms; /* clock_now_ms() when serving started: the uptime's start */
 } ctl_target;
 
-/* The most peers at once, and how long a peer may leave an answer unread before it is dropped. */
-enum { CTL_MOST_PEERS = 8, CTL_WRITE_TIMEOUT_MS = 5000 };
+/* The most peers at once, how long a peer may leave an answer unread before it is dropped, and
+ * how often the reader is woken to look for a first peer it may have missed. */
+enum { CTL_MOST_PEERS = 8, CTL_WRITE_TIMEOUT_MS = 5000, CTL_TICK_MS = 1000 };
 
 typedef struct control control;
 
 /*
- * Starts the control socket of target's config: the socket made (ctl_socket_listen), calls
- * counted when control_metrics, and its thread started. Returns 0 and *out (new; NULL when the
- * config sets no control_socket), or -1 with a one-line reason in error (nothing left behind).
+ * Starts the control socket of target's config: the socket made (ctl_socket_listen) and calls
+ * counted when control_metrics. Its thread starts with the first peer, from ctl_before_read. On
+ * the reading thread (the one the wake-up signal interrupts). Returns 0 and *out (new; NULL when
+ * the config sets no control_socket), or -1 with a one-line reason in error (nothing left).
  */
 int ctl_start(const ctl_target *target, control **out, char *error, size_t error_size);
+
+/*
+ * For the reader's hook before each read() (context: the control, may be NULL): starts the
+ * thread once a peer waits. One relaxed load while no wake-up signal came.
+ */
+void ctl_before_read(void *context);
 
 /* Stops the thread, closes every peer and removes the socket file. NULL is ignored. */
 void ctl_stop(control *ctl);

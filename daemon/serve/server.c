@@ -62,6 +62,8 @@ static void reader_idle(void *context, bool idle, size_t held_bytes)
     server *srv = context;
     if (idle)
         call_submit_group(srv->calls);
+    else
+        call_note_read(srv->calls);
     out_set_reader_idle(srv->out, idle);
     if (idle && held_bytes >= LONG_LINE_BYTES)
         call_wait_for_bytes(srv->calls);
