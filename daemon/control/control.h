@@ -4,7 +4,8 @@
  * calls in flight, a reload, its metrics and the cancel of a call, in JSON-RPC 2.0 over
  * NDJSON (docs/control.md). It runs on a thread of its own, so that no peer, hostile or slow,
  * can hold up the protocol on stdin and stdout: every read and write is non-blocking, a line is
- * bounded, peers are few, and a peer that stops reading is dropped.
+ * bounded, peers are few, and a peer that stops reading is dropped. The thread starts with the
+ * first peer (ctl_before_read), so that a session no operator looks at stays single-threaded.
  */
 #ifndef RPCD_CONTROL_H
 #define RPCD_CONTROL_H
