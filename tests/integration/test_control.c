@@ -235,6 +235,7 @@ static void test_calls_and_cancel(void **state)
     json_decref(call);
     json_t *answer = ask(s, "status", NULL);
     assert_int_equal(json_integer_value(json_object_get(result_of(answer), "calls_in_flight")), 1);
+    assert_int_equal(json_integer_value(json_object_get(result_of(answer), "calls_queued")), 0);
     json_decref(answer);
     answer = ask(s, "cancel", "{\"id\":42}");
     assert_true(json_is_true(json_object_get(result_of(answer), "cancelled")));
@@ -250,6 +251,10 @@ static void test_calls_and_cancel(void **state)
     json_decref(response);
     answer = ask(s, "cancel", "{\"id\":42}");
     assert_true(json_is_false(json_object_get(result_of(answer), "cancelled")));
+    json_decref(answer);
+    /* Ended: no longer listed. */
+    answer = ask(s, "calls", NULL);
+    assert_int_equal(json_array_size(json_object_get(result_of(answer), "calls")), 0);
     json_decref(answer);
 }
 
@@ -347,8 +352,12 @@ static void test_malformed_and_oversized(void **state)
             cases[i].code);
         json_decref(answer);
     }
-    /* The same connection still serves. */
+    /* The same connection still serves; a notification is answered with nothing. */
+    static const char notification[] = "{\"jsonrpc\":\"2.0\",\"method\":\"status\"}\n";
+    assert_int_equal(send(fd, notification, sizeof notification - 1, MSG_NOSIGNAL),
+                     (ssize_t)sizeof notification - 1);
     json_t *answer = ask_on(fd, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n");
+    assert_int_equal(json_integer_value(json_object_get(answer, "id")), 2);
     assert_non_null(result_of(answer));
     json_decref(answer);
     /* A line past 64 KiB: refused, and the peer dropped. */
@@ -638,6 +647,10 @@ static void test_ctl_client(void **state)
     assert_int_equal(run_ctl((const char *[]){"-c", s->config, "cancel", NULL}, &out), 64);
     free(out);
     assert_int_equal(run_ctl((const char *[]){"-c", s->config, "stop", NULL}, &out), 64);
+    free(out);
+    /* A refused reload: told on stderr, status 1. */
+    free(harness_write_file(s->dir, "rpcd.conf", "[rpcd]\nno_such_key = 1\n"));
+    assert_int_equal(run_ctl((const char *[]){"--socket", s->socket, "reload", NULL}, &out), 1);
     free(out);
     char missing[300];
     snprintf(missing, sizeof missing, "%s/none.sock", s->dir);
