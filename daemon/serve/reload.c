@@ -320,7 +320,12 @@ static int wait_for_reload(reloader *r)
             return n == sizeof count && !atomic_load(&r->stopping);
         }
         if (ready > 0 && (fds[1].revents & POLLIN)) {
-            if (watch_read(r->watch))
+            /* Under the reloading lock: a reload asked for elsewhere (rl_reload_now) sets what
+             * is watched anew. */
+            pthread_mutex_lock(&r->reloading);
+            bool changed = watch_read(r->watch);
+            pthread_mutex_unlock(&r->reloading);
+            if (changed)
                 due = clock_now_ms() + WATCH_QUIET_MS;
             continue;
         }
