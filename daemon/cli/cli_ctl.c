@@ -110,21 +110,24 @@ static int exchange(const char *path, const char *request, char **out)
     return 0;
 }
 
-static void print_duration(long long ms)
+/* ms as "1h02m", "3m07s" or "1.250s" into text. */
+static void format_duration(long long ms, char *text, size_t size)
 {
     long long seconds = ms / 1000;
     if (seconds >= 3600)
-        printf("%lldh%02lldm", seconds / 3600, seconds / 60 % 60);
+        snprintf(text, size, "%lldh%02lldm", seconds / 3600, seconds / 60 % 60);
     else if (seconds >= 60)
-        printf("%lldm%02llds", seconds / 60, seconds % 60);
+        snprintf(text, size, "%lldm%02llds", seconds / 60, seconds % 60);
     else
-        printf("%lld.%03llds", seconds, ms % 1000);
+        snprintf(text, size, "%lld.%03llds", seconds, ms % 1000);
 }
 
 static void print_status(json_t *result)
 {
-    printf("rpcd %s, up ", json_string_value(json_object_get(result, "version")));
-    print_duration(json_integer_value(json_object_get(result, "uptime_ms")));
+    char uptime[32];
+    format_duration(json_integer_value(json_object_get(result, "uptime_ms")), uptime,
+                    sizeof uptime);
+    printf("rpcd %s, up %s", json_string_value(json_object_get(result, "version")), uptime);
     printf(", generation %lld, %lld calls in flight (%lld queued), metrics %s\n",
            json_integer_value(json_object_get(result, "generation")),
            json_integer_value(json_object_get(result, "calls_in_flight")),
@@ -165,11 +168,10 @@ static void print_calls(json_t *result)
                json_string_value(json_object_get(call, "method")),
                json_string_value(json_object_get(call, "plugin")));
         free(id_text);
+        char age_text[32] = "-";
         if (json_is_integer(age))
-            print_duration(json_integer_value(age));
-        else
-            printf("-");
-        printf("\t  %-8s %-9s ", json_string_value(json_object_get(call, "state")),
+            format_duration(json_integer_value(age), age_text, sizeof age_text);
+        printf("%-9s %-8s %-9s ", age_text, json_string_value(json_object_get(call, "state")),
                json_is_true(json_object_get(call, "cancelled")) ? "yes" : "no");
         if (!json_is_object(progress))
             printf("-\n");
