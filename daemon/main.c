@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "control/control.h"
+#include "control/control_socket.h"
 #include "wire/transport_stdio.h"
 
 #include <errno.h>
@@ -386,7 +387,14 @@ int main(int argc, char **argv)
         return EXIT_CONFIG;
     }
     sandbox_warn_unenforced(runtime.config);
-    if (asked.check_only) {
+    ctl_socket control_settings;
+    if (asked.check_only &&
+        ctl_socket_settings(runtime.config, &control_settings, error, sizeof error) < 0) {
+        /* The control socket's mode, owner and group, as serving would read them. */
+        log_message(LOG_ERROR, "%s", error);
+        status = EXIT_CONFIG;
+    } else if (asked.check_only) {
+        ctl_socket_close(&control_settings);
         report_check(runtime.config);
         log_message(LOG_INFO, "config %s is valid", asked.config_path);
     } else

@@ -536,6 +536,14 @@ static void test_refused_at_start(void **state)
         snprintf(s->socket, sizeof s->socket, "%s/ctl.sock", s->dir);
     }
     assert_refused(s, "control_socket_mode = 0800\n", "control_socket_mode must be octal");
+    /* --check reads them as serving would. */
+    harness_argv check = harness_rpcd_argv(s->config);
+    harness_argv_push(&check, "--check");
+    harness_run_result run;
+    assert_int_equal(harness_run(check.argv, "", 0, HARNESS_TIMEOUT_MS, &run), 0);
+    assert_int_equal(run.status.code, 78);
+    assert_non_null(strstr(run.err, "control_socket_mode must be octal"));
+    harness_run_result_free(&run);
     assert_refused(s, "control_socket_group = no-such-group-here\n", "no group");
     /* A socket some process listens on. */
     int listener = socket(AF_UNIX, SOCK_STREAM, 0);
