@@ -16,6 +16,10 @@
 #include "serve/server.h"
 #include "base/signals.h"
 #include "base/stop_signals.h"
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "control/control.h"
+#include "control/control_socket.h"
 #include "wire/transport_stdio.h"
 
 #include <errno.h>
@@ -259,14 +263,17 @@ static void report_check(const rpcd_runtime *runtime)
 typedef struct before_read_hooks {
     reloader *reloads;
     server *srv;
+    control *ctl; /* the control socket, whose thread starts with its first peer; or NULL */
 } before_read_hooks;
 
 /* Starts reloading after a first SIGHUP; takes a generation a reload published meanwhile. */
 static void before_read(void *context)
 {
     before_read_hooks *hooks = context;
-    rl_before_read(hooks->reloads);
+    if (hooks->reloads)
+        rl_before_read(hooks->reloads);
     srv_refresh(hooks->srv);
+    ctl_before_read(hooks->ctl);
 }
 
 /* After a reload that changed what MCP lists: the client is told, list by list. */
@@ -309,14 +316,31 @@ static int serve(const rpcd_runtime *runtime, int input_fd, int output_fd)
     atomic_store(&running_server, srv);
     /* Reloads only while serving: a reload publishes to the server's generations. */
     reloader *reloads = NULL;
-    before_read_hooks hooks = {NULL, srv};
-    if (rl_start(runtime, lists_changed, srv, &reloads) == 0) {
+    before_read_hooks hooks = {NULL, srv, NULL};
+    if (rl_start(runtime, lists_changed, srv, &reloads) == 0)
         hooks.reloads = reloads;
-        stdio_set_before_read(transport, before_read, &hooks);
-    } else
+    else
         log_message(LOG_WARNING, "cannot reload on SIGHUP (no descriptor or memory): %s",
                     strerror(errno));
+    /* The control socket ([rpcd] control_socket): refused at start when it cannot be made. */
+    control *ctl = NULL;
+    char error[1024];
+    ctl_target target = {runtime, srv, reloads, clock_now_ms()};
+    if (ctl_start(&target, &ctl, error, sizeof error) != 0) {
+        log_message(LOG_ERROR, "%s", error);
+        rl_stop(reloads);
+        atomic_store(&running_server, NULL);
+        while (atomic_load(&handlers_inside) > 0)
+            sched_yield();
+        srv_free(srv);
+        stdio_free(transport);
+        return EXIT_CONFIG;
+    }
+    hooks.ctl = ctl;
+    if (reloads || ctl)
+        stdio_set_before_read(transport, before_read, &hooks);
     int status = exit_status_of(srv_run(srv, stdio_read, transport));
+    ctl_stop(ctl);
     rl_stop(reloads);
     if (!srv_finished(srv)) {
         /* Calls still run inside plugin code: unloading it now would pull the code from under
@@ -337,10 +361,10 @@ static int run_subcommand(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(int argc, char **argv);
-    } commands[] = {{"call", cli_call_main},
-                    {"list", cli_list_main},
-                    {"inspect", cli_inspect_main},
-                    {"new", cli_new_main}};
+    } commands[] = {
+        {"call", cli_call_main}, {"list", cli_list_main}, {"inspect", cli_inspect_main},
+        {"new", cli_new_main},   {"ctl", cli_ctl_main},
+    };
     for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
@@ -383,11 +407,19 @@ int main(int argc, char **argv)
         return EXIT_CONFIG;
     }
     sandbox_warn_unenforced(runtime.config);
-    if (asked.check_only) {
+    ctl_socket control_settings;
+    if (asked.check_only &&
+        ctl_socket_settings(runtime.config, &control_settings, error, sizeof error) < 0) {
+        /* The control socket's mode, owner and group, as serving would read them. */
+        log_message(LOG_ERROR, "%s", error);
+        status = EXIT_CONFIG;
+    } else if (asked.check_only) {
+        ctl_socket_close(&control_settings);
         report_check(&runtime);
         log_message(LOG_INFO, "config %s is valid", asked.config_path);
     } else
         status = serve(&runtime, input_fd, output_fd);
     rt_stop(&runtime);
+    mx_release(); /* after every registry that held a series */
     return status;
 }

@@ -39,6 +39,7 @@ typedef struct walk {
     char *reason;
     size_t reason_size;
     size_t last_start; /* where the path's last component starts, when no link led there */
+    bool directory;    /* the path names a directory, held at the end (fsafe_open_directory) */
 } walk;
 
 /*
@@ -287,6 +288,10 @@ static int walk_path(walk *w, char **rest, int *out)
     for (;;) {
         while (*cursor == '/')
             cursor++;
+        if (*cursor == '\0' && w->directory) {
+            *out = fcntl(w->dir, F_DUPFD_CLOEXEC, 0);
+            return *out >= 0 ? 0 : refuse(w, FSAFE_ERR_OPEN, "%s", strerror(errno));
+        }
         if (*cursor == '\0') {
             char path[PATH_MAX + 2];
             return refuse(w, FSAFE_ERR_TYPE, "not a regular file (%s is a directory)",
@@ -335,7 +340,7 @@ static int walk_path(walk *w, char **rest, int *out)
                 return status;
             continue;
         }
-        if (!last) {
+        if (!last || (w->directory && S_ISDIR(info.st_mode))) {
             if (!S_ISDIR(info.st_mode)) {
                 close(next);
                 return refuse(w, FSAFE_ERR_OPEN, "cannot open %s: %s", path, strerror(ENOTDIR));
@@ -425,7 +430,8 @@ void fsafe_session_end(void)
     in_session = false;
 }
 
-int fsafe_open(const char *path, bool check, int *fd, char *reason, size_t reason_size)
+static int open_path(const char *path, bool check, bool directory, int *fd, char *reason,
+                     size_t reason_size)
 {
     walk *w = calloc(1, sizeof *w);
     if (!w) {
@@ -434,6 +440,7 @@ int fsafe_open(const char *path, bool check, int *fd, char *reason, size_t reaso
     }
     w->dir = -1;
     w->check = check;
+    w->directory = directory;
     w->reason = reason;
     w->reason_size = reason_size;
     int status;
@@ -455,7 +462,7 @@ int fsafe_open(const char *path, bool check, int *fd, char *reason, size_t reaso
         status = refuse(w, FSAFE_ERR_OPEN, "%s", strerror(ENOMEM));
         goto done;
     }
-    status = resume_walk(w, rest);
+    status = directory ? 0 : resume_walk(w, rest);
     if (status > 0) {
         /* Only the last component is left: the walk goes on from the directory held. */
         char *name = strdup(rest + status);
@@ -472,6 +479,16 @@ done:
     free(rest);
     free(w);
     return status;
+}
+
+int fsafe_open(const char *path, bool check, int *fd, char *reason, size_t reason_size)
+{
+    return open_path(path, check, false, fd, reason, reason_size);
+}
+
+int fsafe_open_directory(const char *path, bool check, int *fd, char *reason, size_t reason_size)
+{
+    return open_path(path, check, true, fd, reason, reason_size);
 }
 
 /*

@@ -35,6 +35,13 @@ enum {
 int fsafe_open(const char *path, bool check, int *fd, char *reason, size_t reason_size);
 
 /*
+ * fsafe_open for a directory: the same walk and checks, every directory on the way and the last
+ * one included. Returns 0 and *fd (new, O_PATH | O_CLOEXEC, a directory: for the *at() calls and
+ * /proc/self/fd/N/NAME), or FSAFE_ERR_* with a one-line reason. Not for a session's directory.
+ */
+int fsafe_open_directory(const char *path, bool check, int *fd, char *reason, size_t reason_size);
+
+/*
  * Between these two calls, fsafe_open keeps the directory its last walk ended in (one
  * descriptor) and, when the next path is the same text up to its last '/', checks that
  * directory again and starts there instead of at "/": the directories above it are not looked

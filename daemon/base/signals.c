@@ -25,9 +25,18 @@
  * avoids the libraries that count up from SIGRTMIN; a plugin that takes the one chosen anyway
  * is noticed after its init and rpcd moves to another.
  */
+/* How many wake-up signals arrived: what the control socket's first peer is seen by. */
+static atomic_uint wakes;
+
 static void on_wake_signal(int number)
 {
     (void)number;
+    atomic_fetch_add_explicit(&wakes, 1, memory_order_relaxed);
+}
+
+unsigned sig_wake_count(void)
+{
+    return atomic_load_explicit(&wakes, memory_order_relaxed);
 }
 
 /*

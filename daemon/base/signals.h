@@ -27,6 +27,10 @@ int sig_wake_install(void);
  * blocking read there then returns EINTR): the reading thread's. After sig_wake_install.
  */
 void sig_wake_unblock_here(void);
+/* How many wake-up signals have arrived so far (any thread's): one relaxed load, for a hook
+ * before the reader's read() that only looks further when one came. */
+unsigned sig_wake_count(void);
+
 /* Whether sig_wake_unblock_here ran on this thread. */
 bool sig_wake_reaches_here(void);
 

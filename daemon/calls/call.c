@@ -8,6 +8,7 @@
 #include "calls/call_internal.h"
 #include "base/clock.h"
 #include "base/lock.h"
+#include "base/metrics.h"
 
 #include "base/buffer.h"
 #include "base/executor.h"
@@ -50,8 +51,7 @@ void call_finish_locked(call_slot *slot, int status)
     if (!answered) {
         call_outcome outcome;
         call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT, &outcome);
-        if (slot->started_us)
-            call_log_ended(slot, &outcome);
+        call_observe_end(slot, &outcome);
     }
 
     if (slot->batch)
@@ -101,7 +101,14 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->failure_status = 0;
     slot->failure_code = 0;
     slot->exception[0] = '\0';
-    slot->started_us = call_log_on() ? clock_now_us() : 0;
+    slot->logged = call_log_on();
+    slot->counted = mx_on() && request->method->series;
+    /* The access log times the call itself; the counters time it from the read of its line,
+     * taken once per read, so that counting costs one clock read per call, not two. */
+    slot->started_us = slot->logged    ? clock_now_us()
+                       : slot->counted ? (table->read_us ? table->read_us : clock_now_us())
+                                       : 0;
+    slot->has_progress = false;
     slot->has_failure_message = slot->has_failure_data = false;
     slot->state = SLOT_QUEUED;
     slot->completed_early = false;

@@ -194,6 +194,30 @@ int call_cancel(call_table *table, js_span id, int style);
 /* Marks every call in flight cancelled (CALL_CANCEL_FLAG). Thread-safe. */
 void call_cancel_all(call_table *table);
 
+/* One call in flight, copied out of its slot for the control socket's list. */
+enum { CALL_VIEW_ID_BYTES = 256, CALL_VIEW_NAME_BYTES = 128 };
+typedef struct call_view {
+    char id[CALL_VIEW_ID_BYTES]; /* the id's JSON text, NUL-terminated; "" for a notification */
+    bool id_cut;                 /* the id was longer: id holds its first bytes */
+    char method[CALL_VIEW_NAME_BYTES]; /* reg_printable_name of each */
+    char plugin[CALL_VIEW_NAME_BYTES];
+    long long age_ms; /* since it was read; -1 when not known (see call_observe_end) */
+    bool running;     /* its handler has started; false: queued for a worker or its turn */
+    bool cancelled;
+    bool answered; /* answered at its deadline, its handler not back yet */
+    bool has_progress;
+    double progress_done, progress_total; /* the last call_progress, when has_progress */
+} call_view;
+
+/* Called once per call by call_list with a view (borrowed, for the call's duration). */
+typedef void call_view_fn(void *context, const call_view *view);
+
+/*
+ * Calls each for every call in flight of table, each slot's lock held only while it is copied
+ * (never while each runs). Thread-safe. Returns how many.
+ */
+size_t call_list(call_table *table, call_view_fn *each, void *context);
+
 /*
  * Waits until no call is in flight, at most timeout_ms (negative: no limit).
  * Returns 0 when none is left, -1 on timeout.
@@ -246,6 +270,12 @@ bool call_answered_at_deadline(rpcd_call *call);
  * quick method) then must not, since the requests behind would wait too.
  */
 void call_set_input_waiting(call_table *table, bool waiting);
+/*
+ * The reading thread says a read of the input has just returned: the calls started from what
+ * it read are timed from now for the counters (base/metrics.h). One clock read when counting,
+ * nothing otherwise.
+ */
+void call_note_read(call_table *table);
 /*
  * Whether the thread running call's handler may wait for its answer: the call is no part of a
  * batch and its reader has nothing more buffered. False for a stale handle.

@@ -156,8 +156,7 @@ static void time_out(call_table *table, struct deadline_entry due)
     }
     call_outcome outcome;
     call_write_response(slot, status, silent, &outcome);
-    if (slot->started_us)
-        call_log_ended(slot, &outcome);
+    call_observe_end(slot, &outcome);
     slot->ticket = 0;
     /* A batch's array waits for its items' answers, not for their handlers. */
     call_batch *batch = slot->batch;

@@ -292,6 +292,10 @@ static int host_call_progress(rpcd_call *call, double done, double total, const 
     if (!slot)
         return RPCD_ERR_STALE;
     int status = RPCD_OK;
+    /* Kept for the control socket's list of calls, token or not. */
+    slot->has_progress = true;
+    slot->progress_done = done;
+    slot->progress_total = total;
     if (slot->token_state == TOKEN_UNKNOWN) {
         js_span params = {slot->params, slot->params_length}, token;
         if (slot->has_progress_params)

@@ -9,6 +9,8 @@
 #define RPCD_CALL_INTERNAL_H
 
 #include "base/buffer.h"
+#include "base/clock.h"
+#include "base/metrics.h"
 #include "calls/call.h"
 #include "base/executor.h"
 #include "methods/generation.h"
@@ -96,7 +98,14 @@ typedef struct call_slot {
     bool has_next_state;
     buffer next_state;
 
-    long long started_us; /* when it was read (clock_now_us), for the access log; 0: not logged */
+    /* When it was read (clock_now_us), for the access log, the counters and its age in the
+     * control socket's list; 0 when neither logs nor counts it. */
+    long long started_us;
+    bool logged;  /* the access log writes its line (log_calls) */
+    bool counted; /* its end is counted (mx_on) */
+    /* The last progress its plugin reported (call_progress), for the control socket's list. */
+    bool has_progress;
+    double progress_done, progress_total;
 
     /* call_request's cap on the result's bytes (0: none) and its rule; result_capped: the
      * result was over it, and the call failed naming the cap. */
@@ -128,6 +137,8 @@ struct call_table {
     atomic_size_t in_flight_bytes; /* params and _meta held by the calls in flight */
     atomic_bool interrupted;
     atomic_bool input_waiting; /* the reader has more input buffered (call_set_input_waiting) */
+    long long read_us;         /* when the reader's last read returned (call_note_read), 0: not
+                                  taken; the reading thread's alone */
     uint32_t *id_buckets;      /* slot indices by id hash; NO_SLOT when empty */
     size_t id_bucket_count;    /* a power of two */
     size_t tracked_count;
@@ -239,6 +250,7 @@ typedef enum call_outcome_kind {
 typedef struct call_outcome {
     call_outcome_kind kind;
     long long code; /* the error's code, 0 when none was written */
+    size_t bytes;   /* what was written: the result's or the error line's bytes (counters) */
 } call_outcome;
 
 /* Writes the response of an ended call (nothing for notifications and silent cancels), and
@@ -265,6 +277,26 @@ void call_fill_input_api(rpcd_host_api *api);
 bool call_log_on(void);
 /* The access log line of a call that ended as outcome says. */
 void call_log_ended(const call_slot *slot, const call_outcome *outcome);
+/* What observes a call's end: its access log line (logged) and its counters (counted). Inline:
+ * every call ends through it. */
+static inline void call_observe_end(const call_slot *slot, const call_outcome *outcome)
+{
+    if (slot->logged)
+        call_log_ended(slot, outcome);
+    if (!slot->counted)
+        return;
+    mx_outcome counted = MX_OK;
+    if (outcome->kind == CALL_OUTCOME_TOOL_ERROR)
+        counted = MX_TOOL_ERROR;
+    else if (outcome->kind == CALL_OUTCOME_CANCELLED)
+        counted = MX_CANCELLED;
+    else if (outcome->kind == CALL_OUTCOME_ERROR)
+        /* An error whose code was not written (a notification's) is still an error. */
+        counted = outcome->code ? mx_outcome_of_code(outcome->code) : MX_OTHER_ERROR;
+    /* Both times from CLOCK_MONOTONIC, the start the earlier: never negative. */
+    mx_count_call(slot->method->series, counted, clock_now_us() - slot->started_us,
+                  slot->params_length, outcome->bytes);
+}
 
 /* ---- scheduler.c ---- */
 

@@ -8,6 +8,7 @@
 #include "calls/call_internal.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/metrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -81,6 +82,8 @@ void call_log_ended(const call_slot *slot, const call_outcome *outcome)
 
 void call_log_refused(const reg_method *method, const js_span *id, long long code, const char *rule)
 {
+    /* Every refusal by the tool policy passes here: the one place that counts them too. */
+    mx_count_policy_rejection(method->series);
     if (!call_log_on())
         return;
     char code_text[24];

@@ -15,9 +15,10 @@
 void call_log_enable(bool on);
 
 /*
- * Logs a call the tool policy refused before it started (log_calls = true): its method and
- * plugin (method borrowed), its id (NULL for a notification), the code answered (0: none), and
- * rule, what decided. Thread-safe.
+ * Counts a call the tool policy refused before it started (its method's rejections_by_policy,
+ * for the control socket's metrics) and logs it (log_calls = true): its method and plugin
+ * (method borrowed), its id (NULL for a notification), the code answered (0: none), and rule,
+ * what decided. Thread-safe.
  */
 void call_log_refused(const reg_method *method, const js_span *id, long long code,
                       const char *rule);

@@ -180,18 +180,19 @@ static bool is_protocol_error(const call_slot *slot, int status)
 /* The response of a round that asks the client: its questions as the asker makes them. */
 static void write_asking(call_slot *slot, call_outcome *outcome)
 {
-    *outcome = (call_outcome){CALL_OUTCOME_ASKED, 0};
+    *outcome = (call_outcome){CALL_OUTCOME_ASKED, 0, 0};
     if (!slot->is_request) {
         out_ticket_drop(slot->table->out, slot->ticket);
         return;
     }
     const js_span id = {slot->id.data, slot->id.length};
     if (call_write_asking(slot) == 0) {
+        outcome->bytes = slot->line.length;
         call_respond_result(slot->table, slot->batch, slot->ticket, &id, slot->line.data,
                             slot->line.length);
         return;
     }
-    *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR};
+    *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR, 0};
     call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL, NULL,
                        0);
 }
@@ -237,9 +238,9 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
     bool failed = status != RPCD_OK || slot->result_invalid;
     if (failed)
         log_failure(slot, status);
-    *outcome = (call_outcome){failed ? CALL_OUTCOME_ERROR : CALL_OUTCOME_OK, 0};
+    *outcome = (call_outcome){failed ? CALL_OUTCOME_ERROR : CALL_OUTCOME_OK, 0, 0};
     if (status == RPCD_ERR_CANCELLED || silent)
-        *outcome = (call_outcome){CALL_OUTCOME_CANCELLED, silent ? 0 : RPC_REQUEST_CANCELLED};
+        *outcome = (call_outcome){CALL_OUTCOME_CANCELLED, silent ? 0 : RPC_REQUEST_CANCELLED, 0};
     if (!slot->is_request || silent) {
         out_ticket_drop(slot->table->out, slot->ticket);
         return;
@@ -252,21 +253,25 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
         if (failed)
             outcome->kind = CALL_OUTCOME_TOOL_ERROR;
         if (write_shaped_result(slot, status, failed) != 0)
-            *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR};
+            *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR, 0};
+        outcome->bytes = slot->line.length;
         return;
     }
     if (complete && slot->shaper && slot->shaper->complete) {
         if (write_finished_complete(slot) != 0)
-            *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR};
+            *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR, 0};
+        outcome->bytes = slot->line.length;
         return;
     }
     if (!failed) {
         call_respond_result(slot->table, slot->batch, slot->ticket, &id, result_text(slot).start,
                             result_text(slot).length);
+        outcome->bytes = result_text(slot).length;
         return;
     }
     buf_clear(&slot->line);
     if (build_error(slot, status, &outcome->code) == 0) {
+        outcome->bytes = slot->line.length;
         struct iovec part = {slot->line.data, slot->line.length};
         respond(slot->table, slot->batch, slot->ticket, &part, 1);
     } else {

@@ -7,8 +7,10 @@
 #include "calls/call_internal.h"
 #include "base/lock.h"
 
+#include "base/clock.h"
 #include "base/executor.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "base/stop_signals.h"
 
 #include <pthread.h>
@@ -311,6 +313,50 @@ void call_cancel_all(call_table *table)
     }
 }
 
+/* Copies what call_view shows of a live slot. Slot lock held. */
+static void view_slot(const call_slot *slot, long long now_us, call_view *view)
+{
+    memset(view, 0, sizeof *view);
+    size_t length = slot->is_request ? slot->id.length : 0;
+    view->id_cut = length >= sizeof view->id;
+    if (view->id_cut)
+        length = sizeof view->id - 1;
+    if (length)
+        memcpy(view->id, slot->id.data, length);
+    reg_printable_name(slot->method->name, slot->method->name_length, view->method,
+                       sizeof view->method);
+    const char *plugin = slot->method->owner_name ? slot->method->owner_name : "";
+    reg_printable_name(plugin, strlen(plugin), view->plugin, sizeof view->plugin);
+    view->age_ms = slot->started_us ? (now_us - slot->started_us) / 1000 : -1;
+    view->running = slot->state != SLOT_QUEUED;
+    view->cancelled = atomic_load(&slot->cancelled);
+    view->answered = slot->answered;
+    view->has_progress = slot->has_progress;
+    view->progress_done = slot->progress_done;
+    view->progress_total = slot->progress_total;
+}
+
+size_t call_list(call_table *table, call_view_fn *each, void *context)
+{
+    size_t count = 0;
+    long long now_us = clock_now_us();
+    uint32_t total = slot_count();
+    for (uint32_t index = 0; index < total; index++) {
+        call_slot *slot = slot_at(index);
+        call_view view;
+        lock_take(&slot->lock);
+        bool ours = slot->active && slot->table == table;
+        if (ours)
+            view_slot(slot, now_us, &view);
+        lock_release(&slot->lock);
+        if (ours) {
+            each(context, &view);
+            count++;
+        }
+    }
+    return count;
+}
+
 void call_let_go_generation(void *context, generation *gen)
 {
     call_table *table = context;
@@ -324,6 +370,11 @@ void call_let_go_generation(void *context, generation *gen)
 void call_set_input_waiting(call_table *table, bool waiting)
 {
     atomic_store_explicit(&table->input_waiting, waiting, memory_order_relaxed);
+}
+
+void call_note_read(call_table *table)
+{
+    table->read_us = mx_on() ? clock_now_us() : 0;
 }
 
 bool call_caller_may_wait(rpcd_call *call)

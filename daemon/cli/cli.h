@@ -21,6 +21,7 @@ enum {
     CLI_EXIT_CANCELLED = 4,     /* -32800, after --cancel-after */
     CLI_EXIT_TIMED_OUT = 5,     /* --timeout passed first */
     CLI_EXIT_USAGE = 64,
+    CLI_EXIT_UNAVAILABLE = 69, /* ctl: no control socket answers */
     CLI_EXIT_SOFTWARE = 70,
     CLI_EXIT_START_UP = 78, /* config or plugin error, as when serving */
 };
@@ -77,6 +78,9 @@ int cli_print_json(json_t *value);
 int cli_call_main(int argc, char **argv);
 int cli_list_main(int argc, char **argv);
 int cli_inspect_main(int argc, char **argv);
+/* rpcd ctl: a client of the control socket (cli_ctl.c), and its lines of --help. */
+int cli_ctl_main(int argc, char **argv);
+void cli_ctl_usage(FILE *stream);
 
 /* The help of the subcommands, for rpcd --help. */
 void cli_usage(FILE *stream);

@@ -180,4 +180,5 @@ void cli_usage(FILE *stream)
             "Exit status of call: 0 result, 1 the method failed (error response), 2 method\n"
             "not found, 3 bad params, 4 cancelled, 5 timed out, 64 bad usage, 78 config or\n"
             "plugin error, 70 internal failure.\n");
+    cli_ctl_usage(stream);
 }

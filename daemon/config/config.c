@@ -322,10 +322,8 @@ static char *join_path(const char *dir, const char *relative)
     return joined;
 }
 
-/*
- * Resolves the paths of the plugins from index first on against plugin_dir; those that do not
- * say take [rpcd] isolation; each takes [rpcd] schema_format.
- */
+/* Resolves the plugins' paths (from index first on) against plugin_dir; those that do not say
+ * take [rpcd] isolation; each takes [rpcd] schema_format. */
 static int resolve_plugins(rpcd_config *config, size_t first, char *error, size_t error_size)
 {
     for (size_t i = first; i < config->plugin_count; i++) {
@@ -530,6 +528,10 @@ void cfg_free(rpcd_config *config)
     free(config->dropins);
     free(config->dropin_skipped);
     free(config->user);
+    free(config->control_socket);
+    free(config->control_socket_mode);
+    free(config->control_socket_owner);
+    free(config->control_socket_group);
     free(config->group);
     free(config->path);
     free(config);

@@ -108,16 +108,24 @@ typedef struct rpcd_config {
     char **dropin_skipped;    /* owned, one per drop-in: NULL when it was read, else why it was
                                  skipped (one line, without its path) */
     size_t dropin_count;
-    bool strict;            /* a broken drop-in stops the start and a reload (default false:
-                               it is skipped and the rest serve) */
-    bool insecure;          /* load files whatever their owner and permissions (--insecure) */
-    bool no_new_privs;      /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
-    bool watch;             /* reload when a file the config reads changes (default false) */
-    bool log_calls;         /* one access log line per call (default false) */
-    char *user;             /* owned: the user to run as once plugins are loaded, or NULL */
-    char *group;            /* owned: the group to run as (default: the user's), or NULL */
-    int isolation;          /* CFG_ISOLATION_* of plugins that do not say (default none) */
-    int schema_format;      /* CFG_SCHEMA_FORMAT_*: what "format" does in params schemas */
+    bool strict;       /* a broken drop-in stops the start and a reload (default false:
+                          it is skipped and the rest serve) */
+    bool insecure;     /* load files whatever their owner and permissions (--insecure) */
+    bool no_new_privs; /* set PR_SET_NO_NEW_PRIVS before loading plugins (default true) */
+    bool watch;        /* reload when a file the config reads changes (default false) */
+    bool log_calls;    /* one access log line per call (default false) */
+    char *user;        /* owned: the user to run as once plugins are loaded, or NULL */
+    char *group;       /* owned: the group to run as (default: the user's), or NULL */
+    int isolation;     /* CFG_ISOLATION_* of plugins that do not say (default none) */
+    int schema_format; /* CFG_SCHEMA_FORMAT_*: what "format" does in params schemas */
+    /* The control socket (daemon/control/), read at start only: its path (owned, NULL: none),
+     * its mode as octal text (default 0600), the user that owns it and may connect, and the group
+     * whose members may connect too (owned, or NULL); whether calls are counted for metrics. */
+    char *control_socket;
+    char *control_socket_mode;
+    char *control_socket_owner;
+    char *control_socket_group;
+    bool control_metrics;
     char *mcp_tools;        /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
     int mcp_tool_names;     /* [mcp] tool_names: CFG_TOOL_NAMES_* (default portable) */
     char *mcp_instructions; /* owned: [mcp] instructions for the model, or NULL */

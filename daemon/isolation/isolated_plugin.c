@@ -133,8 +133,19 @@ static void kind_stop(void *running)
     isolated_stop(running);
 }
 
+static void kind_describe(void *running, ld_status *out)
+{
+    isolated_plugin *plugin = running;
+    iso_proxy_status status;
+    iso_proxy_describe(plugin->proxy, &status);
+    out->host_pid = status.pid;
+    out->restarts = status.restarts;
+    out->deadline_kills = status.deadline_kills;
+    snprintf(out->last_crash, sizeof out->last_crash, "%s", status.last_crash);
+}
+
 const ld_plugin_kind *isolated_plugin_kind(void)
 {
-    static const ld_plugin_kind kind = {kind_start, kind_stop};
+    static const ld_plugin_kind kind = {kind_start, kind_stop, kind_describe};
     return &kind;
 }

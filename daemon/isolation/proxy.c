@@ -17,6 +17,7 @@
 #include "isolation/spawn.h"
 #include "isolation/supervisor.h"
 #include "base/log.h"
+#include "base/metrics.h"
 #include "wire/mcp_events.h"
 
 #include <errno.h>
@@ -258,6 +259,10 @@ static int restart(iso_proxy *proxy, long long delay_ms)
             iso_host_info_free(&info);
             if (same) {
                 pxy_host_up(proxy, &channel, pid);
+                pthread_mutex_lock(&proxy->lock);
+                proxy->restart_count++;
+                pthread_mutex_unlock(&proxy->lock);
+                mx_count_plugin_event(proxy->config->name, MX_RESTART);
                 log_message(LOG_INFO, "plugin %s: host restarted (pid %d)", proxy->name, (int)pid);
                 return 0;
             }
@@ -275,6 +280,30 @@ static int restart(iso_proxy *proxy, long long delay_ms)
     }
 }
 
+/* How the host died, for iso_proxy_describe and the crash counter. */
+static void note_crash(iso_proxy *proxy, int status, const char *why)
+{
+    char text[sizeof proxy->last_crash];
+    if (why[0])
+        snprintf(text, sizeof text, "%s", why);
+    else
+        iso_describe_status(status, text, sizeof text);
+    pthread_mutex_lock(&proxy->lock);
+    memcpy(proxy->last_crash, text, sizeof text);
+    pthread_mutex_unlock(&proxy->lock);
+    mx_count_plugin_event(proxy->config->name, MX_CRASH);
+}
+
+void iso_proxy_describe(iso_proxy *proxy, iso_proxy_status *out)
+{
+    pthread_mutex_lock(&proxy->lock);
+    out->pid = proxy->state == PXY_UP ? (int)proxy->pid : 0;
+    out->restarts = proxy->restart_count;
+    out->deadline_kills = proxy->deadline_kills;
+    memcpy(out->last_crash, proxy->last_crash, sizeof out->last_crash);
+    pthread_mutex_unlock(&proxy->lock);
+}
+
 /* The reader thread: frames from the host, and what follows its death. */
 static void *reader_main(void *context)
 {
@@ -287,6 +316,7 @@ static void *reader_main(void *context)
         pid_t pid = proxy->pid;
         int status = iso_reap(pid, why[0] ? 0 : ISO_END_WAIT_MS);
         pxy_host_died(proxy, pid, status, why, &served);
+        note_crash(proxy, status, why);
         long long delay = sup_on_crash(&proxy->restarts, clock_now_ms(), served);
         if (delay < 0) {
             char last[128];

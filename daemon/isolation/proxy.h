@@ -49,6 +49,17 @@ int iso_proxy_start(cfg_plugin *config, int fd, const iso_settings *settings, re
  */
 void iso_proxy_stop(iso_proxy *proxy);
 
+/* What a proxy's host is doing, for the control socket's status. */
+typedef struct iso_proxy_status {
+    int pid;                      /* the host's, 0 while it is down */
+    unsigned long restarts;       /* hosts started again since the first */
+    unsigned long deadline_kills; /* hosts killed for a call kept past its deadline and grace */
+    char last_crash[128];         /* how the last host died, "" when none did */
+} iso_proxy_status;
+
+/* Fills *out from proxy (its lock, briefly). Any thread. */
+void iso_proxy_describe(iso_proxy *proxy, iso_proxy_status *out);
+
 /*
  * The program a host runs: "/proc/self/exe" (rpcd itself) unless set, for tests whose own
  * program is not rpcd. path borrowed, kept.

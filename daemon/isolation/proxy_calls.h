@@ -107,6 +107,9 @@ struct iso_proxy {
     bool kill_pending;    /* the host kept a timed-out call past the grace period */
     char kill_reason[160];
     char down_reason[256];
+    /* For iso_proxy_describe: restarts, kills at a deadline, how the last host died. */
+    unsigned long restart_count, deadline_kills;
+    char last_crash[128];
     pxy_fast_state fast_state;
     uint64_t fast_id;        /* the call on the fast lane, while not PXY_FAST_IDLE */
     pthread_t fast_caller;   /* the thread reading it, while PXY_FAST_CALLER */

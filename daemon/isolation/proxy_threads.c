@@ -7,6 +7,7 @@
 #include "isolation/proxy_calls.h"
 
 #include "base/clock.h"
+#include "base/metrics.h"
 #include "base/signals.h"
 #include "isolation/channel.h"
 
@@ -52,6 +53,8 @@ static void *writer_main(void *context)
         if (proxy->kill_pending && proxy->state == PXY_UP) {
             kill(proxy->pid, SIGKILL); /* the reader sees the end of the channel */
             proxy->kill_pending = false;
+            proxy->deadline_kills++;
+            mx_count_plugin_event(proxy->config->name, MX_DEADLINE_KILL);
         }
         if (proxy->state == PXY_UP && proxy->pending.length > 0) {
             buffer batch = proxy->pending;

@@ -482,6 +482,15 @@ void ld_about_at(const loader *plugins, size_t index, ld_about *out)
                       info ? info->abi_minor : 0};
 }
 
+void ld_status_at(const loader *plugins, size_t index, ld_status *out)
+{
+    const struct rpcd_plugin *plugin = plugins->plugins[index];
+    memset(out, 0, sizeof *out);
+    out->isolated = plugin->isolated != NULL;
+    if (plugin->isolated && plugin->kind->describe)
+        plugin->kind->describe(plugin->isolated, out);
+}
+
 const char *ld_name_at(const loader *plugins, size_t index)
 {
     return plugins->plugins[index]->identity.name;

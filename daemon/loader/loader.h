@@ -77,10 +77,13 @@ void ld_set_call_api(void (*fill)(rpcd_host_api *api));
  * methods in methods, owned by owner, and returns 0 and *out (what stop is given, once, when the
  * last generation that holds the plugin is freed), or -1 with a one-line reason in error.
  */
+typedef struct ld_status ld_status;
 typedef struct ld_plugin_kind {
     int (*start)(const rpcd_config *daemon, const cfg_plugin *config, int fd, registry *methods,
                  const void *owner, void **out, char *error, size_t error_size);
     void (*stop)(void *running);
+    /* What the plugin start made is doing now (any thread): fills the host members of out. */
+    void (*describe)(void *running, ld_status *out);
 } ld_plugin_kind;
 
 /*
@@ -104,6 +107,19 @@ typedef struct ld_about {
 
 /* The index-th plugin in load order (index < ld_count). */
 void ld_about_at(const loader *plugins, size_t index, ld_about *out);
+
+/* What a loaded plugin is doing now, for the control socket's status. */
+struct ld_status {
+    bool isolated;                /* isolation = process */
+    int host_pid;                 /* its host's, 0 when none runs (or in process) */
+    unsigned long restarts;       /* of its host since it was loaded */
+    unsigned long deadline_kills; /* hosts killed for holding a call past its deadline */
+    char last_crash[128];         /* how its host last died, "" when it never did */
+};
+
+/* The status of the index-th plugin in load order (index < ld_count). Any thread, while
+ * plugins is held (a generation's reference). */
+void ld_status_at(const loader *plugins, size_t index, ld_status *out);
 
 /* The section name (NAME of [plugin NAME]) of the plugin at index, in load order (borrowed). */
 const char *ld_name_at(const loader *plugins, size_t index);

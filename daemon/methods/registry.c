@@ -5,6 +5,7 @@
  */
 #include "methods/registry.h"
 
+#include "base/metrics.h"
 #include "json/json_scan.h"
 #include "methods/mcp_catalog.h"
 #include "methods/mcp_tool.h"
@@ -199,6 +200,8 @@ static reg_method *copy_descriptor(const rpcd_method *descriptor, const reg_owne
     method->owner = owner->plugin;
     method->owner_name = owner->name;
     method->abi_minor = owner->abi_minor;
+    /* Found here once, so that a call's end counts without a lookup; NULL counts nothing. */
+    method->series = mx_series_for(method->name, method->name_length, owner->name);
     if (DESCRIBES(descriptor, flags))
         method->flags = descriptor->flags & known_flags(owner->abi_minor);
     if (DESCRIBES(descriptor, description))

@@ -48,6 +48,9 @@ typedef struct reg_method {
      * it on); NULL for a plugin that looks with call_is_cancelled itself. */
     void (*cancel_hook)(rpcd_call *call, void *user_data);
     size_t timeout_ms; /* its calls' deadline (timeout_ms, timeout_ms.METHOD); 0: none */
+    /* Its counters (base/metrics.h), shared by every registration of the same name by the same
+     * plugin; borrowed, NULL when none could be made. */
+    struct mx_series *series;
 } reg_method;
 
 typedef struct registry registry;

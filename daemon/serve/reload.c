@@ -99,7 +99,7 @@ static void count_methods(const registry *before, const registry *after, size_t 
 }
 
 static void log_reload(const generation *before, const generation *after, unsigned long number,
-                       bool tools_changed, double took_ms)
+                       bool tools_changed, double took_ms, char *summary, size_t summary_size)
 {
     const loader *old_plugins = gen_plugins(before), *new_plugins = gen_plugins(after);
     size_t methods[4];
@@ -118,6 +118,8 @@ static void log_reload(const generation *before, const generation *after, unsign
     failed |= buf_append_char(&line, '\0');
     if (!failed)
         log_message(LOG_INFO, "%s", line.data);
+    if (!failed && summary && summary_size)
+        snprintf(summary, summary_size, "%s", line.data + strlen("reloaded: "));
     buf_free(&line);
 }
 
@@ -169,7 +171,8 @@ int rl_reload(const rpcd_runtime *runtime, unsigned long number, rl_result *resu
     clock_gettime(CLOCK_MONOTONIC, &ended);
     log_reload(before, next, number, result->tools_changed,
                (double)(ended.tv_sec - started.tv_sec) * 1e3 +
-                   (double)(ended.tv_nsec - started.tv_nsec) / 1e6);
+                   (double)(ended.tv_nsec - started.tv_nsec) / 1e6,
+               result->summary, result->summary_size);
 done:
     mcp_tools_free(tools);
     ld_unload_all(plugins, methods);
@@ -204,9 +207,11 @@ struct reloader {
     atomic_bool started; /* the thread runs: a handler writes to wake itself */
     atomic_bool stopping;
     pthread_t thread;
-    pthread_t reader;         /* the thread that starts it */
-    timer_t nudge;            /* sends the reader the wake-up signal until it starts it */
-    unsigned long generation; /* the number of the current one */
+    pthread_t reader; /* the thread that starts it */
+    timer_t nudge;    /* sends the reader the wake-up signal until it starts it */
+    /* One reload at a time: the reloading thread's and rl_reload_now's. */
+    pthread_mutex_t reloading;
+    atomic_ulong generation; /* the number of the current one */
 };
 
 /* The reloader SIGHUP wakes, NULL while none runs. A handler counts itself in hangups_inside
@@ -253,25 +258,48 @@ static void rewatch(reloader *r)
     cfg_free(config);
 }
 
-static void reload_once(reloader *r)
+/* One reload, its outcome logged; the reloading lock held. Returns 0, or -1 with error. */
+static int reload_locked(reloader *r, char *summary, size_t summary_size, char *error,
+                         size_t error_size)
 {
-    char error[1024];
-    rl_result result = {0};
-    int status = rl_reload(r->runtime, r->generation + 1, &result, error, sizeof error);
+    rl_result result = {.summary = summary, .summary_size = summary_size};
+    unsigned long running = atomic_load(&r->generation);
+    int status = rl_reload(r->runtime, running + 1, &result, error, error_size);
     if (r->watch)
         rewatch(r);
     if (status != 0) {
-        log_message(LOG_ERROR, "reload failed, still serving generation %lu: %s", r->generation,
-                    error);
-        return;
+        log_message(LOG_ERROR, "reload failed, still serving generation %lu: %s", running, error);
+        return -1;
     }
-    r->generation++;
+    atomic_store(&r->generation, running + 1);
     if ((result.tools_changed || result.prompts_changed || result.resources_changed) &&
         r->lists_changed)
         r->lists_changed(r->context, &result);
     /* A reader waiting for input lets go of the old generation now (rl_before_read's hook
      * refreshes): its plugins are shut down once their calls end, not with the next line. */
     pthread_kill(r->reader, sig_wake_number());
+    return 0;
+}
+
+static void reload_once(reloader *r)
+{
+    char error[1024];
+    pthread_mutex_lock(&r->reloading);
+    reload_locked(r, NULL, 0, error, sizeof error);
+    pthread_mutex_unlock(&r->reloading);
+}
+
+int rl_reload_now(reloader *r, char *summary, size_t summary_size, char *error, size_t error_size)
+{
+    pthread_mutex_lock(&r->reloading);
+    int status = reload_locked(r, summary, summary_size, error, error_size);
+    pthread_mutex_unlock(&r->reloading);
+    return status;
+}
+
+unsigned long rl_generation(reloader *r)
+{
+    return atomic_load(&r->generation);
 }
 
 /*
@@ -295,7 +323,12 @@ static int wait_for_reload(reloader *r)
             return n == sizeof count && !atomic_load(&r->stopping);
         }
         if (ready > 0 && (fds[1].revents & POLLIN)) {
-            if (watch_read(r->watch))
+            /* Under the reloading lock: a reload asked for elsewhere (rl_reload_now) sets what
+             * is watched anew. */
+            pthread_mutex_lock(&r->reloading);
+            bool changed = watch_read(r->watch);
+            pthread_mutex_unlock(&r->reloading);
+            if (changed)
                 due = clock_now_ms() + WATCH_QUIET_MS;
             continue;
         }
@@ -355,7 +388,8 @@ int rl_start(const rpcd_runtime *runtime, rl_lists_changed_fn *lists_changed, vo
     r->runtime = runtime;
     r->lists_changed = lists_changed;
     r->context = context;
-    r->generation = 1;
+    atomic_init(&r->generation, 1);
+    pthread_mutex_init(&r->reloading, NULL);
     r->reader = pthread_self();
     r->wake = eventfd(0, EFD_CLOEXEC);
     struct sigevent event;
@@ -410,6 +444,7 @@ void rl_stop(reloader *r)
         pthread_join(r->thread, NULL);
     }
     timer_delete(r->nudge);
+    pthread_mutex_destroy(&r->reloading);
     close(r->wake);
     watch_free(r->watch);
     free(r);

@@ -18,6 +18,10 @@ typedef struct rl_result {
     bool prompts_changed;   /* prompts/list */
     bool resources_changed; /* resources/list or resources/templates/list */
     size_t methods;         /* in the new generation */
+    /* Where the text of the reload's log line is copied ("generation N: plugins added [...]
+     * ..."), cut to summary_size; NULL: nowhere. Set by the caller. */
+    char *summary;
+    size_t summary_size;
 } rl_result;
 
 /*
@@ -56,6 +60,17 @@ int rl_start(const rpcd_runtime *runtime, rl_lists_changed_fn *lists_changed, vo
  * the server's refresh (srv_refresh) run then.
  */
 void rl_before_read(void *context);
+
+/*
+ * A reload asked for by an operator (the control socket's `reload`), run on the calling thread,
+ * one at a time with the reloading thread's: the same reload, log line and list_changed as a
+ * SIGHUP's. Returns 0 with the log line's text in summary (summary_size bytes), or -1 with why
+ * the new config was refused in error (the running generation stays). Any thread but the reader.
+ */
+int rl_reload_now(reloader *r, char *summary, size_t summary_size, char *error, size_t error_size);
+
+/* The number of the generation being served (1 at start, one more per reload). Any thread. */
+unsigned long rl_generation(reloader *r);
 
 /* Waits for a reload under way, stops the thread and frees r; SIGHUP is logged and ignored
  * again. NULL is ignored. */

@@ -62,6 +62,8 @@ static void reader_idle(void *context, bool idle, size_t held_bytes)
     server *srv = context;
     if (idle)
         call_submit_group(srv->calls);
+    else
+        call_note_read(srv->calls);
     out_set_reader_idle(srv->out, idle);
     if (idle && held_bytes >= LONG_LINE_BYTES)
         call_wait_for_bytes(srv->calls);
@@ -85,6 +87,11 @@ static void tell_log_line(void *context, const char *logger, int level, const ch
         out_write_line(srv->out, &part, 1);
     }
     buf_free(&line);
+}
+
+call_table *srv_calls(server *srv)
+{
+    return srv->calls;
 }
 
 int srv_new(const registry *methods, const srv_options *options, out_write_fn write, void *sink,

@@ -104,6 +104,10 @@ int srv_tools_changed(server *srv);
  * notifications/resources/list_changed (resources and templates). */
 int srv_list_changed(server *srv, mcp_list_kind kind);
 
+/* The calls in flight of srv (borrowed, alive until srv_free): for the control socket's view of
+ * them (call_list) and its cancel (call_cancel). */
+struct call_table *srv_calls(server *srv);
+
 /* True when no call is in flight any more (then srv_free and unloading plugins are safe). */
 bool srv_finished(server *srv);
 

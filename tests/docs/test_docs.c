@@ -186,7 +186,7 @@ static void test_help_options_in_rpcd_8(void **state)
     assert_int_equal(pclose(help), 0);
     free(page);
     assert_true(options >= 7);     /* -c, --config, --check, --insecure, -v, ... */
-    assert_int_equal(commands, 4); /* call, list, inspect, new */
+    assert_int_equal(commands, 5); /* call, list, inspect, new, ctl */
 }
 
 /* Every key the parser knows is in rpcd.conf(5), under its section, with range and default. */

@@ -151,7 +151,7 @@ static void test_isolated_plugin_through_its_kind(void **state)
     assert_non_null(strstr(a.error, env_path("RPCD_PLUGIN_ECHO")));
     finish(&a);
 
-    static const ld_plugin_kind kind = {stand_in_start, stand_in_stop};
+    static const ld_plugin_kind kind = {stand_in_start, stand_in_stop, NULL};
     ld_set_isolated_kind(&kind);
     load(&a, text);
     assert_int_equal(a.status, 0);

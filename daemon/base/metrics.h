@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The counters the control socket's `metrics` reads: per method and plugin (calls, errors by
+ * code, latency buckets, bytes in and out, rejections by policy) and per plugin (host crashes,
+ * restarts, deadline kills), in one process-wide store, and their OpenMetrics text.
+ *
+ * The hot path only adds to atomic counters with relaxed order: a series is found once, when its
+ * method is registered (mx_series_for), and the call's end adds to it without a lock. Series
+ * live until mx_release (at exit); the same method and plugin names get the same series again,
+ * so counters go on across reloads.
+ */
+#ifndef RPCD_METRICS_H
+#define RPCD_METRICS_H
+
+#include "base/buffer.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* How a call ended, for its error counter (MX_OK counts no error). */
+typedef enum mx_outcome {
+    MX_OK,
+    MX_INVALID_PARAMS, /* -32602 */
+    MX_INTERNAL,       /* -32603 (a handler's failure, a deadline, a dead host) */
+    MX_CANCELLED,      /* -32800, or a silent cancel */
+    MX_TOOL_ERROR,     /* an MCP tool result with isError */
+    MX_OTHER_ERROR,    /* any other code (a plugin's own) */
+    MX_OUTCOME_COUNT,
+} mx_outcome;
+
+/* The upper bounds of the latency buckets, in microseconds; +Inf is the count. */
+enum { MX_BUCKET_COUNT = 12 };
+extern const long long mx_bucket_bounds_us[MX_BUCKET_COUNT];
+
+/* The most series kept (method and plugin pairs); mx_series_for returns NULL past it. */
+enum { MX_MOST_SERIES = 4096, MX_MOST_PLUGINS = 1024 };
+
+/* The counters of one method of one plugin. */
+typedef struct mx_series {
+    char *method;                           /* owned */
+    char *plugin;                           /* owned; "" for rpcd's own methods */
+    atomic_ullong errors[MX_OUTCOME_COUNT]; /* [MX_OK] unused */
+    /* Not cumulative: the writer sums them. The last is past every bound (+Inf), so that their
+     * sum is the count of calls, and a call adds to one counter for both. */
+    atomic_ullong buckets[MX_BUCKET_COUNT + 1];
+    atomic_ullong latency_us;           /* the sum */
+    atomic_ullong bytes_in;             /* params */
+    atomic_ullong bytes_out;            /* response lines */
+    atomic_ullong rejections_by_policy; /* mx_count_policy_rejection */
+} mx_series;
+
+/* What happened to a plugin's host (isolation = process). */
+typedef enum mx_plugin_event {
+    MX_CRASH,         /* its host died with calls or without */
+    MX_RESTART,       /* its host was started again */
+    MX_DEADLINE_KILL, /* its host was killed for holding a call past its deadline */
+    MX_PLUGIN_EVENT_COUNT,
+} mx_plugin_event;
+
+/* Turns counting on or off (off at start). Any thread. */
+void mx_enable(bool on);
+/* What mx_on reads; set only through mx_enable. */
+extern atomic_bool mx_counting;
+/* Whether calls are counted: one relaxed load. */
+static inline bool mx_on(void)
+{
+    return atomic_load_explicit(&mx_counting, memory_order_relaxed);
+}
+
+/*
+ * The series of method (length bytes) of plugin (NUL-terminated, NULL for ""), made on first
+ * use. Takes a lock: for registration, not for calls. Returns it (borrowed, alive until
+ * mx_release), or NULL when memory ran out or MX_MOST_SERIES are taken.
+ */
+mx_series *mx_series_for(const char *method, size_t length, const char *plugin);
+
+static inline void mx_add(atomic_ullong *counter, unsigned long long amount)
+{
+    atomic_fetch_add_explicit(counter, amount, memory_order_relaxed);
+}
+
+/* The bounds again, padded to 16 with bounds no latency passes, for mx_bucket_of. */
+extern const long long mx_bucket_search[16];
+
+/* The bucket of latency_us: the first whose bound is not below it, MX_BUCKET_COUNT past all. A
+ * binary search in four steps without a branch, so that a slow call costs no more to count than
+ * a quick one. */
+static inline size_t mx_bucket_of(long long latency_us)
+{
+    size_t bucket = latency_us > mx_bucket_search[7] ? 8 : 0;
+    bucket += latency_us > mx_bucket_search[bucket + 3] ? 4 : 0;
+    bucket += latency_us > mx_bucket_search[bucket + 1] ? 2 : 0;
+    return bucket + (latency_us > mx_bucket_search[bucket]);
+}
+
+/*
+ * A call of series (not NULL) ended as outcome after latency_us (not negative), having read
+ * bytes_in bytes of params and written bytes_out. Lock-free, any thread; inline, as it runs at
+ * every call's end.
+ */
+static inline void mx_count_call(mx_series *series, mx_outcome outcome, long long latency_us,
+                                 size_t bytes_in, size_t bytes_out)
+{
+    if (outcome != MX_OK)
+        mx_add(&series->errors[outcome], 1);
+    mx_add(&series->buckets[mx_bucket_of(latency_us)], 1);
+    mx_add(&series->latency_us, (unsigned long long)latency_us);
+    mx_add(&series->bytes_in, bytes_in);
+    mx_add(&series->bytes_out, bytes_out);
+}
+
+/* The outcome for a JSON-RPC error code (0: none). */
+mx_outcome mx_outcome_of_code(long long code);
+
+/*
+ * The hook for a tool policy: a call of series (may be NULL) refused by policy before it ran.
+ * Lock-free, any thread; counted whether or not mx_on.
+ */
+void mx_count_policy_rejection(mx_series *series);
+
+/* An event of plugin's host (name borrowed). Takes the store's lock: for rare events only. */
+void mx_count_plugin_event(const char *plugin, mx_plugin_event event);
+
+/*
+ * Appends every counter as OpenMetrics text (families rpcd_calls, rpcd_call_errors,
+ * rpcd_call_duration_seconds, rpcd_call_bytes_in, rpcd_call_bytes_out,
+ * rpcd_policy_rejections, rpcd_plugin_crashes, rpcd_plugin_restarts,
+ * rpcd_plugin_deadline_kills), ending with "# EOF\n". Any thread. Returns 0 or -1 (memory).
+ */
+int mx_write_openmetrics(buffer *out);
+
+/* Frees every series (at exit, or between tests): no counting may run meanwhile. */
+void mx_release(void);
+
+#endif
