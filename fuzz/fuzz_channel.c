@@ -79,7 +79,7 @@ static void run(const uint8_t *data, size_t size, bool fast)
     for (uintptr_t i = 0; i < CALLS; i++) {
         uint64_t id;
         char reason[64];
-        const pxy_meta meta = {i % 3 == 0, "{\"k\":1}", 7};
+        const pxy_meta meta = {i % 3 == 0, "{\"k\":1}", 7, {0}};
         bool wait_here;
         if (pxy_queue_call(proxy, &methods[i % 2], (rpcd_call *)(0x7e570000 + i), "[]", 2, &meta,
                            fast && i == 0, &wait_here, &id, reason, sizeof reason) != 0 ||
