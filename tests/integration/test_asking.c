@@ -363,6 +363,7 @@ static void test_arguments_answered_alike(void **state)
         {"array_params", RPCD_ERR_INVALID_ARGUMENT},
         {"bad_json", RPCD_ERR_INVALID_ARGUMENT},
         {"sixteen", RPCD_ERR_INVALID_ARGUMENT}, /* a..d took four of the sixteen places */
+        {"refused_at", 12},                     /* q12, the seventeenth question */
         {"seventeenth", RPCD_ERR_INVALID_ARGUMENT},
         {"again", RPCD_OK},
         {"state_big", RPCD_ERR_INVALID_ARGUMENT},

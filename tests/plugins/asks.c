@@ -98,12 +98,14 @@ static int probe(rpcd_call *call, const char *params, size_t params_length, void
     report(out, sizeof out, "other_method", host->call_ask(call, "e", "tools/list", NULL, 0));
     report(out, sizeof out, "array_params", host->call_ask(call, "e", "roots/list", "[]", 2));
     report(out, sizeof out, "bad_json", host->call_ask(call, "e", "roots/list", "{", 1));
-    int many = RPCD_OK;
+    int many = RPCD_OK, refused_at = -1;
     for (int i = 0; i < 16 && many == RPCD_OK; i++) {
         snprintf(key, sizeof key, "q%d", i);
         many = host->call_ask(call, key, "roots/list", NULL, 0);
+        refused_at = many == RPCD_OK ? -1 : i;
     }
     report(out, sizeof out, "sixteen", many);
+    report(out, sizeof out, "refused_at", refused_at);
     report(out, sizeof out, "seventeenth", host->call_ask(call, "q16", "roots/list", NULL, 0));
     report(out, sizeof out, "again", host->call_ask(call, "q3", "roots/list", NULL, 0));
     report(out, sizeof out, "state_big", host->call_set_state(call, big, sizeof big));
