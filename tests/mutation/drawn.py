@@ -85,7 +85,7 @@ def record(mutant, outcome, seconds, root):
     return {"id": mutant.ident, "module": mutant.module, "class": mutant.site.cls,
             "file": mutant.path, "line": sites.line_of(mutant.path, root, mutant.original),
             "from": mutant.original, "to": mutant.replacement, "outcome": outcome,
-            "seconds": round(seconds, 1), "same_as": mutant.same_as,
+            "seconds": round(seconds, 1), "killed_by": mutant.stage, "same_as": mutant.same_as,
             "equivalent": mutant.equivalent, "survives": mutant.survives}
 
 
@@ -141,6 +141,12 @@ def print_report(records, fast_only=False):
     if by_class:
         print("by class: " + ", ".join(f"{cls} {row[0]}/{row[0] + row[1]} killed"
                                        for cls, row in sorted(by_class.items())))
+    stages = {}
+    for entry in records:
+        if entry["outcome"] == "killed" and entry.get("killed_by"):
+            stages[entry["killed_by"]] = stages.get(entry["killed_by"], 0) + 1
+    if stages:
+        print("killed by: " + ", ".join(f"{stage} {n}" for stage, n in sorted(stages.items())))
     survivors = [e for e in records if e["outcome"] == "survived"]
     for entry in sorted(survivors, key=lambda e: (e["file"], e["line"])):
         why = entry.get("survives") or ("unit and integration only, no valgrind (--fast-only)"

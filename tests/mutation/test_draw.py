@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -139,6 +140,27 @@ class Fixture(unittest.TestCase):
         self.assertEqual(first, [s.ident for s in sites.draw(list(reversed(self.sites)), 10,
                                                               "a")])
         self.assertNotEqual(first, [s.ident for s in sites.draw(self.sites, 10, "b")])
+
+
+class Verdicts(unittest.TestCase):
+    def test_a_verdict_matches_by_what_it_makes_of_the_file(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "daemon"))
+            with open(os.path.join(root, "daemon", "fixture.c"), "w", encoding="utf-8") as f:
+                f.write(FIXTURE)
+            found = [s for s in sites.all_sites(root) if s.cls == "logic"]
+            mutant = types.SimpleNamespace(path=found[0].path, original=found[0].original,
+                                           replacement=found[0].to_text, same_as=None,
+                                           equivalent=None, survives=None)
+            # The verdict names the change by a narrower text than the drawn line.
+            entry = {"ident": "by-hand", "file": "daemon/fixture.c", "from": "10 && value",
+                     "to": "10 || value", "equivalent": "why"}
+            other = dict(entry, ident="other", to="10 & value")
+            drawn.annotate([mutant], [], [other, entry], root)
+            self.assertEqual((mutant.same_as, mutant.equivalent), ("by-hand", "why"))
+            self.assertEqual(drawn.check_equivalents([entry], root), [])
+            self.assertEqual(len(drawn.check_equivalents([dict(entry, **{"from": "value"})],
+                                                         root)), 1)
 
 
 class Tree(unittest.TestCase):
