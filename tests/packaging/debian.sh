@@ -5,7 +5,8 @@
 # examples/hello-plugin against the installed rpcd-dev alone (pkg-config, nothing from the tree),
 # serves a call through the installed daemon, then purges the packages.
 # Needs root (or sudo) and a Debian machine: scripts/test runs it as one of its stages.
-# RPCD_DEB_UMASK (default 022) is the build's umask: 002 is the other one Debian's builders use
+# RPCD_DEB_UMASK (default 022) is the build's umask: 002 is the other one Debian's builders use,
+# and with it the unpacked source is made writable by its group, as a umask-002 checkout is
 # (dh sets 022 again for all it runs, the package's tests included).
 set -euo pipefail
 source_dir=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
@@ -47,6 +48,13 @@ else
     tar -C "$source_dir" --exclude='./build*' --exclude='./obj-*' -cf - . | tar -xf - -C "$build/rpcd"
 fi
 
+# Under umask 002 the unpacked source is as such a checkout leaves it: writable by its group
+# (nogroup below, which nobody shares with _apt), a tree rpcd refuses to load from in place.
+umask_build=${RPCD_DEB_UMASK:-022}
+if [ "$umask_build" = 002 ]; then
+    chmod -R g+w "$build/rpcd"
+fi
+
 # As Debian's builders (buildd, sbuild) build a package: its own test run included (no nocheck),
 # as a user without privileges (nobody when this runs as root), with HOME a directory that does
 # not exist, in the C.UTF-8 locale and nothing else of this shell's environment. The packages
@@ -57,7 +65,6 @@ if [ "$(id -u)" -eq 0 ]; then
     chown -R nobody:nogroup "$build"
     as_builder=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
 fi
-umask_build=${RPCD_DEB_UMASK:-022}
 start=$SECONDS
 # shellcheck disable=SC2016 # the umask and the jobs are the inner shell's arguments
 if ! (cd "$build/rpcd" && "${as_builder[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent \
