@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: MIT
 # Loads an example plugin built from rpcd-plugin(3) and replays the page's own session for it
 # (the "-->" and "<--" lines between the plugin's code and the next example's): the "-->" lines
-# are sent, and rpcd must write exactly the "<--" lines.
-#   example_session.sh RPCD PLUGIN PAGE NAME [CONFIG_LINE...]
+# are sent, and rpcd must write exactly the "<--" lines. The plugin is $RPCD_FIXTURE_MAN_EXAMPLE
+# (scripts/staged's copy when the build tree is one rpcd refuses).
+#   RPCD_FIXTURE_MAN_EXAMPLE=X.so example_session.sh RPCD PAGE NAME [CONFIG_LINE...]
 set -eu
-rpcd=$1 plugin=$2 page=$3 name=$4
-shift 4
+rpcd=$1 page=$2 name=$3
+plugin=${RPCD_FIXTURE_MAN_EXAMPLE:?the example plugin}
+shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 {

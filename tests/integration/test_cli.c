@@ -201,6 +201,63 @@ static void test_call_usage(void **state)
     harness_run_result_free(&r);
 }
 
+/*
+ * The rest of the command line's rules (rpcd(8), ONE-SHOT COMMANDS): each refusal is status 64
+ * with a line that says what to give instead, and nothing on standard output; the bounds of a
+ * count of milliseconds are taken as written.
+ */
+static void test_one_shot_usage_rules(void **state)
+{
+    (void)state;
+    const char *echo = env("RPCD_PLUGIN_ECHO");
+    char *dir = harness_temp_dir();
+    assert_non_null(dir);
+    char *config = harness_write_file(dir, "rpcd.conf", "");
+    assert_non_null(config);
+    static const char ms[] = "takes milliseconds (0 to 86400000)";
+    const struct {
+        const char *args[8];
+        const char *says;
+    } refused[] = {
+        {{"call", "--plugin", echo, "--timeout", "-1", "echo"}, ms},
+        {{"call", "--plugin", echo, "--timeout", "86400001", "echo"}, ms},
+        {{"call", "--plugin", echo, "--cancel-after", "5ms", "echo"}, ms},
+        {{"call", "--plugin", echo, "--progress", "echo", "[1]"},
+         "--progress needs PARAMS to be an object"},
+        {{"call", "-c", config, "--set", "k=v", "echo"}, "--set goes with --plugin"},
+        {{"call", "-c", config, "--plugin", echo, "echo"}, "either -c FILE or --plugin"},
+        {{"call", "--plugin", echo, "--no-such-option", "echo"}, "try rpcd --help"},
+        {{"list", "--plugin", echo, "extra"}, "unexpected argument 'extra'"},
+        {{"list", "--plugin", echo, "--pretty"}, "try rpcd --help"},
+        {{"list"}, "either -c FILE or --plugin"},
+        {{"inspect", echo, echo}, "give one plugin file"},
+        {{"inspect", "-c", config, echo}, "try rpcd --help"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        harness_argv args = harness_rpcd_argv(NULL);
+        assert_non_null(args.argv[0]);
+        for (size_t j = 0; refused[i].args[j]; j++)
+            harness_argv_push(&args, refused[i].args[j]);
+        harness_run_result r;
+        harness_run(args.argv, NULL, 0, RUN_TIMEOUT_MS, &r);
+        assert_int_equal(r.io_status, HARNESS_OK);
+        if (!r.status.exited || r.status.code != EXIT_USAGE || !strstr(r.err, refused[i].says) ||
+            (r.out && r.out[0]))
+            fail_msg("rpcd %s ... (case %zu): %s, stderr: %s", refused[i].args[0], i,
+                     harness_exit_describe(&r.status), r.err);
+        harness_run_result_free(&r);
+    }
+    /* The bounds themselves are accepted. */
+    harness_run_result r;
+    run_expect(&r, NULL, 0, "call", "--plugin", echo, "--timeout", "86400000", "--cancel-after",
+               "0", "echo", "[2]", NULL);
+    assert_string_equal(r.out, "[2]\n");
+    harness_run_result_free(&r);
+    free(config);
+    harness_remove_dir(dir);
+    free(dir);
+}
+
 /* A plugin's warnings reach stderr; -q keeps its errors only. */
 static void test_call_quiet(void **state)
 {
@@ -534,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_call_pretty),
         cmocka_unit_test(test_call_params_from_stdin),
         cmocka_unit_test(test_call_exit_statuses),
+        cmocka_unit_test(test_one_shot_usage_rules),
         cmocka_unit_test(test_call_start_up_errors),
         cmocka_unit_test(test_call_checks_the_plugin_file),
         cmocka_unit_test(test_call_usage),

@@ -632,6 +632,53 @@ static void test_peers_by_credentials(void **state)
     json_decref(answer);
 }
 
+/*
+ * control_socket_owner gives the socket to another user, who may then connect as root may
+ * (rpcd.conf(5)); a user that does not exist stops the start.
+ */
+static void test_socket_owner(void **state)
+{
+    session *s = *state;
+    if (geteuid() != 0) {
+        print_message("skipped: giving the socket to another user needs root\n");
+        skip();
+    }
+    assert_refused(s, "control_socket_owner = no-such-user-here\n",
+                   "control_socket_owner: no user 'no-such-user-here'");
+    assert_int_equal(chmod(s->dir, 0711), 0);
+    start(s, "control_socket_owner = nobody\n");
+    struct stat info;
+    assert_int_equal(lstat(s->socket, &info), 0);
+    assert_int_equal(info.st_uid, 65534);
+    assert_int_equal(info.st_mode & 0777, 0600);
+    assert_true(answered_as(s, 65534, 0));
+    json_t *answer = ask(s, "status", NULL); /* root still */
+    assert_non_null(result_of(answer));
+    json_decref(answer);
+}
+
+/* control_metrics = false: status says so, and calls are not counted. */
+static void test_metrics_off(void **state)
+{
+    session *s = *state;
+    start(s, "control_metrics = false\n");
+    json_t *answer = ask(s, "status", NULL);
+    assert_true(json_is_false(json_object_get(result_of(answer), "metrics")));
+    json_decref(answer);
+    static const char line[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}\n";
+    assert_int_equal(harness_write_text(s->rpcd, line, HARNESS_TIMEOUT_MS), HARNESS_OK);
+    char *reply;
+    assert_int_equal(harness_read_line(s->rpcd, HARNESS_TIMEOUT_MS, &reply, NULL, NULL),
+                     HARNESS_OK);
+    assert_non_null(strstr(reply, "\"result\":[1]"));
+    free(reply);
+    answer = ask(s, "metrics", NULL);
+    assert_true(json_is_false(json_object_get(result_of(answer), "enabled")));
+    json_decref(answer);
+    assert_int_equal(metric(s, "rpcd_calls_total{method=\"echo\",plugin=\"echo\"}"), 0);
+}
+
 /* rpcd ctl ARGS...: its exit status, its stdout in *out (new). */
 static int run_ctl(const char *const *extra, char **out)
 {
@@ -706,6 +753,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_isolated_plugin, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_refused_at_start, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_peers_by_credentials, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_socket_owner, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_off, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_ctl_client, session_setup, session_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,6 +328,61 @@ static void test_subscriptions_and_logging(void **state)
     free(config);
 }
 
+/*
+ * MCP's eight levels onto rpcd's four (rpcd-plugin(3), LOGGING): after logging/setLevel, the
+ * plugin's lines at that level and above reach the client; notice asks for info, and critical,
+ * alert and emergency for error, rpcd having no level between.
+ */
+static void test_each_mcp_level(void **state)
+{
+    run_fixture *f = *state;
+    char *config = catalog_config();
+    static const struct {
+        const char *level;
+        size_t error, warning, info, debug;
+    } levels[] = {
+        {"debug", 1, 1, 1, 1},   {"info", 1, 1, 1, 0},      {"notice", 1, 1, 1, 0},
+        {"warning", 1, 1, 0, 0}, {"error", 1, 0, 0, 0},     {"critical", 1, 0, 0, 0},
+        {"alert", 1, 0, 0, 0},   {"emergency", 1, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        char *input =
+            run_format("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"logging/setLevel\",\"params\":"
+                       "{\"level\":\"%s\"}}\n"
+                       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"touch\",\"params\":{\"uri\":"
+                       "\"mem://hello\"}}\n",
+                       levels[i].level);
+        run_session s;
+        run_rpcd(f, config, input, &s);
+        run_assert_json(result_of(&s, 1), "{}");
+        run_assert_json(result_of(&s, 2), "[0,-7,-10]");
+        size_t error = count_notifications(
+            &s, "notifications/message",
+            "{\"level\":\"error\",\"logger\":\"catalog\",\"data\":\"touched mem://hello "
+            "(error)\"}");
+        size_t warning = count_notifications(
+            &s, "notifications/message",
+            "{\"level\":\"warning\",\"logger\":\"catalog\",\"data\":\"touched mem://hello "
+            "(warning)\"}");
+        size_t info = count_notifications(
+            &s, "notifications/message",
+            "{\"level\":\"info\",\"logger\":\"catalog\",\"data\":\"touched (info)\"}");
+        size_t debug = count_notifications(
+            &s, "notifications/message",
+            "{\"level\":\"debug\",\"logger\":\"catalog\",\"data\":\"touched mem://hello "
+            "(debug)\"}");
+        if (error != levels[i].error || warning != levels[i].warning || info != levels[i].info ||
+            debug != levels[i].debug ||
+            count_notifications(&s, "notifications/message", NULL) !=
+                error + warning + info + debug)
+            fail_msg("after setLevel %s: %zu error, %zu warning, %zu info, %zu debug lines: %s",
+                     levels[i].level, error, warning, info, debug, s.run.out);
+        run_session_free(&s);
+        free(input);
+    }
+    free(config);
+}
+
 /* Without logging/setLevel, and after resources/unsubscribe, the client hears nothing. */
 static void test_nothing_unasked(void **state)
 {
@@ -434,6 +489,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prompts, run_fixture_setup, run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_completions, run_fixture_setup, run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_subscriptions_and_logging, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_each_mcp_level, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_nothing_unasked, run_fixture_setup,
                                         run_fixture_teardown),

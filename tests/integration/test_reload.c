@@ -468,6 +468,37 @@ static void test_broken_dropin_keeps_old_tools(void **state)
 }
 
 /*
+ * A reload reads its files under the rules of the start (rpcd(8), FILES RPCD TRUSTS): the config
+ * or a plugin that others could write since fails the reload, naming it, and the running set
+ * serves on; put right, the next reload works.
+ */
+static void test_reload_checks_files_as_the_start(void **state)
+{
+    session *s = *state;
+    start(s, "RPCD_FIXTURE_BUILD_A");
+    char config[1024], reason[4096];
+    snprintf(config, sizeof config, "%s/rpcd.conf", s->dir);
+    int code;
+    json_int_t id = 1;
+
+    assert_int_equal(chmod(config, 0666), 0);
+    snprintf(reason, sizeof reason, "the file %s is writable by others", config);
+    reload_fails(s, reason);
+    assert_int_equal(call_build(s, id++, "build.name", &code), 'a');
+    assert_int_equal(chmod(config, 0644), 0);
+
+    assert_int_equal(chmod(s->plugin, 0666), 0);
+    snprintf(reason, sizeof reason, "the file %s is writable by others", s->plugin);
+    reload_fails(s, reason);
+    assert_int_equal(call_build(s, id++, "build.name", &code), 'a');
+    assert_int_equal(chmod(s->plugin, 0644), 0);
+
+    reload(s, "plugins added [], removed [], replaced [], unchanged [echo, named]");
+    assert_int_equal(call_build(s, id++, "build.name", &code), 'a');
+    end(s);
+}
+
+/*
  * strict = true: a drop-in with a mistake fails the reload, as it fails the start, and the
  * running generation goes on serving; a skipped drop-in's plugin, without strict, is gone.
  */
@@ -914,6 +945,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_list_changed_before_initialize, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_broken_dropin_keeps_old_tools, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_reload_checks_files_as_the_start, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_strict_keeps_a_broken_reload_out, session_setup,
                                         session_teardown),

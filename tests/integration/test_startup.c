@@ -825,6 +825,58 @@ static void test_user_needs_root(void **state)
     assert_true(ok);
 }
 
+/*
+ * Started as nobody, rpcd has no root to warn about nor to give up: user and group naming its
+ * own ids are what it already is, and it serves; without them, no warning about root either.
+ */
+static void test_unprivileged_own_user(void **state)
+{
+    (void)state;
+    static const char setpriv[] = "/usr/bin/setpriv"; /* util-linux */
+    if (geteuid() != 0 || access(setpriv, X_OK) != 0)
+        skip(); /* root makes the test's unprivileged rpcd */
+    char dir[] = "/tmp/rpcd-nobody-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0755), 0);
+    /* The third: its own group, but another user, is a change it cannot make. */
+    static const char *const settings[] = {"[rpcd]\nuser = nobody\ngroup = nogroup\n", "",
+                                           "[rpcd]\nuser = root\ngroup = nogroup\n"};
+    for (size_t i = 0; i < 3; i++) {
+        char *text = format("%s\n[plugin echo]\npath = %s\n", settings[i], env("RPCD_PLUGIN_ECHO"));
+        char *path = harness_write_file(dir, "rpcd.conf", text);
+        assert_non_null(path);
+        assert_int_equal(chmod(path, 0644), 0);
+        harness_argv args;
+        memset(&args, 0, sizeof args);
+        harness_argv_push(&args, setpriv);
+        harness_argv_push(&args, "--reuid=65534");
+        harness_argv_push(&args, "--regid=65534");
+        harness_argv_push(&args, "--clear-groups");
+        harness_argv_push(&args, env("RPCD_BINARY"));
+        harness_argv_push(&args, "-c");
+        harness_argv_push(&args, path);
+        harness_run_result result;
+        run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}\n", &result);
+        bool ok =
+            i < 2
+                ? result.status.exited && result.status.code == 0 && result.out &&
+                      strcmp(result.out, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1]}\n") == 0 &&
+                      !strstr(result.err, "root") && !strstr(result.err, "error")
+                : result.status.exited && result.status.code == EXIT_CONFIG &&
+                      result.out_length == 0 && strstr(result.err, "only root may change user");
+        if (!ok)
+            print_error("as nobody with '%s': %s\nstdout:\n%s\nstderr:\n%s\n", settings[i],
+                        harness_exit_describe(&result.status), result.out ? result.out : "",
+                        result.err);
+        harness_run_result_free(&result);
+        unlink(path);
+        free(path);
+        free(text);
+        assert_true(ok);
+    }
+    rmdir(dir);
+}
+
 static void test_user_and_group_errors(void **state)
 {
     fixture *f = *state;
@@ -1146,6 +1198,7 @@ int main(void)
         TEST(test_user_and_group_errors),
         TEST(test_plugin_without_proc),
         TEST(test_user_needs_root),
+        TEST(test_unprivileged_own_user),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,12 +4,13 @@
 # Uses the pinned Node.js (tests/node_pinned.sh, from the npm registry) when the system's is
 # missing or too old, and installs the suite at the version package-lock.json pins when missing
 # or stale. When the registry is out of reach, the test is skipped (exit 77), except in CI (CI
-# set): it fails.
-# Usage: run.sh <rpcd> <conformance.so>
+# set): it fails. The fixture plugin is $RPCD_FIXTURE_CONFORMANCE, as the environment names it
+# (scripts/staged's copy when the build tree is one rpcd refuses).
+# Usage: run.sh <rpcd>
 set -euo pipefail
 
-if [ $# -ne 2 ]; then
-    echo "usage: $0 <rpcd> <conformance.so>" >&2
+if [ $# -ne 1 ] || [ -z "${RPCD_FIXTURE_CONFORMANCE:-}" ]; then
+    echo "usage: RPCD_FIXTURE_CONFORMANCE=conformance.so $0 <rpcd>" >&2
     exit 2
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,4 +30,4 @@ case "${RPCD_SANITIZE:-}" in
 *address*) scale=3 ;;
 *) scale=1 ;;
 esac
-exec timeout -k 10 $((240 * scale)) node "$here/run.mjs" "$@"
+exec timeout -k 10 $((240 * scale)) node "$here/run.mjs" "$1" "$RPCD_FIXTURE_CONFORMANCE"

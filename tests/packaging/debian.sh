@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Builds the Debian packages from a copy of the tree the way Debian's builders do, the package's own
-# test run included, checks them with lintian (no error), installs them, builds
+# test run included, checks them with lintian (no error, no warning), installs them, builds
 # examples/hello-plugin against the installed rpcd-dev alone (pkg-config, nothing from the tree),
 # serves a call through the installed daemon, then purges the packages.
 # Needs root (or sudo) and a Debian machine: scripts/test runs it as one of its stages.
-# RPCD_DEB_UMASK (default 022) is the build's umask: 002 is the other one Debian's builders use
+# RPCD_DEB_UMASK (default 022) is the build's umask: 002 is the other one Debian's builders use,
+# and with it the unpacked source is made writable by its group, as a umask-002 checkout is
 # (dh sets 022 again for all it runs, the package's tests included).
 set -euo pipefail
 source_dir=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
@@ -47,6 +48,13 @@ else
     tar -C "$source_dir" --exclude='./build*' --exclude='./obj-*' -cf - . | tar -xf - -C "$build/rpcd"
 fi
 
+# Under umask 002 the unpacked source is as such a checkout leaves it: writable by its group
+# (nogroup below, which nobody shares with _apt), a tree rpcd refuses to load from in place.
+umask_build=${RPCD_DEB_UMASK:-022}
+if [ "$umask_build" = 002 ]; then
+    chmod -R g+w "$build/rpcd"
+fi
+
 # As Debian's builders (buildd, sbuild) build a package: its own test run included (no nocheck),
 # as a user without privileges (nobody when this runs as root), with HOME a directory that does
 # not exist, in the C.UTF-8 locale and nothing else of this shell's environment. The packages
@@ -57,7 +65,6 @@ if [ "$(id -u)" -eq 0 ]; then
     chown -R nobody:nogroup "$build"
     as_builder=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
 fi
-umask_build=${RPCD_DEB_UMASK:-022}
 start=$SECONDS
 # shellcheck disable=SC2016 # the umask and the jobs are the inner shell's arguments
 if ! (cd "$build/rpcd" && "${as_builder[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent \
@@ -92,12 +99,12 @@ for source in libseccomp jansson; do
     grep -q "\b$source (= " <<<"$built_using" || fail "rpcd's Built-Using lacks $source: '$built_using'"
 done
 
-# lintian: an error fails; the tags it gives (warnings, information) are printed.
+# lintian: an error or a warning fails; the tags it gives (information too) are printed.
 changes=$(echo "$build"/rpcd_*.changes)
 lintian_status=0
-lintian --fail-on error --display-info "$changes" >"$work/lintian.log" 2>&1 || lintian_status=$?
+lintian --fail-on error,warning --display-info "$changes" >"$work/lintian.log" 2>&1 || lintian_status=$?
 grep -v 'root privileges' "$work/lintian.log" || echo "lintian: no tag"
-[ "$lintian_status" -eq 0 ] || fail "lintian found errors (exit $lintian_status)"
+[ "$lintian_status" -eq 0 ] || fail "lintian found errors or warnings (exit $lintian_status)"
 
 installed=1
 if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
@@ -147,4 +154,4 @@ reply=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"hello"}' | "$rpcd" -q -
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get purge -y -qq rpcd rpcd-dev >/dev/null
 installed=0
 [ ! -e "$rpcd" ] && [ ! -e /etc/rpcd ] || fail "files of rpcd are left after purge"
-echo "debian packages: built, lintian clean of errors, installed, a plugin built against rpcd-dev served by $rpcd, purged"
+echo "debian packages: built, lintian clean of errors and warnings, installed, a plugin built against rpcd-dev served by $rpcd, purged"

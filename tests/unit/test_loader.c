@@ -40,6 +40,61 @@ typedef struct attempt {
     char log[4096];
 } attempt;
 
+/*
+ * What the running test holds, freed by its teardown (release_held) when an assertion ends it
+ * early: a failing test then reports its failure, not a leak of everything it had loaded besides.
+ * The attempts are recorded by value (the test's own copy is on a stack cmocka has left).
+ */
+enum { HELD_MAX = 8 };
+static attempt held_attempts[HELD_MAX];
+static char *held_texts[HELD_MAX * 2];
+
+static void hold_attempt(const attempt *a)
+{
+    for (size_t i = 0; i < HELD_MAX; i++) {
+        if (!held_attempts[i].config) {
+            held_attempts[i] = *a;
+            return;
+        }
+    }
+    fail_msg("more than %d attempts held at once", HELD_MAX);
+}
+
+/* The record of a's resources, or NULL. */
+static attempt *held_record(const attempt *a)
+{
+    for (size_t i = 0; i < HELD_MAX; i++)
+        if (a->config && held_attempts[i].config == a->config)
+            return &held_attempts[i];
+    return NULL;
+}
+
+/* text (new, from asprintf), held until the test's teardown. */
+static char *hold_text(char *text)
+{
+    for (size_t i = 0; i < HELD_MAX * 2; i++) {
+        if (!held_texts[i]) {
+            held_texts[i] = text;
+            return text;
+        }
+    }
+    fail_msg("more than %d texts held at once", HELD_MAX * 2);
+    return NULL;
+}
+
+/* A new text like asprintf's, held until the test's teardown. */
+static char *format(const char *pattern, ...) __attribute__((format(printf, 1, 2)));
+static char *format(const char *pattern, ...)
+{
+    va_list arguments;
+    va_start(arguments, pattern);
+    char *text;
+    int length = vasprintf(&text, pattern, arguments);
+    va_end(arguments);
+    assert_true(length >= 0);
+    return hold_text(text);
+}
+
 /* Loads a config made of the given "[plugin ...]" sections; captures the log. */
 static void load(attempt *a, const char *sections)
 {
@@ -48,11 +103,15 @@ static void load(attempt *a, const char *sections)
     assert_int_equal(
         cfg_load_string(sections, "/test/rpcd.conf", &a->config, config_error, sizeof config_error),
         0);
+    hold_attempt(a);
     assert_int_equal(reg_new(&a->methods), 0);
+    held_record(a)->methods = a->methods;
     FILE *log_file = tmpfile();
     assert_non_null(log_file);
     log_set_fd(fileno(log_file));
     a->status = ld_load_all(a->config, a->methods, &a->plugins, a->error, sizeof a->error);
+    held_record(a)->plugins = a->plugins;
+    held_record(a)->status = a->status;
     log_set_fd(STDERR_FILENO);
     rewind(log_file);
     size_t n = fread(a->log, 1, sizeof a->log - 1, log_file);
@@ -62,17 +121,34 @@ static void load(attempt *a, const char *sections)
 
 static void finish(attempt *a)
 {
+    attempt *record = held_record(a);
+    if (record)
+        memset(record, 0, sizeof *record);
     if (a->status == 0)
         ld_unload_all(a->plugins, a->methods);
     reg_free(a->methods);
     cfg_free(a->config);
 }
 
+/* The teardown of every test: frees what an assertion that failed left held, newest first. */
+static int release_held(void **state)
+{
+    (void)state;
+    for (size_t i = HELD_MAX; i-- > 0;) {
+        attempt left = held_attempts[i];
+        if (left.config)
+            finish(&left);
+    }
+    for (size_t i = 0; i < HELD_MAX * 2; i++) {
+        free(held_texts[i]);
+        held_texts[i] = NULL;
+    }
+    return 0;
+}
+
 static char *section(const char *name, const char *path, const char *extra)
 {
-    char *text;
-    assert_true(asprintf(&text, "[plugin %s]\npath = %s\n%s", name, path, extra) > 0);
-    return text;
+    return format("[plugin %s]\npath = %s\n%s", name, path, extra);
 }
 
 static void expect_failure(const char *fixture, const char *must_contain_1,
@@ -88,7 +164,6 @@ static void expect_failure(const char *fixture, const char *must_contain_1,
     assert_null(strchr(a.error, '\n'));
     assert_int_equal(reg_count(a.methods), 0);
     finish(&a);
-    free(text);
 }
 
 static void test_bundled_plugins_load(void **state)
@@ -96,8 +171,8 @@ static void test_bundled_plugins_load(void **state)
     (void)state;
     attempt a;
     char *text;
-    assert_true(asprintf(&text, "[plugin echo]\npath = %s\n[plugin spec]\npath = %s\n",
-                         env_path("RPCD_PLUGIN_ECHO"), env_path("RPCD_PLUGIN_SPEC")) > 0);
+    text = format("[plugin echo]\npath = %s\n[plugin spec]\npath = %s\n",
+                  env_path("RPCD_PLUGIN_ECHO"), env_path("RPCD_PLUGIN_SPEC"));
     load(&a, text);
     assert_int_equal(a.status, 0);
     assert_int_equal(ld_count(a.plugins), 2);
@@ -107,7 +182,6 @@ static void test_bundled_plugins_load(void **state)
     assert_non_null(echo->description);
     assert_non_null(reg_find(a.methods, "subtract", 8));
     finish(&a);
-    free(text);
 }
 
 /* A stand-in for the isolation layer's kind: what the loader hands it, and when. */
@@ -161,7 +235,6 @@ static void test_isolated_plugin_through_its_kind(void **state)
     finish(&a);
     assert_int_equal(stand_in.stops, 1); /* stopped with the last reference */
     ld_set_isolated_kind(NULL);
-    free(text);
 }
 
 /* "has ABI <the daemon's version>", the second version every refusal names. */
@@ -215,24 +288,20 @@ static void test_init_failure_skips_shutdown(void **state)
     char *extra, *text;
     attempt a;
 
-    assert_true(asprintf(&extra, "shutdown_marker = %s\n", marker) > 0);
+    extra = format("shutdown_marker = %s\n", marker);
     text = section("x", env_path("RPCD_FIXTURE_INIT_FAIL"), extra);
     load(&a, text);
     assert_int_equal(a.status, -1);
     assert_non_null(strstr(a.error, "init failed: database unreachable"));
     finish(&a);
-    free(text);
-    free(extra);
     bool called = access(marker, F_OK) == 0;
     unlink(marker);
 
-    assert_true(asprintf(&extra, "shutdown_marker = %s\nsucceed = true\n", marker) > 0);
+    extra = format("shutdown_marker = %s\nsucceed = true\n", marker);
     text = section("x", env_path("RPCD_FIXTURE_INIT_FAIL"), extra);
     load(&a, text);
     assert_int_equal(a.status, 0);
     finish(&a);
-    free(text);
-    free(extra);
     bool called_after_success = access(marker, F_OK) == 0;
     unlink(marker);
     rmdir(dir);
@@ -262,7 +331,6 @@ static void test_missing_file_and_not_a_shared_object(void **state)
     assert_non_null(strstr(a.error, "not a loadable shared object"));
     assert_non_null(strstr(a.error, path));
     finish(&a);
-    free(text);
     unlink(path);
 }
 
@@ -271,9 +339,8 @@ static void test_duplicate_method_names_both_plugins(void **state)
     (void)state;
     attempt a;
     char *text;
-    assert_true(asprintf(&text, "[plugin a]\npath = %s\n[plugin b]\npath = %s\n",
-                         env_path("RPCD_FIXTURE_DUPLICATE_A"),
-                         env_path("RPCD_FIXTURE_DUPLICATE_B")) > 0);
+    text = format("[plugin a]\npath = %s\n[plugin b]\npath = %s\n",
+                  env_path("RPCD_FIXTURE_DUPLICATE_A"), env_path("RPCD_FIXTURE_DUPLICATE_B"));
     load(&a, text);
     assert_int_equal(a.status, -1);
     assert_non_null(strstr(a.error, "'dup.method'"));
@@ -281,7 +348,6 @@ static void test_duplicate_method_names_both_plugins(void **state)
     assert_non_null(strstr(a.error, "registered by both [plugin a] and [plugin b]"));
     assert_int_equal(reg_count(a.methods), 0); /* everything loaded so far is undone */
     finish(&a);
-    free(text);
 }
 
 static void test_optional_plugin_is_skipped(void **state)
@@ -289,10 +355,9 @@ static void test_optional_plugin_is_skipped(void **state)
     (void)state;
     attempt a;
     char *text;
-    assert_true(asprintf(&text,
-                         "[plugin broken]\npath = %s\nrequired = false\n"
-                         "[plugin echo]\npath = %s\n",
-                         env_path("RPCD_FIXTURE_INIT_FAIL"), env_path("RPCD_PLUGIN_ECHO")) > 0);
+    text = format("[plugin broken]\npath = %s\nrequired = false\n"
+                  "[plugin echo]\npath = %s\n",
+                  env_path("RPCD_FIXTURE_INIT_FAIL"), env_path("RPCD_PLUGIN_ECHO"));
     load(&a, text);
     assert_int_equal(a.status, 0);
     assert_int_equal(ld_count(a.plugins), 1);
@@ -300,7 +365,6 @@ static void test_optional_plugin_is_skipped(void **state)
     assert_null(reg_find(a.methods, "init_fail.never", 15));
     assert_non_null(reg_find(a.methods, "echo", 4));
     finish(&a);
-    free(text);
 }
 
 static void test_old_descriptor_and_config_keys(void **state)
@@ -308,11 +372,9 @@ static void test_old_descriptor_and_config_keys(void **state)
     (void)state;
     attempt a;
     char *text;
-    assert_true(asprintf(&text,
-                         "[plugin old]\npath = %s\n[plugin m]\npath = %s\n"
-                         "greeting = hi\nunused_key = 1\n",
-                         env_path("RPCD_FIXTURE_OLD_PLUGIN"),
-                         env_path("RPCD_FIXTURE_MISBEHAVE")) > 0);
+    text = format("[plugin old]\npath = %s\n[plugin m]\npath = %s\n"
+                  "greeting = hi\nunused_key = 1\n",
+                  env_path("RPCD_FIXTURE_OLD_PLUGIN"), env_path("RPCD_FIXTURE_MISBEHAVE"));
     load(&a, text);
     assert_int_equal(a.status, 0);
     const reg_method *old = reg_find(a.methods, "old.ping", 8);
@@ -321,7 +383,6 @@ static void test_old_descriptor_and_config_keys(void **state)
     assert_non_null(strstr(a.log, "did not use its key 'unused_key'"));
     assert_null(strstr(a.log, "'greeting'"));
     finish(&a);
-    free(text);
 }
 
 static void test_plugin_config_errors_reach_init(void **state)
@@ -334,7 +395,6 @@ static void test_plugin_config_errors_reach_init(void **state)
     assert_non_null(strstr(a.error, "init failed"));
     assert_non_null(strstr(a.error, "default_steps"));
     finish(&a);
-    free(text);
 }
 
 /* A FIFO (or any file that is not regular) as a plugin is refused at once, never opened for
@@ -367,7 +427,6 @@ static void test_fifo_plugin_refused_without_hanging(void **state)
             assert_non_null(strstr(a.log, "is a FIFO"));
         }
         finish(&a);
-        free(text);
     }
     unlink(fifo);
     rmdir(dir);
@@ -417,7 +476,6 @@ static void test_plugin_in_unsafe_directory(void **state)
                  paths[i], open_dir, open_dir);
         assert_string_equal(a.error, expected);
         finish(&a);
-        free(text);
     }
     unlink(via);
     unlink(plugin);
@@ -434,13 +492,17 @@ static void reload(attempt *next, const attempt *previous, const char *sections)
     assert_int_equal(cfg_load_string(sections, "/test/rpcd.conf", &next->config, config_error,
                                      sizeof config_error),
                      0);
+    hold_attempt(next);
     assert_int_equal(reg_new(&next->methods), 0);
+    held_record(next)->methods = next->methods;
     FILE *log_file = tmpfile();
     assert_non_null(log_file);
     log_set_fd(fileno(log_file));
     ld_previous before = {previous->plugins, previous->methods, NULL};
     next->status = ld_load(next->config, &before, next->methods, &next->plugins, next->error,
                            sizeof next->error);
+    held_record(next)->plugins = next->plugins;
+    held_record(next)->status = next->status;
     log_set_fd(STDERR_FILENO);
     rewind(log_file);
     size_t n = fread(next->log, 1, sizeof next->log - 1, log_file);
@@ -505,7 +567,6 @@ static void test_reload_shares_unchanged_and_loads_changed(void **state)
     assert_non_null(strstr(log, "shutdown build a"));
     finish_logged(&third, log, sizeof log);
     assert_non_null(strstr(log, "shutdown build b"));
-    free(text);
     unlink(path);
 }
 
@@ -543,7 +604,6 @@ static void test_reload_compares_content(void **state)
     finish_logged(&first, log, sizeof log);
     assert_non_null(strstr(log, "shutdown build a"));
     finish_logged(&second, log, sizeof log);
-    free(text);
     unlink(path);
 }
 
@@ -564,30 +624,28 @@ static void test_reload_loads_plugin_with_changed_keys(void **state)
     assert_null(reg_find(second.methods, "x.build.name", 12));
     finish(&first);
     finish(&second);
-    free(text);
-    free(changed);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bundled_plugins_load),
-        cmocka_unit_test(test_abi_too_new),
-        cmocka_unit_test(test_abi_major_differs),
-        cmocka_unit_test(test_no_entry_point),
-        cmocka_unit_test(test_init_failure_frees_registered_user_data),
-        cmocka_unit_test(test_init_failure_skips_shutdown),
-        cmocka_unit_test(test_missing_file_and_not_a_shared_object),
-        cmocka_unit_test(test_duplicate_method_names_both_plugins),
-        cmocka_unit_test(test_optional_plugin_is_skipped),
-        cmocka_unit_test(test_old_descriptor_and_config_keys),
-        cmocka_unit_test(test_plugin_config_errors_reach_init),
-        cmocka_unit_test(test_fifo_plugin_refused_without_hanging),
-        cmocka_unit_test(test_plugin_in_unsafe_directory),
-        cmocka_unit_test(test_reload_shares_unchanged_and_loads_changed),
-        cmocka_unit_test(test_reload_compares_content),
-        cmocka_unit_test(test_reload_loads_plugin_with_changed_keys),
-        cmocka_unit_test(test_isolated_plugin_through_its_kind),
+        cmocka_unit_test_teardown(test_bundled_plugins_load, release_held),
+        cmocka_unit_test_teardown(test_abi_too_new, release_held),
+        cmocka_unit_test_teardown(test_abi_major_differs, release_held),
+        cmocka_unit_test_teardown(test_no_entry_point, release_held),
+        cmocka_unit_test_teardown(test_init_failure_frees_registered_user_data, release_held),
+        cmocka_unit_test_teardown(test_init_failure_skips_shutdown, release_held),
+        cmocka_unit_test_teardown(test_missing_file_and_not_a_shared_object, release_held),
+        cmocka_unit_test_teardown(test_duplicate_method_names_both_plugins, release_held),
+        cmocka_unit_test_teardown(test_optional_plugin_is_skipped, release_held),
+        cmocka_unit_test_teardown(test_old_descriptor_and_config_keys, release_held),
+        cmocka_unit_test_teardown(test_plugin_config_errors_reach_init, release_held),
+        cmocka_unit_test_teardown(test_fifo_plugin_refused_without_hanging, release_held),
+        cmocka_unit_test_teardown(test_plugin_in_unsafe_directory, release_held),
+        cmocka_unit_test_teardown(test_reload_shares_unchanged_and_loads_changed, release_held),
+        cmocka_unit_test_teardown(test_reload_compares_content, release_held),
+        cmocka_unit_test_teardown(test_reload_loads_plugin_with_changed_keys, release_held),
+        cmocka_unit_test_teardown(test_isolated_plugin_through_its_kind, release_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

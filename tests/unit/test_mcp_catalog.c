@@ -60,6 +60,48 @@ static void test_refusals(void **state)
                         "its uriTemplate has more than 16 expressions");
 }
 
+/*
+ * A prompt's descriptor, checked when its plugin loads (rpcd-plugin(3), MCP CATALOG): what MCP
+ * clients read in prompts/list must have the types they expect, each refusal saying which part.
+ */
+static void test_prompt_descriptors(void **state)
+{
+    (void)state;
+    static const char *const accepted[] = {
+        "{\"name\":\"p\"}",
+        "{\"name\":\"p\",\"title\":\"P\",\"description\":\"d\",\"arguments\":[]}",
+        "{\"name\":\"p\",\"arguments\":[{\"name\":\"a\"},{\"name\":\"b\",\"required\":false,"
+        "\"description\":\"x\"},{\"name\":\"c\",\"required\":true}]}",
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+        if (mcp_catalog_refusal(RPCD_MCP_PROMPT, accepted[i]))
+            fail_msg("%s refused: %s", accepted[i],
+                     mcp_catalog_refusal(RPCD_MCP_PROMPT, accepted[i]));
+    static const char argument[] = "an argument is not an object with a string \"name\" (and a "
+                                   "boolean \"required\", a string \"description\")";
+    static const struct {
+        const char *descriptor, *problem;
+    } refused[] = {
+        {"{\"name\":\"\"}", "a prompt descriptor needs a string \"name\""},
+        {"{\"title\":\"t\"}", "a prompt descriptor needs a string \"name\""},
+        {"{\"name\":\"p\",\"title\":1}", "its title or description is not a string"},
+        {"{\"name\":\"p\",\"description\":[]}", "its title or description is not a string"},
+        {"{\"name\":\"p\",\"arguments\":{}}", "its \"arguments\" is not an array"},
+        {"{\"name\":\"p\",\"arguments\":[\"a\"]}", argument},
+        {"{\"name\":\"p\",\"arguments\":[{}]}", argument},
+        {"{\"name\":\"p\",\"arguments\":[{\"name\":\"\"}]}", argument},
+        {"{\"name\":\"p\",\"arguments\":[{\"name\":\"a\"},{\"name\":\"b\",\"required\":1}]}",
+         argument},
+        {"{\"name\":\"p\",\"arguments\":[{\"name\":\"a\",\"description\":2}]}", argument},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        const char *problem = mcp_catalog_refusal(RPCD_MCP_PROMPT, refused[i].descriptor);
+        if (!problem || strcmp(problem, refused[i].problem) != 0)
+            fail_msg("%s: %s, not %s", refused[i].descriptor, problem ? problem : "accepted",
+                     refused[i].problem);
+    }
+}
+
 /* Two prompts of one name, from two methods: refused, naming both. */
 static void test_duplicate_keys(void **state)
 {
@@ -218,11 +260,9 @@ static void test_events(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_duplicate_keys),
-        cmocka_unit_test(test_template_matching),
-        cmocka_unit_test(test_pages),
-        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_refusals),       cmocka_unit_test(test_prompt_descriptors),
+        cmocka_unit_test(test_duplicate_keys), cmocka_unit_test(test_template_matching),
+        cmocka_unit_test(test_pages),          cmocka_unit_test(test_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
