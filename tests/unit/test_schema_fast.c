@@ -174,8 +174,8 @@ static const char *const values[] = {
     "[\"x\",null]",
     "{}",
     "{\"a\":1}",
-    "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-    "aaaaaaaaaaaaaaaaaaaa\"",
+    ("\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaaaaaaaaaaaaa\""), /* 101 characters: over maxLength */
 };
 static const char *const spaces[] = {"", "", "", " ", "\n", " \t\r\n "};
 
