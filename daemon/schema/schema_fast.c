@@ -27,6 +27,8 @@ typedef struct quick_name {
 /* What a quick node's check needs, made at compile from its keywords. */
 struct sc_quick {
     uint64_t required;                /* the bits of the properties that must be there */
+    unsigned types;                   /* the node's types, or all of them when it has none */
+    bool enum_words;                  /* an enum, and no length to count: is_plain_name first */
     unsigned char slots[QUICK_SLOTS]; /* a property's index + 1 by name_slot, 0: none */
     size_t enum_count;
     quick_name *enum_strings; /* into names, after the properties */
@@ -163,6 +165,8 @@ static sc_quick *quick_for(const sc_node *node)
                                               json_string_value(json_array_get(node->required, r)));
         quick->required |= UINT64_C(1) << json_integer_value(index);
     }
+    quick->types = node->types ? node->types : ~0u;
+    quick->enum_words = node->enum_values && !node->min_length.set && !node->max_length.set;
     /* After the properties, a name that is_plain_name never finds: no bound to test there. */
     quick->names[node->property_count] = (quick_name){.quoted = 1};
     quick->enum_strings = quick->names + node->property_count + 1;
@@ -317,9 +321,9 @@ QUICK_STEP const char *quick_string(const sc_node *node, const char *p, const ch
 {
     const char *text = p + 1;
     const sc_quick *quick = node->quick;
-    if (node->types && !(node->types & SC_STRING))
+    if (!(quick->types & SC_STRING))
         return NULL;
-    if (node->enum_values && !node->min_length.set && !node->max_length.set)
+    if (quick->enum_words)
         for (size_t i = 0; i < quick->enum_count; i++)
             if (is_plain_name(&quick->enum_strings[i], text, end))
                 return text + quick->enum_strings[i].length + 1;
@@ -358,18 +362,18 @@ QUICK_STEP const char *quick_value(const sc_node *node, const char *p, const cha
     switch (first) {
     case '{': return quick_object(node, p, end);
     case '[': return quick_array(node, p, end);
-    case 't': return !node->types || (node->types & SC_BOOLEAN) ? p + 4 : NULL;
-    case 'f': return !node->types || (node->types & SC_BOOLEAN) ? p + 5 : NULL;
-    case 'n': return !node->types || (node->types & SC_NULL) ? p + 4 : NULL;
+    case 't': return node->quick->types & SC_BOOLEAN ? p + 4 : NULL;
+    case 'f': return node->quick->types & SC_BOOLEAN ? p + 5 : NULL;
+    case 'n': return node->quick->types & SC_NULL ? p + 4 : NULL;
     default: return quick_number(node, p, end);
     }
 }
 
 static const char *quick_object(const sc_node *node, const char *p, const char *end)
 {
-    if (node->types && !(node->types & SC_OBJECT))
-        return NULL;
     const sc_quick *quick = node->quick;
+    if (!(quick->types & SC_OBJECT))
+        return NULL;
     uint64_t seen = 0;
     size_t next = 0; /* members mostly come in the order of "properties" */
     p = skip_space(p + 1);
@@ -406,7 +410,7 @@ static const char *quick_object(const sc_node *node, const char *p, const char *
 
 static const char *quick_array(const sc_node *node, const char *p, const char *end)
 {
-    if (node->types && !(node->types & SC_ARRAY))
+    if (!(node->quick->types & SC_ARRAY))
         return NULL;
     size_t count = 0;
     p = skip_space(p + 1);
