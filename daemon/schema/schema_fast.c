@@ -182,8 +182,11 @@ static sc_quick *quick_for(const sc_node *node)
 void sc_quick_prepare(json_schema *compiled)
 {
     compiled->quick = quick_node(compiled->root, 0);
+    /* Every node the check can reach has at most 64 properties; one it cannot (in $defs) may
+     * have more, and no table, which a table of 128 slots could not hold. */
     for (size_t i = 0; compiled->quick && i < compiled->node_count; i++)
         if (compiled->nodes[i]->boolean < 0 &&
+            compiled->nodes[i]->property_count <= QUICK_MAX_PROPERTIES &&
             !(compiled->nodes[i]->quick = quick_for(compiled->nodes[i])))
             compiled->quick = false; /* no memory: the full check does it all */
 }

@@ -241,6 +241,27 @@ static void mutated_instances_agree(void **state)
 }
 
 /* Cases each way: whether the quick path decides alone, and the verdict. */
+/* A subschema the check cannot reach but that is compiled all the same (a $dynamicAnchor's),
+ * of more properties than a table holds: no table, no hang at compile, and the schema still
+ * checked on its text. */
+static void unreachable_large_subschema(void **state)
+{
+    (void)state;
+    char schema[8192];
+    size_t used = (size_t)snprintf(
+        schema, sizeof schema,
+        "{\"type\":\"object\",\"$defs\":{\"big\":{\"$dynamicAnchor\":\"x\",\"properties\":{");
+    for (int i = 0; i < 200; i++)
+        used +=
+            (size_t)snprintf(schema + used, sizeof schema - used, "%s\"p%d\":{}", i ? "," : "", i);
+    snprintf(schema + used, sizeof schema - used, "}}},\"properties\":{\"a\":{}}}");
+    json_schema *compiled = compile(schema);
+    assert_non_null(compiled);
+    js_span value = {"{\"a\":1}", 7};
+    assert_true(sc_quick_valid(compiled, value));
+    schema_free(compiled);
+}
+
 static void edges(void **state)
 {
     (void)state;
@@ -310,6 +331,7 @@ int main(void)
     snprintf(suite_dir, sizeof suite_dir, "%s/json-schema-test-suite/tests/draft2020-12", data);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(edges),
+        cmocka_unit_test(unreachable_large_subschema),
         cmocka_unit_test(suite_cases_agree),
         cmocka_unit_test(mutated_instances_agree),
     };
