@@ -2,9 +2,9 @@
 /*
  * Fuzz target: JSON Schema compiling and checking. The input is a schema's text, a line break,
  * and an instance's text. Any schema gives a compiled schema or a one-line reason; any instance
- * gives the same verdict through the full check and the quick path on its text, and a failure
- * whose three texts are NUL-terminated within their room; never a crash, a leak or a hang
- * (patterns run under PCRE2's limits).
+ * gives the same verdict through the full check and the quick path on its text, the same
+ * failure both ways, and a failure whose three texts are NUL-terminated within their room; never a
+ * crash, a leak or a hang (patterns run under PCRE2's limits).
  */
 #include "json/json_scan.h"
 #include "schema/schema.h"
@@ -39,7 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (strlen(first.pointer) >= sizeof first.pointer ||
              strlen(first.keyword) >= sizeof first.keyword || first.keyword[0] == '\0' ||
              strlen(first.expected) >= sizeof first.expected ||
-             strcmp(first.pointer, second.pointer) != 0))
+             strcmp(first.pointer, second.pointer) != 0 ||
+             strcmp(first.keyword, second.keyword) != 0 ||
+             strcmp(first.expected, second.expected) != 0))
             abort();
     }
     schema_free(compiled);

@@ -298,6 +298,7 @@ void mcp_tools_take_policy(mcp_tools *tools, tool_policy *policy)
 {
     pol_free(tools->policy);
     tools->policy = policy;
+    mcp_catalog_hide(tools->catalog, policy);
 }
 
 tool_policy *mcp_tools_policy(const mcp_tools *tools)

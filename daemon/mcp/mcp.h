@@ -36,8 +36,9 @@ void mcp_tools_free(mcp_tools *tools);
 size_t mcp_tools_count(const mcp_tools *tools);
 
 /*
- * The tool policy (tool_policy.h, stolen) the tools are listed and called under; a table without
- * one serves every tool. Not thread-safe: while the table is made, before it is published.
+ * The tool policy (tool_policy.h, stolen) the tools are listed and called under, and the
+ * resources, prompts and completions (mcp_catalog_hide); a table without one serves every tool.
+ * Once, not thread-safe: while the table is made, before it is published.
  */
 struct tool_policy;
 void mcp_tools_take_policy(mcp_tools *tools, struct tool_policy *policy);

@@ -277,6 +277,17 @@ static int read_uri(js_span params, js_span *uri, char **text, size_t *length, b
     return -1;
 }
 
+/* A request of what the policy hides, answered as if it were not there: the access log's line. */
+static int note_hidden(const mcp_tools *tools, const reg_method *hidden, mcp_route *route)
+{
+    const char *rule = NULL;
+    if (hidden && !pol_served(mcp_tools_policy(tools), hidden, &rule)) {
+        route->method = hidden;
+        route->refused_by = rule;
+    }
+    return 0;
+}
+
 /* resources/read: the method serving the URI, given {"uri":...} and a template's variables. */
 static int route_resource_read(const mcp_tools *tools, int era, js_span params, buffer *out,
                                mcp_route *route)
@@ -288,8 +299,11 @@ static int route_resource_read(const mcp_tools *tools, int era, js_span params, 
         return 0;
     buffer variables = BUFFER_INIT;
     bool templated = false;
-    const reg_method *method =
-        mcp_catalog_resource(mcp_tools_catalog(tools), text, length, &variables, &templated);
+    const mcp_catalog *catalog = mcp_tools_catalog(tools);
+    const reg_method *method = mcp_catalog_resource(catalog, text, length, &variables, &templated);
+    const reg_method *hidden = method ? NULL
+                                      : mcp_catalog_resource(mcp_catalog_hidden(catalog), text,
+                                                             length, &variables, &templated);
     free(text);
     if (!method) {
         buf_free(&variables);
@@ -301,7 +315,7 @@ static int route_resource_read(const mcp_tools *tools, int era, js_span params, 
         failed |= buf_append_char(out, '}');
         *route = (mcp_route){
             .kind = MCP_REFUSED, .status = RPCD_ERR_INVALID_PARAMS, .has_data = failed == 0};
-        return 0;
+        return note_hidden(tools, hidden, route);
     }
     /* The handler's params are built in out, which lives until the call has copied them. */
     buf_clear(out);
@@ -337,10 +351,13 @@ static int route_prompt_get(const mcp_tools *tools, int era, js_span params, buf
     size_t length;
     if (decoded_member(params, "name", &name, &text, &length) != 0)
         return refuse_with("\"name\" must be a prompt's name, given once", NULL, name, out, route);
-    const reg_method *method = mcp_catalog_prompt(mcp_tools_catalog(tools), text, length);
+    const mcp_catalog *catalog = mcp_tools_catalog(tools), *hidden = mcp_catalog_hidden(catalog);
+    const reg_method *method = mcp_catalog_prompt(catalog, text, length),
+                     *denied = method ? NULL : mcp_catalog_prompt(hidden, text, length);
     free(text);
-    if (!method)
-        return refuse_with("unknown prompt", "prompt", name, out, route);
+    if (!method) /* the refusal first, then what the log says of it */
+        return refuse_with("unknown prompt", "prompt", name, out, route),
+               note_hidden(tools, denied, route);
     size_t given = js_object_get(params, "arguments", 9, &arguments);
     if (given > 1 || (given == 1 && js_kind_of(arguments) != JS_OBJECT))
         return refuse_with("\"arguments\" must be one object", "prompt", name, out, route);

@@ -6,6 +6,8 @@
  */
 #include "methods/mcp_catalog.h"
 
+#include "methods/tool_policy.h"
+
 #include <jansson.h>
 
 #include <stdio.h>
@@ -37,6 +39,7 @@ typedef struct entry_list {
 
 struct mcp_catalog {
     entry_list resources, templates, prompts, completions;
+    mcp_catalog *hidden; /* owned: what the tool policy does not serve (mcp_catalog_hide) */
 };
 
 static json_t *parse(const char *text)
@@ -216,6 +219,7 @@ void mcp_catalog_free(mcp_catalog *catalog)
     free_entries(&catalog->templates);
     free_entries(&catalog->prompts);
     free_entries(&catalog->completions);
+    mcp_catalog_free(catalog->hidden);
     free(catalog);
 }
 
@@ -261,13 +265,10 @@ static entry_list *describe(mcp_catalog *catalog, const reg_method *method, entr
 
 static const char *list_noun(const mcp_catalog *catalog, const entry_list *list)
 {
-    if (list == &catalog->resources)
-        return "the resource URI";
-    if (list == &catalog->templates)
-        return "the resource template";
-    if (list == &catalog->prompts)
-        return "the prompt name";
-    return "the completion of";
+    return list == &catalog->resources   ? "the resource URI"
+           : list == &catalog->templates ? "the resource template"
+           : list == &catalog->prompts   ? "the prompt name"
+                                         : "the completion of";
 }
 
 /* The entry of list with item's key (and reference kind), or NULL. */
@@ -287,14 +288,16 @@ int mcp_catalog_new(const registry *methods, mcp_catalog **out, char *error, siz
 {
     mcp_catalog *catalog = calloc(1, sizeof *catalog);
     size_t total = reg_count(methods);
-    entry_list *lists[] = {catalog ? &catalog->resources : NULL,
-                           catalog ? &catalog->templates : NULL, catalog ? &catalog->prompts : NULL,
-                           catalog ? &catalog->completions : NULL};
-    for (size_t i = 0; catalog && i < 4; i++)
-        if (!(lists[i]->items = calloc(total + 1, sizeof *lists[i]->items)))
-            goto no_memory;
-    if (!catalog)
+    /* The hidden part has the room of the whole, so that hiding needs no memory. */
+    if (!catalog || !(catalog->hidden = calloc(1, sizeof *catalog->hidden)))
         goto no_memory;
+    for (mcp_catalog *part = catalog; part; part = part->hidden) {
+        entry_list *lists[] = {&part->resources, &part->templates, &part->prompts,
+                               &part->completions};
+        for (size_t i = 0; i < 4; i++)
+            if (!(lists[i]->items = calloc(total + 1, sizeof *lists[i]->items)))
+                goto no_memory;
+    }
     for (size_t i = 0; i < total; i++) {
         const reg_method *method = reg_at(methods, i);
         if (method->mcp_role != RPCD_MCP_RESOURCE && method->mcp_role != RPCD_MCP_PROMPT &&
@@ -325,17 +328,45 @@ no_memory:
     return -1;
 }
 
+void mcp_catalog_hide(mcp_catalog *catalog, const tool_policy *policy)
+{
+    mcp_catalog *hidden = catalog ? catalog->hidden : NULL;
+    if (!hidden)
+        return;
+    entry_list *lists[] = {&catalog->resources, &catalog->templates, &catalog->prompts,
+                           &catalog->completions},
+               *moved[] = {&hidden->resources, &hidden->templates, &hidden->prompts,
+                           &hidden->completions};
+    for (size_t l = 0; l < 4; l++) {
+        size_t kept = 0;
+        for (size_t i = 0; i < lists[l]->count; i++) {
+            const entry *item = &lists[l]->items[i];
+            /* A completion whose prompt or resource is hidden is too (they come last). */
+            bool served =
+                pol_served(policy, item->method, NULL) &&
+                (l < 3 || !find_key(item->prompt_reference ? &hidden->prompts : &hidden->resources,
+                                    item->key, item->key_length, false)) &&
+                (l < 3 || item->prompt_reference ||
+                 !find_key(&hidden->templates, item->key, item->key_length, false));
+            entry_list *to = served ? lists[l] : moved[l];
+            to->items[served ? kept++ : to->count++] = *item;
+        }
+        lists[l]->count = kept;
+    }
+}
+
+const mcp_catalog *mcp_catalog_hidden(const mcp_catalog *catalog)
+{
+    return catalog ? catalog->hidden : NULL;
+}
+
 size_t mcp_catalog_count(const mcp_catalog *catalog, uint32_t role)
 {
-    if (!catalog)
-        return 0;
-    if (role == RPCD_MCP_RESOURCE)
-        return catalog->resources.count + catalog->templates.count;
-    if (role == RPCD_MCP_PROMPT)
-        return catalog->prompts.count;
-    if (role == RPCD_MCP_COMPLETION)
-        return catalog->completions.count;
-    return 0;
+    return !catalog                      ? 0
+           : role == RPCD_MCP_RESOURCE   ? catalog->resources.count + catalog->templates.count
+           : role == RPCD_MCP_PROMPT     ? catalog->prompts.count
+           : role == RPCD_MCP_COMPLETION ? catalog->completions.count
+                                         : 0;
 }
 
 int mcp_page_start(js_span params, size_t count, size_t *start)

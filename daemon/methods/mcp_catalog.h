@@ -31,6 +31,20 @@ typedef struct mcp_catalog mcp_catalog;
 int mcp_catalog_new(const registry *methods, mcp_catalog **out, char *error, size_t error_size);
 void mcp_catalog_free(mcp_catalog *catalog);
 
+struct tool_policy;
+
+/*
+ * Moves what policy (borrowed; NULL serves all) does not serve to the catalog's hidden part,
+ * order kept: a resource, template, prompt or completion whose method pol_served denies, and
+ * a completion whose prompt or resource is hidden. What is hidden is not listed, counted nor
+ * found, exactly as if it were not there; mcp_catalog_hidden finds it, for the access log.
+ * Once, before the catalog is shared; needs no memory.
+ */
+void mcp_catalog_hide(mcp_catalog *catalog, const struct tool_policy *policy);
+
+/* The hidden part of a catalog (a catalog that lists it), or NULL. */
+const mcp_catalog *mcp_catalog_hidden(const mcp_catalog *catalog);
+
 /* What a catalog lists. */
 typedef enum mcp_catalog_list {
     MCP_LIST_RESOURCES,

@@ -365,6 +365,7 @@ static void free_node(sc_node *node)
     free(node->all_of.nodes);
     free(node->any_of.nodes);
     free(node->one_of.nodes);
+    free(node->quick);
     free(node);
 }
 
@@ -395,7 +396,7 @@ static int build_nodes(json_schema *compiled, char *error, size_t error_size)
     for (size_t i = 0; i < compiled->node_count; i++)
         if (fill_node(compiled, compiled->nodes[i], error, error_size) != 0)
             return -1;
-    compiled->quick = sc_quick_node(compiled->root, 0);
+    sc_quick_prepare(compiled);
     return 0;
 }
 

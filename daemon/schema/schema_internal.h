@@ -42,6 +42,7 @@ typedef enum sc_format {
 
 typedef struct sc_regex sc_regex; /* a compiled pattern (schema_format.c) */
 typedef struct sc_node sc_node;
+typedef struct sc_quick sc_quick; /* a node's tables for the quick path (schema_fast.c) */
 
 typedef struct sc_named {
     const char *name; /* borrowed from the schema's tree */
@@ -111,6 +112,7 @@ struct sc_node {
     sc_node *dynamic_ref;     /* where $dynamicRef resolves statically */
     const char *dynamic_name; /* set when that target bears $dynamicAnchor of the name */
     sc_node *unevaluated_properties, *unevaluated_items;
+    sc_quick *quick; /* owned: set when the whole schema is of the quick kind */
 };
 
 /* A schema resource: the root, or a subschema with "$id". */
@@ -167,9 +169,10 @@ int sc_regex_search(const sc_regex *regex, const char *text, size_t length);
 sc_format sc_format_named(const char *name);
 bool sc_format_holds(sc_format format, const char *text, size_t length);
 
-/* schema_fast.c: whether a node and those below it are of the plain kind (set at compile), and
- * the check on a validated value's text that only ever answers "valid" for sure. */
-bool sc_quick_node(const sc_node *node, int depth);
+/* schema_fast.c: whether every node is of the plain kind, and their tables (at compile: sets
+ * compiled->quick and each node's quick), and the check on a validated value's text that only
+ * ever answers "valid" for sure. */
+void sc_quick_prepare(json_schema *compiled);
 bool sc_quick_valid(const json_schema *compiled, js_span value);
 
 /* schema_values.c: JSON values as JSON Schema sees them. */

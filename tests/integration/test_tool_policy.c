@@ -5,7 +5,7 @@
  * name serve, a denied tool answered exactly as one that does not exist; a rate limit's -32029
  * with when to retry, per method and per plugin; a result over max_result_bytes a tool error in
  * tools/call and -32603 by name, naming the cap; every refusal an access log line with its
- * rule; a denied method that serves a resource refused when read; and a reload (SIGHUP) that
+ * rule; a denied method's resource or prompt neither listed nor served; and a reload (SIGHUP) that
  * changes the policy, or keeps it when the new one is wrong.
  */
 #include "harness.h"
@@ -353,32 +353,116 @@ static void test_reload_changes_policy(void **state)
     }
 }
 
-/* A denied method that serves a resource: refused when read, as a method by name is. */
-static void test_denied_resource(void **state)
+/* rpcd serving the notes plugin, with policy keys in [mcp] and in its section. */
+static void start_notes(session *s, const char *mode, const char *mcp_keys, const char *notes_keys)
+{
+    s->dir = harness_temp_dir();
+    assert_non_null(s->dir);
+    char *text;
+    assert_true(asprintf(&text,
+                         "[rpcd]\nlog_calls = true\nisolation = %s\n[mcp]\n%s"
+                         "[plugin notes]\npath = %s\n%s",
+                         mode, mcp_keys, harness_env("RPCD_PLUGIN_NOTES"), notes_keys) > 0);
+    s->config = harness_write_file(s->dir, "rpcd.conf", text);
+    assert_non_null(s->config);
+    free(text);
+    harness_argv args = harness_rpcd_argv(s->config);
+    s->rpcd = harness_start(args.argv);
+    assert_non_null(s->rpcd);
+}
+
+/* The result of a request with params (new text), its id 5. */
+static char *result_of(session *s, const char *method, const char *params)
+{
+    char *request;
+    assert_true(asprintf(&request, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"%s\",\"params\":%s}",
+                         method, params) > 0);
+    char *text = ask(s, request);
+    free(request);
+    return text;
+}
+
+static const char read_index[] = "{\"uri\":\"notes://index\"}";
+static const char read_note[] = "{\"uri\":\"notes://note/welcome\"}";
+static const char get_summary[] = "{\"name\":\"summarize\",\"arguments\":{\"title\":\"welcome\"}}";
+static const char complete_prompt[] = "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"summarize\"},"
+                                      "\"argument\":{\"name\":\"title\",\"value\":\"w\"}}";
+static const char complete_note[] = "{\"ref\":{\"type\":\"ref/resource\","
+                                    "\"uri\":\"notes://note/{title}\"},"
+                                    "\"argument\":{\"name\":\"title\",\"value\":\"w\"}}";
+
+/* What a client sees of the notes plugin's resources, prompts and completions. */
+static void expect_notes_served(session *s, bool index, bool prompt)
+{
+    char *resources = result_of(s, "resources/list", "{}");
+    char *prompts = result_of(s, "prompts/list", "{}");
+    char *read = result_of(s, "resources/read", read_index);
+    char *got = result_of(s, "prompts/get", get_summary);
+    char *completed = result_of(s, "completion/complete", complete_prompt);
+    /* Listed exactly when served, and a hidden one answered as one that is not there. */
+    assert_int_equal(strstr(resources, "notes://index") != NULL, index);
+    assert_int_equal(strstr(prompts, "\"summarize\"") != NULL, prompt);
+    if (!index)
+        assert_true(harness_json_equal(
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32602,\"message\":"
+            "\"Invalid params\",\"data\":{\"uri\":\"notes://index\"}}}",
+            read));
+    else
+        assert_non_null(strstr(read, "\"contents\""));
+    if (!prompt) {
+        assert_true(harness_json_equal(
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32602,\"message\":"
+            "\"Invalid params\",\"data\":{\"detail\":\"unknown "
+            "prompt\",\"prompt\":\"summarize\"}}}",
+            got));
+        assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"completion\":"
+                                       "{\"values\":[],\"total\":0,\"hasMore\":false}}}",
+                                       completed));
+    } else {
+        assert_non_null(strstr(got, "\"messages\""));
+        assert_non_null(strstr(completed, "\"welcome\""));
+    }
+    free(resources);
+    free(prompts);
+    free(read);
+    free(got);
+    free(completed);
+}
+
+/*
+ * Methods that serve a resource and a prompt, denied by [mcp] and by their section: left out
+ * of their lists, and answered as a URI or prompt nothing serves, with the rule in the access
+ * log; the completion of the hidden prompt has no values, the rest is served as before.
+ */
+static void test_denied_resource_and_prompt(void **state)
 {
     (void)state;
     for (int m = 0; m < 2; m++) {
         session s;
-        s.dir = harness_temp_dir();
-        assert_non_null(s.dir);
-        char *text;
-        assert_true(asprintf(&text,
-                             "[rpcd]\nlog_calls = true\nisolation = %s\n[mcp]\n"
-                             "tools_deny = notes_index\n[plugin notes]\npath = %s\n",
-                             modes[m], harness_env("RPCD_PLUGIN_NOTES")) > 0);
-        s.config = harness_write_file(s.dir, "rpcd.conf", text);
-        assert_non_null(s.config);
-        free(text);
-        harness_argv args = harness_rpcd_argv(s.config);
-        s.rpcd = harness_start(args.argv);
-        assert_non_null(s.rpcd);
-        expect_answer(&s,
-                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":"
-                      "{\"uri\":\"notes://index\"}}",
-                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
-                      "\"message\":\"Method not found\"}}");
-        expect_stderr(&s, "call method=notes_index id=1 plugin=notes outcome=refused "
-                          "code=-32601 rule=tools_deny pattern 'notes_index' of [mcp]");
+        start_notes(&s, modes[m], "", "");
+        expect_notes_served(&s, true, true);
+        stop(&s);
+        start_notes(&s, modes[m], "tools_deny = notes_index\n", "tools_deny = *summarize\n");
+        expect_notes_served(&s, false, false);
+        expect_stderr(&s, "call method=notes_index id=5 plugin=notes outcome=refused "
+                          "code=-32602 rule=tools_deny pattern 'notes_index' of [mcp]");
+        expect_stderr(&s, "call method=notes_summarize id=5 plugin=notes outcome=refused "
+                          "code=-32602 rule=tools_deny pattern '*summarize' of [plugin notes]");
+        /* The template, its completion and a call by name stay as the policy says. */
+        char *templates = result_of(&s, "resources/templates/list", "{}");
+        assert_non_null(strstr(templates, "notes://note/{title}"));
+        free(templates);
+        char *read = result_of(&s, "resources/read", read_note);
+        assert_non_null(strstr(read, "\"contents\""));
+        free(read);
+        char *completed = result_of(&s, "completion/complete", complete_note);
+        assert_non_null(strstr(completed, "\"welcome\""));
+        free(completed);
+        assert_false(served_by_name(&s, "notes_index"));
+        stop(&s);
+        /* tools_allow hides what it does not name, the same way. */
+        start_notes(&s, modes[m], "", "tools_allow = notes_index, notes_complete_*\n");
+        expect_notes_served(&s, true, false);
         stop(&s);
     }
 }
@@ -390,7 +474,7 @@ int main(void)
         cmocka_unit_test(test_rate_limited_with_retry),
         cmocka_unit_test(test_result_cap),
         cmocka_unit_test(test_reload_changes_policy),
-        cmocka_unit_test(test_denied_resource),
+        cmocka_unit_test(test_denied_resource_and_prompt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
