@@ -14,7 +14,10 @@
 #include "base/log.h"
 #include "json/json_scan.h"
 #include "wire/mcp_events.h"
+#include "mcp/mcp.h"
 #include "mcp/mcp_listen.h"
+#include "methods/generation.h"
+#include "methods/mcp_catalog.h"
 #include "base/stop_signals.h"
 
 #include <errno.h>
@@ -69,11 +72,33 @@ static void reader_idle(void *context, bool idle, size_t held_bytes)
         call_wait_for_bytes(srv->calls);
 }
 
-/* host->resource_updated from any plugin: to the subscribed session and streams. */
+/*
+ * Whether the tool policy hides the resource at uri: the current set serves it through a hidden
+ * method only. Released as at a call's end, since a plugin's thread may be asking.
+ */
+static bool resource_hidden(server *srv, const char *uri, size_t length)
+{
+    generation *now = srv->generations.source ? gen_take_current(srv->generations.source) : NULL;
+    if (!now)
+        return false;
+    const mcp_catalog *catalog = mcp_tools_catalog(gen_tools(now));
+    buffer variables = BUFFER_INIT;
+    bool templated;
+    bool hidden =
+        !mcp_catalog_resource(catalog, uri, length, &variables, &templated) &&
+        mcp_catalog_resource(mcp_catalog_hidden(catalog), uri, length, &variables, &templated);
+    buf_free(&variables);
+    gen_release_after_call(now);
+    return hidden;
+}
+
+/* host->resource_updated from any plugin: to the subscribed session and streams, unless the
+ * policy hides that resource (its updates then reach no one, as for one that is not there). */
 static void tell_resource_updated(void *context, const char *uri, size_t length)
 {
     server *srv = context;
-    mcp_listen_resource_updated(srv->listeners, uri, length);
+    if (!resource_hidden(srv, uri, length))
+        mcp_listen_resource_updated(srv->listeners, uri, length);
 }
 
 /* A plugin's log line the client asked for, as MCP's notifications/message. */

@@ -183,6 +183,51 @@ static void test_add_logs_and_updates(void **state)
 }
 
 /*
+ * A resource the tool policy hides is not there for the client (rpcd.conf(5), TOOL POLICY): a
+ * subscription to its URI hears none of its updates, while one the policy serves does; in
+ * process and isolated alike.
+ */
+static void test_hidden_resource_sends_no_update(void **state)
+{
+    run_fixture *f = *state;
+    static const char *const denials[] = {"", "[mcp]\ntools_deny = notes_index\n"};
+    static const char *const isolations[] = {"none", "process"};
+    for (size_t d = 0; d < 4; d++) {
+        char *config =
+            run_format("[rpcd]\nworkers = 1\nisolation = %s\n%s[plugin notes]\npath = %s\n",
+                       isolations[d / 2], denials[d % 2], run_env("RPCD_PLUGIN_NOTES"));
+        static const char input[] =
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+            "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":"
+            "\"t\",\"version\":\"1\"}}}\n"
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/subscribe\",\"params\":{"
+            "\"uri\":\"notes://index\"}}\n"
+            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/subscribe\",\"params\":{"
+            "\"uri\":\"notes://note/todo\"}}\n"
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+            "\"notes_add\",\"arguments\":{\"title\":\"todo\",\"text\":\"x\"}}}\n";
+        run_session s;
+        static const json_int_t answered[] = {1, 3, 4, 5};
+        run_rpcd_until(f, config, input, answered, 4, &s);
+        size_t note = 0, index = 0;
+        for (size_t i = 0; i < s.count; i++) {
+            const char *name = json_string_value(json_object_get(s.messages[i], "method"));
+            if (!name || strcmp(name, "notifications/resources/updated") != 0)
+                continue;
+            const char *uri =
+                json_string_value(json_object_get(json_object_get(s.messages[i], "params"), "uri"));
+            note += uri && strcmp(uri, "notes://note/todo") == 0;
+            index += uri && strcmp(uri, "notes://index") == 0;
+        }
+        assert_int_equal(note, 1);
+        assert_int_equal(index, d % 2 == 0 ? 1 : 0);
+        run_session_free(&s);
+        free(config);
+    }
+}
+
+/*
  * In the stateless revision a resource read has the revision's resultType, ttlMs and
  * cacheScope, which its clients require; a resource can change at any time (a note added), so
  * it is not to be cached: ttlMs 0.
@@ -262,6 +307,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_mcp_surface, run_fixture_setup, run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_add_logs_and_updates, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_hidden_resource_sends_no_update, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_stateless_read, run_fixture_setup,
                                         run_fixture_teardown),
