@@ -501,17 +501,32 @@ static void deadlines_out_of_order(session *s, const char *isolation)
     harness_argv args = harness_rpcd_argv(s->config);
     s->rpcd = harness_start(args.argv);
     assert_non_null(s->rpcd);
+    /* The thread that keeps deadlines starts with the first call that has one: a call that ends
+     * at once has it waiting before the others come, as on a server that has run a while. */
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"first\",\"method\":\"deferred.hold\","
+                   "\"params\":{\"after_ms\":1,\"_meta\":{\"timeout_ms\":600000}}}\n");
+    json_t *first = next_line(s);
+    assert_id(first, "first");
+    json_decref(first);
     /* Far apart, so that the order of the deadlines is the order of their lengths however
-     * slowly rpcd reads the three lines. */
+     * slowly rpcd reads the lines; each call after a round trip, so that the thread has gone
+     * back to its wait, for the earliest deadline it knows, before the next one comes. */
     static const struct {
         const char *id;
         int timeout_ms;
     } calls[] = {{"long", 600000}, {"shorter", 3000}, {"shortest", 200}};
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 3; i++) {
         send_format(s,
                     "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"deferred.hold\","
                     "\"params\":{\"_meta\":{\"timeout_ms\":%d}}}\n",
                     calls[i].id, calls[i].timeout_ms);
+        if (i < 2) {
+            send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"trip\",\"method\":\"thread.quick\"}\n");
+            json_t *trip = next_line(s);
+            assert_id(trip, "trip");
+            json_decref(trip);
+        }
+    }
     for (size_t i = 2; i > 0; i--) {
         json_t *response = next_line(s);
         assert_id(response, calls[i].id);
