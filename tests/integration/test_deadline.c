@@ -3,12 +3,15 @@
  * Deadlines of in-process plugins through the real binary: a call past timeout_ms (or the less
  * its request asks) is answered once, at its deadline, while its handler keeps its worker and
  * other calls are served; what the handler does after reaches nobody; the end of input while
- * such a handler runs ends rpcd within shutdown_grace_ms; --check shows the deadlines.
+ * such a handler runs ends rpcd within shutdown_grace_ms; --check shows the deadlines. In rpcd's
+ * process and isolated: deadlines that fall out of the calls' order, and a client's cancel,
+ * which is no deadline.
  */
 #include "harness.h"
 
 #include <jansson.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -472,6 +475,182 @@ static void test_end_of_input_while_a_late_handler_runs(void **state)
     assert_non_null(strstr(harness_stderr(s->rpcd), "id \"late\" (answered at its deadline)"));
 }
 
+/*
+ * Deadlines that fall in another order than their calls came (rpcd.conf(5), timeout_ms: each
+ * call is answered at its own deadline): a call with a long deadline first, then one with a
+ * shorter one, then one with the shortest. The shortest is answered first, at its deadline,
+ * then the shorter, and the long one not with them: it is still the plugin's, and its handler's
+ * result reaches the client once the test lets it complete. Calls held by the concurrency
+ * fixture, in rpcd's process and in a host alike; the grace period outlasts the test, so that a
+ * host keeping a call past its deadline is not killed meanwhile.
+ */
+static void deadlines_out_of_order(session *s, const char *isolation)
+{
+    const char *fixture = harness_env("RPCD_FIXTURE_CONCURRENCY");
+    assert_non_null(fixture);
+    char *text;
+    assert_true(asprintf(&text,
+                         "[rpcd]\nworkers = 4\nshutdown_grace_ms = 600000\nisolation = %s\n"
+                         "[plugin concurrency]\npath = %s\n",
+                         isolation, fixture) >= 0);
+    s->dir = harness_temp_dir();
+    assert_non_null(s->dir);
+    s->config = harness_write_file(s->dir, "rpcd.conf", text);
+    assert_non_null(s->config);
+    free(text);
+    harness_argv args = harness_rpcd_argv(s->config);
+    s->rpcd = harness_start(args.argv);
+    assert_non_null(s->rpcd);
+    /* The thread that keeps deadlines starts with the first call that has one: a call that ends
+     * at once has it waiting before the others come, as on a server that has run a while. */
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"first\",\"method\":\"deferred.hold\","
+                   "\"params\":{\"after_ms\":1,\"_meta\":{\"timeout_ms\":600000}}}\n");
+    json_t *first = next_line(s);
+    assert_id(first, "first");
+    json_decref(first);
+    /* Far apart, so that the order of the deadlines is the order of their lengths however
+     * slowly rpcd reads the lines; each call after a round trip, so that the thread has gone
+     * back to its wait, for the earliest deadline it knows, before the next one comes. */
+    static const struct {
+        const char *id;
+        int timeout_ms;
+    } calls[] = {{"long", 600000}, {"shorter", 3000}, {"shortest", 200}};
+    for (size_t i = 0; i < 3; i++) {
+        send_format(s,
+                    "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"deferred.hold\","
+                    "\"params\":{\"_meta\":{\"timeout_ms\":%d}}}\n",
+                    calls[i].id, calls[i].timeout_ms);
+        if (i < 2) {
+            send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"trip\",\"method\":\"thread.quick\"}\n");
+            json_t *trip = next_line(s);
+            assert_id(trip, "trip");
+            json_decref(trip);
+        }
+    }
+    for (size_t i = 2; i > 0; i--) {
+        json_t *response = next_line(s);
+        assert_id(response, calls[i].id);
+        assert_timed_out(response, calls[i].timeout_ms);
+        json_decref(response);
+    }
+    /* The long call is the plugin's still: completed now, its result is its answer. */
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"release\",\"method\":\"deferred.release\"}\n");
+    bool released = false, completed = false;
+    for (int i = 0; i < 2; i++) {
+        json_t *response = next_line(s);
+        const char *id = json_string_value(json_object_get(response, "id"));
+        json_t *result = json_object_get(response, "result");
+        if (id && strcmp(id, "release") == 0) {
+            assert_int_equal(json_integer_value(json_object_get(result, "held")), 3);
+            released = true;
+        } else {
+            assert_id(response, "long");
+            if (!json_is_true(json_object_get(result, "completed")))
+                print_json("expected the long call's own result, got", response);
+            assert_true(json_is_true(json_object_get(result, "completed")));
+            completed = true;
+        }
+        json_decref(response);
+    }
+    assert_true(released && completed);
+    finish(s, LINE_TIMEOUT_MS);
+    assert_null(strstr(harness_stderr(s->rpcd), "its host (pid"));
+}
+
+static void test_deadlines_out_of_order(void **state)
+{
+    deadlines_out_of_order(*state, "none");
+}
+
+static void test_deadlines_out_of_order_isolated(void **state)
+{
+    deadlines_out_of_order(*state, "process");
+}
+
+/* stuck.count until blocked is n. */
+static void wait_for_blocked(session *s, int n)
+{
+    long long start = now_ms();
+    for (int round = 0;; round++) {
+        send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"blocked-%d\",\"method\":\"stuck.count\"}\n",
+                    round);
+        json_t *response = next_line(s);
+        json_int_t blocked =
+            json_integer_value(json_object_get(json_object_get(response, "result"), "blocked"));
+        json_decref(response);
+        if (blocked == n)
+            return;
+        assert_true(now_ms() - start < LINE_TIMEOUT_MS);
+        sleep_ms(20);
+    }
+}
+
+/*
+ * A client's cancellation is not a deadline (docs/protocol.md, Cancellation and Deadlines;
+ * rpcd.conf(5), timeout_ms): it is cooperative, so a handler that never checks keeps its call,
+ * unanswered, in rpcd's process and in a host alike. Only a deadline kills a host that keeps its
+ * call: once a call of another plugin has slept past shutdown_grace_ms after the cancel, the
+ * cancelled call still has no answer and its handler is still inside the same host (a host
+ * started again would count none). SIGTERM then leaves it unanswered.
+ */
+static void cancelled_handler_goes_on(session *s, const char *isolation)
+{
+    enum { GRACE = 100, HELD = 2000 };
+    const char *stuck = harness_env("RPCD_FIXTURE_STUCK");
+    assert_non_null(stuck);
+    char daemon[96], plugins[4096];
+    snprintf(daemon, sizeof daemon, "workers = 4\nshutdown_grace_ms = %d\nisolation = %s", GRACE,
+             isolation);
+    snprintf(plugins, sizeof plugins, "[plugin stuck]\npath = %s", stuck);
+    start_ready(s, daemon, plugins);
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"stuck.block\"}\n");
+    wait_for_blocked(s, 1);
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\","
+                   "\"params\":{\"id\":\"c\"}}\n");
+    send_format(s,
+                "{\"jsonrpc\":\"2.0\",\"id\":\"w\",\"method\":\"slow.sleep\","
+                "\"params\":{\"ms\":%d}}\n",
+                HELD);
+    /* w's notification, then its answer: nothing for c comes first. */
+    json_t *response = next_line(s);
+    if (!json_object_get(response, "method"))
+        print_json("expected w's notification, got", response);
+    assert_string_equal(json_string_value(json_object_get(response, "method")), "slow/late");
+    json_decref(response);
+    response = next_line(s);
+    assert_id(response, "w");
+    json_decref(response);
+    send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"method\":\"stuck.count\"}\n");
+    response = next_line(s);
+    assert_id(response, "after");
+    json_t *result = json_object_get(response, "result");
+    if (json_integer_value(json_object_get(result, "blocked")) != 1)
+        print_json("expected the cancelled handler still inside, got", response);
+    assert_int_equal(json_integer_value(json_object_get(result, "blocked")), 1);
+    json_decref(response);
+    assert_int_equal(harness_signal(s->rpcd, SIGTERM), 0);
+    char *rest = NULL;
+    assert_int_equal(harness_read_all(s->rpcd, LINE_TIMEOUT_MS, &rest, NULL), HARNESS_OK);
+    assert_string_equal(rest, "");
+    free(rest);
+    harness_exit status;
+    assert_int_equal(harness_wait(s->rpcd, LINE_TIMEOUT_MS, &status), HARNESS_OK);
+    assert_true(status.exited);
+    assert_null(strstr(harness_stderr(s->rpcd), "its host (pid"));
+    assert_non_null(strstr(harness_stderr(s->rpcd),
+                           "left unanswered: plugin stuck, method stuck.block, id \"c\""));
+}
+
+static void test_cancelled_handler_goes_on(void **state)
+{
+    cancelled_handler_goes_on(*state, "none");
+}
+
+static void test_cancelled_handler_goes_on_isolated(void **state)
+{
+    cancelled_handler_goes_on(*state, "process");
+}
+
 /* --check shows each plugin's deadlines; an in-process plugin's are no longer ignored. */
 static void test_check_shows_the_deadlines(void **state)
 {
@@ -521,6 +700,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_answered_call_counts_in_flight, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_end_of_input_while_a_late_handler_runs, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_deadlines_out_of_order, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_deadlines_out_of_order_isolated, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_cancelled_handler_goes_on, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_cancelled_handler_goes_on_isolated, session_setup,
                                         session_teardown),
         cmocka_unit_test(test_check_shows_the_deadlines),
     };

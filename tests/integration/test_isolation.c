@@ -192,6 +192,35 @@ static void expect_error(json_t *response, json_int_t code, const char *exceptio
     json_decref(response);
 }
 
+/*
+ * A call failed by its host's death (rpcd.conf(5), ISOLATION): -32603, data.exception "plugin
+ * host " then how, data.detail naming the plugin and how, data.data the signal or the exit
+ * status (JSON text).
+ */
+static void expect_host_death(json_t *response, const char *plugin, const char *how,
+                              const char *status)
+{
+    json_t *data = json_object_get(json_object_get(response, "error"), "data");
+    char exception[256], detail[256];
+    snprintf(exception, sizeof exception, "plugin host %s", how);
+    snprintf(detail, sizeof detail, "the host process of plugin %s %s", plugin, how);
+    const char *got_exception = json_string_value(json_object_get(data, "exception"));
+    const char *got_detail = json_string_value(json_object_get(data, "detail"));
+    json_t *want = json_loads(status, 0, NULL);
+    assert_non_null(want);
+    if (!got_exception || strcmp(got_exception, exception) != 0 || !got_detail ||
+        strcmp(got_detail, detail) != 0 || !json_equal(json_object_get(data, "data"), want))
+        fprintf(stderr, "expected a death (%s; %s; %s) in %s\n", exception, detail, status,
+                json_dumps(response, JSON_COMPACT));
+    assert_non_null(got_exception);
+    assert_string_equal(got_exception, exception);
+    assert_non_null(got_detail);
+    assert_string_equal(got_detail, detail);
+    assert_true(json_equal(json_object_get(data, "data"), want));
+    json_decref(want);
+    expect_error(response, -32603, NULL);
+}
+
 /* How many times part stands in text. */
 static int count_of(const char *text, const char *part)
 {
@@ -340,16 +369,21 @@ static void test_json_logs_isolated(void **state)
  * stderr says so with the method, a call of plugin b meanwhile is answered, and the next call
  * of a succeeds in a new host.
  */
-/* host_dies with params (JSON text) for the call that kills the host. */
+/* host_dies with params (JSON text) for the call that kills the host, and with status (JSON
+ * text; NULL: not checked) the call's whole error data, which then names the plugin: exception
+ * is how the host ended, without "plugin host ". */
 static void host_dies_given(const char *method, const char *params, const char *exception,
-                            const char *logged)
+                            const char *logged, const char *status)
 {
     session s;
     start(&s, fixtures);
     expect_result(call(&s, "before", "a.echo", "[0]"), "[0]");
     send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"boom\",\"method\":\"%s\",\"params\":%s}", method,
               params);
-    expect_error(response_to(&s, "boom"), -32603, exception);
+    if (status)
+        expect_host_death(response_to(&s, "boom"), "a", exception, status);
+    else
+        expect_error(response_to(&s, "boom"), -32603, exception);
     assert_int_equal(harness_wait_for_stderr(s.process, logged, HARNESS_TIMEOUT_MS), HARNESS_OK);
     char running[128];
     snprintf(running, sizeof running, "running: %s", method);
@@ -361,13 +395,15 @@ static void host_dies_given(const char *method, const char *params, const char *
 
 static void host_dies(const char *method, const char *exception, const char *logged)
 {
-    host_dies_given(method, "[]", exception, logged);
+    host_dies_given(method, "[]", exception, logged, NULL);
 }
 
+/* data.data gives the signal: {"signal": 11}. */
 static void test_segfault(void **state)
 {
     (void)state;
-    host_dies("a.null", "killed by signal 11 (SIGSEGV)", "plugin a: its host (pid");
+    host_dies_given("a.null", "[]", "killed by signal 11 (SIGSEGV)", "plugin a: its host (pid",
+                    "{\"signal\":11}");
 }
 
 /* An MCP tool call whose host dies is a tool error the model can read, naming the signal. */
@@ -407,10 +443,12 @@ static void test_segfault_with_a_child_holding_the_channel(void **state)
     assert_true(now_ms() - started < test_time_ms(2500));
 }
 
+/* A host that breaks the channel is killed (SIGKILL), which its calls' data says. */
 static void test_garbage_in_the_channel(void **state)
 {
     (void)state;
-    host_dies("a.garbage", "plugin host sent a malformed frame", "sent a malformed frame");
+    host_dies_given("a.garbage", "[]", "sent a malformed frame", "sent a malformed frame",
+                    "{\"signal\":9}");
 }
 
 /*
@@ -432,7 +470,7 @@ static void test_garbage_in_the_fast_lane_unasked(void **state)
 {
     (void)state;
     host_dies_given("a.garbage", "[6]", "plugin host sent a malformed frame",
-                    "sent a malformed frame");
+                    "sent a malformed frame", NULL);
 }
 
 /*
@@ -466,7 +504,7 @@ static void test_forged_call_id(void **state)
     host_dies("a.forge", "named a call it was never given", "named a call it was never given");
     /* The slot of a call it was given, a generation it never was. */
     host_dies_given("a.forge", "[0]", "named a call it was never given",
-                    "named a call it was never given");
+                    "named a call it was never given", NULL);
 }
 
 /* A frame cut short before the id of the call it is about names no call: it is malformed. */
@@ -474,7 +512,7 @@ static void test_frame_too_short_for_an_id(void **state)
 {
     (void)state;
     host_dies_given("a.forge", "[1]", "plugin host sent a malformed message of kind 11",
-                    "sent a malformed message of kind 11");
+                    "sent a malformed message of kind 11", NULL);
 }
 
 /*
@@ -615,6 +653,33 @@ static void test_host_asks_for_its_slice(void **state)
 }
 
 /*
+ * rpcd started under SCHED_BATCH (chrt -b), which has a time slice as SCHED_OTHER does: the host
+ * asks for its slice all the same, on its reading thread and its workers. A plugin in rpcd's
+ * process runs with the kernel's slice. rpcd inherits the policy from the test's thread, set for
+ * the start alone.
+ */
+static void test_host_asks_for_its_slice_under_batch(void **state)
+{
+    (void)state;
+    if (!kernel_has_slices()) {
+        print_message("skipped: this kernel has no per-task time slice (before Linux 6.12)\n");
+        skip();
+    }
+    struct sched_param none = {0};
+    assert_int_equal(sched_setscheduler(0, SCHED_BATCH, &none), 0);
+    session s;
+    start(&s, "[plugin a]\npath = ${RPCD_FIXTURE_ISOLATED_A}\nisolation = process\n"
+              "[plugin b]\npath = ${RPCD_FIXTURE_ISOLATED_B}\n");
+    assert_int_equal(sched_setscheduler(0, SCHED_OTHER, &none), 0);
+    char *kernel = slice_of(&s, "0", "b.slice");
+    assert_string_not_equal(kernel, "500000");
+    expect_result(call(&s, "1", "a.slice", "[]"), "500000");
+    expect_result(call(&s, "2", "a.slice_worker", "[]"), "500000");
+    free(kernel);
+    stop(&s);
+}
+
+/*
  * A kernel that refuses the slice (here a seccomp filter around rpcd, as a container's profile
  * may be): one warning naming the plugin and why, and the host serves with the kernel's slice,
  * rpcd's own.
@@ -640,14 +705,15 @@ static void test_slice_refused(void **state)
     free(err);
 }
 
-/* abort() and exit() in the bundled crash fixture, isolated. */
-static void crash_fixture(const char *method, const char *exception)
+/* abort() and exit() in the bundled crash fixture, isolated: how, and status, the error's
+ * data.data (expect_host_death). */
+static void crash_fixture(const char *method, const char *how, const char *status)
 {
     session s;
     start(&s, "[plugin crash]\npath = ${RPCD_FIXTURE_CRASH}\nisolation = process\n"
               "[plugin b]\npath = ${RPCD_FIXTURE_ISOLATED_B}\n");
     send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"boom\",\"method\":\"%s\"}", method);
-    expect_error(response_to(&s, "boom"), -32603, exception);
+    expect_host_death(response_to(&s, "boom"), "crash", how, status);
     expect_result(call(&s, "other", "b.echo", "[1]"), "[1]");
     expect_result(call(&s, "after", "crash.echo", "[2]"), "[2]");
     stop(&s);
@@ -656,13 +722,13 @@ static void crash_fixture(const char *method, const char *exception)
 static void test_abort(void **state)
 {
     (void)state;
-    crash_fixture("crash.abort", "killed by signal 6 (SIGABRT)");
+    crash_fixture("crash.abort", "killed by signal 6 (SIGABRT)", "{\"signal\":6}");
 }
 
 static void test_exit(void **state)
 {
     (void)state;
-    crash_fixture("crash.exit", "exited with status 3");
+    crash_fixture("crash.exit", "exited with status 3", "{\"exit_status\":3}");
 }
 
 /*
@@ -925,6 +991,7 @@ int main(void)
         cmocka_unit_test(test_frame_too_short_for_an_id),
         cmocka_unit_test(test_channel_not_inherited_by_programs),
         cmocka_unit_test(test_host_asks_for_its_slice),
+        cmocka_unit_test(test_host_asks_for_its_slice_under_batch),
         cmocka_unit_test(test_slice_refused),
         cmocka_unit_test(test_forged_call_id),
         cmocka_unit_test(test_abort),

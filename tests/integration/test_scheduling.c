@@ -2,7 +2,8 @@
 /*
  * Where and in which order calls run, through the real binary: response order with one worker
  * and with several, serialized and parallel methods, deferred completion, quick methods on the
- * reader, back-pressure (max_in_flight, max_in_flight_bytes), batch limits, volume.
+ * reader, back-pressure (max_in_flight, max_in_flight_bytes), batch limits, volume; how many
+ * calls run at once, and serialized methods, in a plugin host too.
  */
 #include "concurrency_session.h"
 
@@ -75,12 +76,14 @@ static void test_one_worker_answers_in_request_order(void **state)
 
 /* ---- Serialized and parallel methods --------------------------------------------------- */
 
-/* A method registered RPCD_METHOD_SERIALIZED never has two calls running, whatever the pool. */
-static void test_serialized_method_never_overlaps(void **state)
+/*
+ * A method registered RPCD_METHOD_SERIALIZED never has two calls running, whatever the pool, in
+ * rpcd's process and in a plugin host alike.
+ */
+static void serialized_method_never_overlaps(session *s, const char *settings)
 {
-    session *s = *state;
     enum { CALLS = 8 };
-    session_start(s, "workers = 4");
+    session_start(s, settings);
     for (int i = 0; i < CALLS; i++)
         send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"probe-%d\",\"method\":\"serial.probe\"}\n",
                     i);
@@ -94,15 +97,25 @@ static void test_serialized_method_never_overlaps(void **state)
     session_finish(s);
 }
 
+static void test_serialized_method_never_overlaps(void **state)
+{
+    serialized_method_never_overlaps(*state, "workers = 4");
+}
+
+static void test_serialized_method_never_overlaps_isolated(void **state)
+{
+    serialized_method_never_overlaps(*state, "workers = 4\nisolation = process");
+}
+
 /*
  * Ordinary methods run at the same time: three parallel.meet calls only return met:true when
  * all three are inside at once, as separate lines and as the items of one batch, whose single
- * array is written once its last item has ended.
+ * array is written once its last item has ended. In rpcd's process and in a plugin host alike,
+ * whose own pool has as many workers.
  */
-static void test_calls_and_batch_items_run_concurrently(void **state)
+static void calls_and_batch_items_run_concurrently(session *s, const char *settings)
 {
-    session *s = *state;
-    session_start(s, "workers = 3");
+    session_start(s, settings);
     for (int i = 0; i < 3; i++)
         send_format(s,
                     "{\"jsonrpc\":\"2.0\",\"id\":\"line-%d\",\"method\":\"parallel.meet\","
@@ -129,6 +142,54 @@ static void test_calls_and_batch_items_run_concurrently(void **state)
                        "{\"jsonrpc\":\"2.0\",\"id\":\"b2\",\"result\":{\"met\":true}}]");
     json_decref(batch);
     session_finish(s);
+}
+
+static void test_calls_and_batch_items_run_concurrently(void **state)
+{
+    calls_and_batch_items_run_concurrently(*state, "workers = 3");
+}
+
+static void test_calls_and_batch_items_run_concurrently_isolated(void **state)
+{
+    calls_and_batch_items_run_concurrently(*state, "workers = 3\nisolation = process");
+}
+
+/*
+ * workers bounds how many handlers run at once (rpcd.conf(5)), in rpcd's process and in a
+ * plugin host alike: of six calls sent together to two workers, none ever found more than two
+ * running, the others waited their turn, and every one was answered.
+ */
+static void at_most_workers_at_once(session *s, const char *settings)
+{
+    enum { CALLS = 6 };
+    session_start(s, settings);
+    for (int i = 0; i < CALLS; i++)
+        send_format(s,
+                    "{\"jsonrpc\":\"2.0\",\"id\":\"peak-%d\",\"method\":\"parallel.peak\","
+                    "\"params\":{\"ms\":200}}\n",
+                    i);
+    json_t *responses = collect_responses(s, CALLS);
+    for (int i = 0; i < CALLS; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "peak-%d", i);
+        json_t *result = json_object_get(response_for(responses, id), "result");
+        json_int_t peak = json_integer_value(json_object_get(result, "peak"));
+        if (peak < 1 || peak > 2)
+            print_json("expected at most two calls at once, got", result);
+        assert_true(peak >= 1 && peak <= 2);
+    }
+    json_decref(responses);
+    session_finish(s);
+}
+
+static void test_at_most_workers_at_once(void **state)
+{
+    at_most_workers_at_once(*state, "workers = 2");
+}
+
+static void test_at_most_workers_at_once_isolated(void **state)
+{
+    at_most_workers_at_once(*state, "workers = 2\nisolation = process");
 }
 
 /* ---- Deferred completion --------------------------------------------------------------- */
@@ -507,6 +568,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_serialized_method_never_overlaps, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_calls_and_batch_items_run_concurrently, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_calls_and_batch_items_run_concurrently_isolated,
+                                        session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_serialized_method_never_overlaps_isolated,
+                                        session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_at_most_workers_at_once, session_setup,
+                                        session_teardown),
+        cmocka_unit_test_setup_teardown(test_at_most_workers_at_once_isolated, session_setup,
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_ten_thousand_deferred_calls, session_setup,
                                         session_teardown),

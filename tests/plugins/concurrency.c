@@ -2,7 +2,8 @@
 /*
  * Fixture for the concurrency tests: deferred completion from one plugin thread (no thread per
  * call), a serialized method that reports whether two of its calls ever overlapped, and a
- * meeting point that only returns once several calls run at the same time, and the id of the
+ * meeting point that only returns once several calls run at the same time, a count of the most
+ * calls that ran at once, and the id of the
  * plugin's own thread, for a signal sent to it alone.
  */
 #include <rpcd/plugin-jansson.h>
@@ -207,6 +208,34 @@ static int meet(rpcd_call *call, const char *params, size_t params_length, void 
     return rpcd_call_result_json(host, call, json_pack("{s:b}", "met", met));
 }
 
+/* ---- Peak: how many calls ran at once --------------------------------------------------- */
+
+static int peak_running;
+static int peak_most;
+
+/*
+ * parallel.peak {"ms": N}: runs N ms; result {"peak": P}, the most calls of it that were inside
+ * at once so far in this process.
+ */
+static int peak(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)user_data;
+    json_t *root = NULL;
+    rpcd_params_load(params, params_length, &root);
+    json_int_t ms = json_integer_value(json_object_get(root, "ms"));
+    json_decref(root);
+    pthread_mutex_lock(&serial_lock);
+    if (++peak_running > peak_most)
+        peak_most = peak_running;
+    pthread_mutex_unlock(&serial_lock);
+    sleep_ms((long)ms);
+    pthread_mutex_lock(&serial_lock);
+    peak_running--;
+    int most = peak_most;
+    pthread_mutex_unlock(&serial_lock);
+    return rpcd_call_result_json(host, call, json_pack("{s:i}", "peak", most));
+}
+
 /* thread.quick, thread.worker: whether the call runs on rpcd's main thread, the one that reads. */
 static int which_thread(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
@@ -240,10 +269,15 @@ static int concurrency_init(rpcd_plugin *plugin, const rpcd_host_api *api, void 
         rpcd_handler_fn handler;
         uint32_t flags;
     } methods[] = {
-        {"deferred.hold", hold, 0},         {"deferred.release", release, 0},
-        {"deferred.twice", twice, 0},       {"serial.probe", serial_probe, RPCD_METHOD_SERIALIZED},
-        {"parallel.meet", meet, 0},         {"thread.quick", which_thread, RPCD_METHOD_QUICK},
-        {"thread.worker", which_thread, 0}, {"thread.completer", completer_thread, 0},
+        {"deferred.hold", hold, 0},
+        {"deferred.release", release, 0},
+        {"deferred.twice", twice, 0},
+        {"serial.probe", serial_probe, RPCD_METHOD_SERIALIZED},
+        {"parallel.meet", meet, 0},
+        {"parallel.peak", peak, 0},
+        {"thread.quick", which_thread, RPCD_METHOD_QUICK},
+        {"thread.worker", which_thread, 0},
+        {"thread.completer", completer_thread, 0},
     };
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
         rpcd_method method = rpcd_method_new(methods[i].name, methods[i].handler);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The plugin host's time slice: asked for and read back, inherited by a thread started after,
- * nothing asked with 0 or under a policy without a slice, a request out of bounds refused, and
+ * taken under SCHED_BATCH too with the thread's policy, flag and nice value kept, nothing asked
+ * with 0 or under a policy without a slice, a request out of bounds refused, and
  * each failure of the kernel reported; on a kernel before 6.12, the request taken and ignored,
  * and said to be. Each case that changes scheduling runs in a thread of its own, which ends with
  * it; the kernel's refusals, and an older kernel's answers, come through a wrapped syscall().
@@ -19,6 +20,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -133,6 +135,34 @@ static void ask_for_nothing(void)
     assert_int_equal(kernel_slice(), before);
 }
 
+/*
+ * SCHED_BATCH has a slice as SCHED_OTHER does: asked for, it is taken, and the policy, the
+ * reset-on-fork flag and the nice value stay as rpcd was started with them (chrt -b -R, nice).
+ */
+static void ask_under_batch(void)
+{
+    struct sched_param none = {0};
+    assert_int_equal(sched_setscheduler(0, SCHED_BATCH | SCHED_RESET_ON_FORK, &none), 0);
+    assert_int_equal(setpriority(PRIO_PROCESS, (id_t)gettid(), 5), 0);
+    char error[128];
+    assert_int_equal(slice_request(700, error, sizeof error), 0);
+    assert_string_equal(error, "");
+    uint64_t slice = 1;
+    assert_int_equal(slice_of(0, &slice), 0);
+    assert_int_equal(slice, read_back_700);
+    assert_int_equal(sched_getscheduler(0), SCHED_BATCH | SCHED_RESET_ON_FORK);
+    errno = 0;
+    assert_int_equal(getpriority(PRIO_PROCESS, (id_t)gettid()), 5);
+    assert_int_equal(errno, 0);
+}
+
+static void test_asked_for_under_batch(void **state)
+{
+    (void)state;
+    read_back_700 = kernel_slice() ? 700000 : 0;
+    run_in_thread(ask_under_batch);
+}
+
 static void ask_under_idle(void)
 {
     struct sched_param none = {0};
@@ -235,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_asked_for_and_inherited), cmocka_unit_test(test_nothing_to_ask),
         cmocka_unit_test(test_out_of_bounds),           cmocka_unit_test(test_kernel_refuses),
         cmocka_unit_test(test_no_such_thread),          cmocka_unit_test(test_honoured),
+        cmocka_unit_test(test_asked_for_under_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
