@@ -205,6 +205,38 @@ static void test_json_text_is_escaped(void **state)
     json_decref(line);
 }
 
+static void build_json_utf8_bounds(void)
+{
+    log_set_format(LOG_FORMAT_JSON);
+    /* The first and last of each length, kept; then the forms just past them, refused. */
+    log_text_prefixed(LOG_WARNING, "weather",
+                      "\xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xef\xbf\xbf "
+                      "\xf0\x90\x80\x80 \xf4\x8f\xbf\xbf | \xc1\xbf \xe0\x9f\xbf "
+                      "\xf0\x8f\xbf\xbf \xf4\x90\x80\x80 \xf5\x80");
+    log_set_format(LOG_FORMAT_TEXT);
+}
+
+/*
+ * UTF-8 at the edges of each sequence length: U+0080, U+07FF, U+0800, U+D7FF, U+FFFF, U+10000
+ * and U+10FFFF pass; an overlong form, a code point past U+10FFFF or a lead byte no sequence
+ * has become one U+FFFD a byte.
+ */
+static void test_json_utf8_bounds(void **state)
+{
+    (void)state;
+    log_set_level(LOG_INFO);
+    char text[4096];
+    logged(build_json_utf8_bounds, text, sizeof text);
+    json_t *line = only_json_line(text);
+#define BAD "\xef\xbf\xbd"
+    assert_string_equal(json_string_value(json_object_get(line, "message")),
+                        "\xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xef\xbf\xbf "
+                        "\xf0\x90\x80\x80 \xf4\x8f\xbf\xbf | " BAD BAD " " BAD BAD BAD
+                        " " BAD BAD BAD BAD " " BAD BAD BAD BAD " " BAD BAD);
+#undef BAD
+    json_decref(line);
+}
+
 static void build_json_formatted(void)
 {
     log_set_format(LOG_FORMAT_JSON);
@@ -283,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_text_is_one_escaped_line),
         cmocka_unit_test(test_long_text_is_cut),
         cmocka_unit_test(test_json_text_is_escaped),
+        cmocka_unit_test(test_json_utf8_bounds),
         cmocka_unit_test(test_json_message),
         cmocka_unit_test(test_json_long_lines_stay_json),
         cmocka_unit_test(test_json_format_names),
