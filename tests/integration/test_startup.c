@@ -786,6 +786,21 @@ static void test_plugin_without_proc(void **state)
 }
 
 /* user needs rpcd to start as root: started as nobody, it refuses to run as anyone else. */
+/* rpcd -c path, run as nobody by setpriv (util-linux): strings borrowed. */
+static harness_argv as_nobody(const char *setpriv, const char *path)
+{
+    harness_argv args;
+    memset(&args, 0, sizeof args);
+    harness_argv_push(&args, setpriv);
+    harness_argv_push(&args, "--reuid=65534");
+    harness_argv_push(&args, "--regid=65534");
+    harness_argv_push(&args, "--clear-groups");
+    harness_argv_push(&args, env("RPCD_BINARY"));
+    harness_argv_push(&args, "-c");
+    harness_argv_push(&args, path);
+    return args;
+}
+
 static void test_user_needs_root(void **state)
 {
     (void)state;
@@ -801,15 +816,7 @@ static void test_user_needs_root(void **state)
     char *path = harness_write_file(dir, "rpcd.conf", text);
     assert_non_null(path);
     assert_int_equal(chmod(path, 0644), 0);
-    harness_argv args;
-    memset(&args, 0, sizeof args);
-    harness_argv_push(&args, setpriv);
-    harness_argv_push(&args, "--reuid=65534");
-    harness_argv_push(&args, "--regid=65534");
-    harness_argv_push(&args, "--clear-groups");
-    harness_argv_push(&args, env("RPCD_BINARY"));
-    harness_argv_push(&args, "-c");
-    harness_argv_push(&args, path);
+    harness_argv args = as_nobody(setpriv, path);
     harness_run_result result;
     run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n", &result);
     bool ok = result.status.exited && result.status.code == EXIT_CONFIG && result.out_length == 0 &&
@@ -846,15 +853,7 @@ static void test_unprivileged_own_user(void **state)
         char *path = harness_write_file(dir, "rpcd.conf", text);
         assert_non_null(path);
         assert_int_equal(chmod(path, 0644), 0);
-        harness_argv args;
-        memset(&args, 0, sizeof args);
-        harness_argv_push(&args, setpriv);
-        harness_argv_push(&args, "--reuid=65534");
-        harness_argv_push(&args, "--regid=65534");
-        harness_argv_push(&args, "--clear-groups");
-        harness_argv_push(&args, env("RPCD_BINARY"));
-        harness_argv_push(&args, "-c");
-        harness_argv_push(&args, path);
+        harness_argv args = as_nobody(setpriv, path);
         harness_run_result result;
         run(&args, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}\n", &result);
         bool ok =
