@@ -54,6 +54,20 @@ static long long slack_ms(void)
     return test_time_ms(1000);
 }
 
+/* Starts rpcd on the config text (new, freed here), written in a directory of the session's. */
+static void start_with(session *s, char *text)
+{
+    s->dir = harness_temp_dir();
+    assert_non_null(s->dir);
+    s->config = harness_write_file(s->dir, "rpcd.conf", text);
+    assert_non_null(s->config);
+    free(text);
+    harness_argv args = harness_rpcd_argv(s->config);
+    assert_non_null(args.argv[0]);
+    s->rpcd = harness_start(args.argv);
+    assert_non_null(s->rpcd);
+}
+
 /* Starts rpcd on the echo plugin and the slow fixture, with [rpcd] and [plugin slow] settings. */
 static void start(session *s, const char *daemon, const char *slow)
 {
@@ -65,15 +79,7 @@ static void start(session *s, const char *daemon, const char *slow)
     assert_true(asprintf(&text,
                          "[rpcd]\n%s\n[plugin echo]\npath = %s\n[plugin slow]\npath = %s\n%s\n",
                          daemon, echo, fixture, slow) >= 0);
-    s->dir = harness_temp_dir();
-    assert_non_null(s->dir);
-    s->config = harness_write_file(s->dir, "rpcd.conf", text);
-    assert_non_null(s->config);
-    free(text);
-    harness_argv args = harness_rpcd_argv(s->config);
-    assert_non_null(args.argv[0]);
-    s->rpcd = harness_start(args.argv);
-    assert_non_null(s->rpcd);
+    start_with(s, text);
 }
 
 static void send_format(session *s, const char *format, ...);
@@ -493,14 +499,7 @@ static void deadlines_out_of_order(session *s, const char *isolation)
                          "[rpcd]\nworkers = 4\nshutdown_grace_ms = 600000\nisolation = %s\n"
                          "[plugin concurrency]\npath = %s\n",
                          isolation, fixture) >= 0);
-    s->dir = harness_temp_dir();
-    assert_non_null(s->dir);
-    s->config = harness_write_file(s->dir, "rpcd.conf", text);
-    assert_non_null(s->config);
-    free(text);
-    harness_argv args = harness_rpcd_argv(s->config);
-    s->rpcd = harness_start(args.argv);
-    assert_non_null(s->rpcd);
+    start_with(s, text);
     /* The thread that keeps deadlines starts with the first call that has one: a call that ends
      * at once has it waiting before the others come, as on a server that has run a while. */
     send_format(s, "{\"jsonrpc\":\"2.0\",\"id\":\"first\",\"method\":\"deferred.hold\","
