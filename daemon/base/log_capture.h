@@ -48,9 +48,10 @@ int lcap_take_std(char *error, size_t error_size);
  * ended. For the end of the process, after the plugins are gone. */
 void lcap_release_std(void);
 
-/* What a plugin in rpcd's process writes during its init names it: lcap_plugin_begin points fds 1
- * and 2 at captures for name (borrowed) until lcap_plugin_end, when lcap_take_std was done (else
- * both do nothing). Another thread's output meanwhile is named after the plugin too. */
+/* What a plugin in rpcd's process writes while it loads (its constructors, its entry point, its
+ * init) names it: lcap_plugin_begin points fds 1 and 2 at captures for name (borrowed) until
+ * lcap_plugin_end, when lcap_take_std was done (else both do nothing). Another thread's output
+ * meanwhile is named after the plugin too. */
 typedef struct lcap_redirect {
     log_capture *out, *err;
 } lcap_redirect;

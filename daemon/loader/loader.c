@@ -161,10 +161,7 @@ static int init_plugin(struct rpcd_plugin *plugin, char *error, size_t error_siz
     const rpcd_plugin_info *plugin_info = plugin->info;
     char reason[512] = "";
     plugin->initialising = true;
-    lcap_redirect redirect;
-    lcap_plugin_begin(plugin->config->name, &redirect);
     int status = plugin_info->init(plugin, ld_host_api(), &plugin->state, reason, sizeof reason);
-    lcap_plugin_end(&redirect);
     plugin->initialising = false;
     sig_check_after_init(ld_section_of(plugin));
     if (status != RPCD_OK && plugin->conflict) {
@@ -283,9 +280,15 @@ static int load_one(cfg_plugin *config, const rpcd_config *daemon, int opened_fd
             return -1;
         }
     } else {
-        if (open_checked(plugin, daemon, serving, error, error_size) != 0 ||
-            read_description(plugin, error, error_size) != 0 ||
-            init_plugin(plugin, error, error_size) != 0) {
+        /* What the plugin prints from its constructors (dlopen), its entry point and its init
+         * is logged under its name, as a plugin host's is. */
+        lcap_redirect redirect;
+        lcap_plugin_begin(config->name, &redirect);
+        bool failed = open_checked(plugin, daemon, serving, error, error_size) != 0 ||
+                      read_description(plugin, error, error_size) != 0 ||
+                      init_plugin(plugin, error, error_size) != 0;
+        lcap_plugin_end(&redirect);
+        if (failed) {
             unload_failed(plugin, methods);
             return -1;
         }

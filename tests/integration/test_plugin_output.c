@@ -51,6 +51,8 @@ static char *run_prints(const char *format, const char *isolation)
     assert_int_equal(harness_read_line(process, wait_ms(), &line, NULL, NULL), HARNESS_OK);
     assert_true(harness_json_equal("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":true}", line));
     free(line);
+    /* The call's line, written before its result, is logged by a thread of its own. */
+    assert_int_equal(harness_wait_for_stderr(process, "called on stderr", wait_ms()), HARNESS_OK);
     harness_close_stdin(process);
     harness_exit status;
     assert_int_equal(harness_wait(process, wait_ms(), &status), HARNESS_OK);
@@ -71,8 +73,10 @@ static char *run_prints(const char *format, const char *isolation)
 /* What the JSON lines of the plugin's output held. */
 typedef struct seen {
     bool out_hello, err_hello, bad_bytes, after_long, no_newline, rpcd_own, log_raw;
-    int cut;         /* lines of the long line: one, cut and marked */
-    int escaped_cut; /* lines of the long line of control bytes: the same */
+    bool out_loaded, err_loaded; /* the constructor's lines, named after the plugin */
+    bool called, called_named;   /* the call's line, and whether it named the plugin */
+    int cut;                     /* lines of the long line: one, cut and marked */
+    int escaped_cut;             /* lines of the long line of control bytes: the same */
 } seen;
 
 /* Every line of err is a JSON object of the log; the plugin's lines are noted in *out. */
@@ -101,6 +105,15 @@ static void check_json_lines(char *err, seen *out)
             json_decref(object);
             continue;
         }
+        /* A line printed during a call in rpcd's process cannot be told from another plugin's
+         * (fds 1 and 2 are the process's): it names none. */
+        if (strcmp(message, "called on stderr") == 0) {
+            assert_string_equal(stream, "stderr");
+            out->called = true;
+            out->called_named = plugin && strcmp(plugin, "p") == 0;
+            json_decref(object);
+            continue;
+        }
         assert_non_null(plugin);
         assert_string_equal(plugin, "p");
         bool on_stdout = strcmp(stream, "stdout") == 0;
@@ -117,6 +130,10 @@ static void check_json_lines(char *err, seen *out)
             out->out_hello = true;
         if (!on_stdout && strcmp(message, "hello on stderr") == 0)
             out->err_hello = true;
+        if (on_stdout && strcmp(message, "loaded on stdout") == 0)
+            out->out_loaded = true;
+        if (!on_stdout && strcmp(message, "loaded on stderr") == 0)
+            out->err_loaded = true;
         if (on_stdout && strcmp(message, "bad \xef\xbf\xbd\xef\xbf\xbd bytes") == 0)
             out->bad_bytes = true;
         if (on_stdout && strcmp(message, "after the long line") == 0)
@@ -157,6 +174,11 @@ static void test_json_in_process(void **state)
     assert_true(found.no_newline);
     assert_true(found.rpcd_own);
     assert_false(found.log_raw);
+    /* The constructor's lines, under its name as in a host; a call's line, wrapped unnamed. */
+    assert_true(found.out_loaded);
+    assert_true(found.err_loaded);
+    assert_true(found.called);
+    assert_false(found.called_named);
     free(err);
 }
 
@@ -174,6 +196,10 @@ static void test_json_isolated(void **state)
     assert_true(found.after_long);
     assert_true(found.rpcd_own);
     assert_true(found.log_raw);
+    assert_true(found.out_loaded);
+    assert_true(found.err_loaded);
+    assert_true(found.called);
+    assert_true(found.called_named);
     free(err);
 }
 
@@ -193,6 +219,9 @@ static void check_text(const char *isolation)
     char *err = run_prints("text", isolation);
     assert_true(has_line(err, "hello on stdout"));
     assert_true(has_line(err, "hello on stderr"));
+    assert_true(has_line(err, "loaded on stdout"));
+    assert_true(has_line(err, "loaded on stderr"));
+    assert_true(has_line(err, "called on stderr"));
     assert_true(has_line(err, "after the long line"));
     assert_true(has_line(err, "bad \xff\xfe bytes"));
     /* In text the log is people's: a host's raw line goes in as its stderr's do (here after

@@ -3,7 +3,9 @@
  * Fixture: a plugin that prints from its init, as a careless library would, on stdout and
  * stderr: plain lines, bytes that are not UTF-8, a line of 1 MiB, one of control bytes (each
  * escaped at its longest in a JSON log), and a last line without its newline; in a plugin host,
- * a raw line on the host's log descriptor too; "prints done" on stderr comes last of all.
+ * a raw line on the host's log descriptor too; "prints done" on stderr comes last of all. Its
+ * constructor prints a line on each stream before any of that (when rpcd loads it), and
+ * prints.ping one on stderr (during a call).
  */
 #include <rpcd/plugin.h>
 
@@ -33,10 +35,19 @@ static int in_host(void)
     return found;
 }
 
+/* What a library linked into a plugin may do when it is loaded, before any of rpcd's calls. */
+__attribute__((constructor)) static void prints_loaded(void)
+{
+    printf("loaded on stdout\n");
+    fflush(stdout);
+    fprintf(stderr, "loaded on stderr\n");
+}
+
 /* prints.ping: true. */
 static int ping(rpcd_call *call, const char *params, size_t params_length, void *user_data)
 {
     (void)params, (void)params_length, (void)user_data;
+    fprintf(stderr, "called on stderr\n");
     return host->call_result(call, "true", 4);
 }
 
