@@ -107,6 +107,69 @@ static void test_streams(void **state)
     buf_free(&text);
 }
 
+#define UPDATED "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":"
+
+/* A stream's _meta in the params of a notification it is sent. */
+#define META_9 "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":9}"
+
+/* notifications/resources/updated: once for the session's resources/subscribe, once for each
+ * stream that lists the URI; the count told is returned. */
+static void test_resource_updates(void **state)
+{
+    (void)state;
+    buffer text = BUFFER_INIT;
+    output *out;
+    assert_int_equal(out_new(collect, &text, &out), 0);
+    mcp_listeners *listeners;
+    assert_int_equal(mcp_listeners_new(out, &listeners), 0);
+    /* Nobody subscribed: nobody is told. */
+    assert_int_equal(mcp_listen_resource_updated(listeners, "a://x", 5), 0);
+    assert_written(out, &text, "");
+
+    /* The session subscribed (twice is once). */
+    assert_int_equal(mcp_listen_subscribe(listeners, SPAN("\"a://x\""), true), 0);
+    assert_int_equal(mcp_listen_subscribe(listeners, SPAN("\"a://x\""), true), 0);
+    assert_int_equal(mcp_listen_resource_updated(listeners, "a://x", 5), 1);
+    assert_written(out, &text, UPDATED "{\"uri\":\"a://x\"}}\n");
+
+    /* A stream that lists it, and another URI: each listener is told under its own id. */
+    mcp_listen_filter uris = {.resource_uris = SPAN("[\"a://x\",\"a://y\"]")};
+    assert_int_equal(mcp_listen_open(listeners, SPAN("9"), &uris), MCP_LISTEN_OPENED);
+    assert_written(out, &text,
+                   ACK STREAM_ID("9") ",\"notifications\":{\"resourceSubscriptions\":[\"a://x\","
+                                      "\"a://y\"]}}}\n");
+    assert_int_equal(mcp_listen_resource_updated(listeners, "a://x", 5), 2);
+    assert_written(out, &text,
+                   UPDATED "{\"uri\":\"a://x\"}}\n" UPDATED "{\"uri\":\"a://x\"," META_9 "}}\n");
+    assert_int_equal(mcp_listen_resource_updated(listeners, "a://y", 5), 1);
+    assert_written(out, &text, UPDATED "{\"uri\":\"a://y\"," META_9 "}}\n");
+    assert_int_equal(mcp_listen_resource_updated(listeners, "a://z", 5), 0);
+    assert_written(out, &text, "");
+
+    /* The session unsubscribed; the stream still listens. */
+    assert_int_equal(mcp_listen_subscribe(listeners, SPAN("\"a://x\""), false), 0);
+    assert_int_equal(mcp_listen_resource_updated(listeners, "a://x", 5), 1);
+    assert_written(out, &text, UPDATED "{\"uri\":\"a://x\"," META_9 "}}\n");
+
+    /* At most 4096 URIs for the session: the next one is refused with -2, one already in is
+     * still accepted. */
+    char uri[32];
+    for (int i = 0; i < 4096; i++) {
+        int length = snprintf(uri, sizeof uri, "\"u://%d\"", i);
+        assert_int_equal(mcp_listen_subscribe(listeners, (js_span){uri, (size_t)length}, true), 0);
+    }
+    assert_int_equal(mcp_listen_subscribe(listeners, SPAN("\"u://more\""), true), -2);
+    assert_int_equal(mcp_listen_subscribe(listeners, SPAN("\"u://7\""), true), 0);
+    assert_int_equal(mcp_listen_resource_updated(listeners, "u://4095", 8), 1);
+    assert_written(out, &text, UPDATED "{\"uri\":\"u://4095\"}}\n");
+
+    mcp_listen_close_all(listeners);
+    buf_clear(&text);
+    mcp_listeners_free(listeners);
+    out_free(out);
+    buf_free(&text);
+}
+
 /* A client of a serving server: opens a stream, then, while rpcd reads on, the tools change. */
 typedef struct session {
     server *srv;
@@ -170,6 +233,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_streams),
+        cmocka_unit_test(test_resource_updates),
         cmocka_unit_test(test_through_a_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
