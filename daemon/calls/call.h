@@ -83,21 +83,44 @@ typedef struct call_shaper {
     int (*complete)(buffer *out, const char *result, size_t length);
 } call_shaper;
 
+/* (1.6) A round that ends asking the client: what the asker is given. Spans and texts are
+ * borrowed from the call, alive while ask runs. */
+typedef struct call_round_end {
+    const reg_method *method;
+    js_span id;          /* the request's id text */
+    js_span arguments;   /* the params its handler was given */
+    js_span call_params; /* the params of the message the call came from (tools/call's whole
+                            params: progress_params), or an empty span when the same */
+    /* The text of the members of an object, each a key and its request
+     * ("key":{"method":...,"params":...}), and how many. */
+    const char *questions;
+    size_t questions_length, question_count;
+    /* What the handler kept for the next round (has_state false: nothing). */
+    const char *state;
+    size_t state_length;
+    bool has_state;
+} call_round_end;
+
+/* What an asker's ask returns besides 0 and -1. */
+enum {
+    CALL_ASK_DEFERRED = 1,  /* the asker answers the request itself, later: nothing written now */
+    CALL_ASK_CANCELLED = 2, /* the client cannot be asked any more (its session ends): -32800 */
+};
+
 /*
  * (1.6) Where a round that asks the client (a handler's RPCD_INPUT_REQUIRED after call_ask)
- * becomes a result: the MCP front end's, for a client that can be asked. Static.
+ * becomes a result, or requests to the client: the MCP front end's, for a client that can be
+ * asked. Static.
  */
 typedef struct call_asker {
     /*
-     * Appends to out the result that asks: questions (questions_length bytes) is the text of
-     * the members of an object, each a key and its request ("key":{"method":...,"params":...});
-     * state what the handler kept for the next round (has_state false: nothing), for the call
-     * of method with arguments. context is call_request's asker_context. Returns 0, or -1
-     * (memory): the call then fails with -32603.
+     * Appends to out the result that asks and returns 0; or takes the round over, to ask the
+     * client itself and answer the request later, and returns CALL_ASK_DEFERRED (never for a
+     * call in a batch); or returns CALL_ASK_CANCELLED, or -1 (memory, or too many rounds
+     * wait): the call then fails with -32603. context is call_request's asker_context. Any
+     * thread.
      */
-    int (*ask)(void *context, buffer *out, const reg_method *method, js_span arguments,
-               const char *questions, size_t questions_length, const char *state,
-               size_t state_length, bool has_state);
+    int (*ask)(void *context, buffer *out, const call_round_end *round);
 } call_asker;
 
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */

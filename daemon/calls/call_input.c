@@ -159,11 +159,21 @@ bool call_asks(const call_slot *slot, int status)
 
 int call_write_asking(call_slot *slot)
 {
-    const js_span arguments = {slot->params, slot->params_length};
+    const call_round_end ended = {
+        .method = slot->method,
+        .id = {slot->id.data, slot->id.length},
+        .arguments = {slot->params, slot->params_length},
+        .call_params = {slot->progress_params.data,
+                        slot->has_progress_params ? slot->progress_params.length : 0},
+        .questions = slot->questions.data,
+        .questions_length = slot->questions.length,
+        .question_count = slot->question_count,
+        .state = slot->next_state.data,
+        .state_length = slot->next_state.length,
+        .has_state = slot->has_next_state,
+    };
     buf_clear(&slot->line);
-    return slot->asker->ask(slot->asker_context, &slot->line, slot->method, arguments,
-                            slot->questions.data, slot->questions.length, slot->next_state.data,
-                            slot->next_state.length, slot->has_next_state);
+    return slot->asker->ask(slot->asker_context, &slot->line, &ended);
 }
 
 int call_round_of(rpcd_call *call, call_round_view *view)

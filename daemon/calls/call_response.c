@@ -177,7 +177,8 @@ static bool is_protocol_error(const call_slot *slot, int status)
            slot->failure_code <= RPC_SERVER_ERROR_HIGHEST;
 }
 
-/* The response of a round that asks the client: its questions as the asker makes them. */
+/* The response of a round that asks the client: its questions as the asker makes them, or none
+ * now when the asker asks with requests of its own and answers later. */
 static void write_asking(call_slot *slot, call_outcome *outcome)
 {
     *outcome = (call_outcome){CALL_OUTCOME_ASKED, 0, 0};
@@ -186,15 +187,21 @@ static void write_asking(call_slot *slot, call_outcome *outcome)
         return;
     }
     const js_span id = {slot->id.data, slot->id.length};
-    if (call_write_asking(slot) == 0) {
+    int asked = call_write_asking(slot);
+    if (asked == 0) {
         outcome->bytes = slot->line.length;
         call_respond_result(slot->table, slot->batch, slot->ticket, &id, slot->line.data,
                             slot->line.length);
         return;
     }
-    *outcome = (call_outcome){CALL_OUTCOME_ERROR, RPC_INTERNAL_ERROR, 0};
-    call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL, NULL,
-                       0);
+    if (asked == CALL_ASK_DEFERRED) {
+        out_ticket_drop(slot->table->out, slot->ticket);
+        return;
+    }
+    int64_t code = asked == CALL_ASK_CANCELLED ? RPC_REQUEST_CANCELLED : RPC_INTERNAL_ERROR;
+    *outcome = (call_outcome){
+        asked == CALL_ASK_CANCELLED ? CALL_OUTCOME_CANCELLED : CALL_OUTCOME_ERROR, code, 0};
+    call_respond_error(slot->table, slot->batch, slot->ticket, &id, code, NULL, NULL, 0);
 }
 
 /*
@@ -231,6 +238,9 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
     bool refused = slot->result_refused && status != RPCD_ERR_CANCELLED;
     if (refused)
         status = RPCD_ERR_INTERNAL;
+    /* A call the client cancelled asks nothing more: it is answered as cancelled. */
+    if (call_asks(slot, status) && atomic_load(&slot->cancelled))
+        status = RPCD_ERR_CANCELLED;
     if (!silent && call_asks(slot, status)) {
         write_asking(slot, outcome);
         return;

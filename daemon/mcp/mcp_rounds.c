@@ -368,12 +368,11 @@ void mcp_round_input_free(mcp_round_input *input)
     input->has_state = false;
 }
 
-static int ask_through(void *context, buffer *out, const reg_method *method, js_span arguments,
-                       const char *questions, size_t questions_length, const char *state,
-                       size_t state_length, bool has_state)
+static int ask_through(void *context, buffer *out, const call_round_end *ended)
 {
-    return mcp_rounds_ask(context, out, method->name, arguments, questions, questions_length, state,
-                          state_length, has_state);
+    return mcp_rounds_ask(context, out, ended->method->name, ended->arguments, ended->questions,
+                          ended->questions_length, ended->state, ended->state_length,
+                          ended->has_state);
 }
 
 static const call_asker asker = {ask_through};
