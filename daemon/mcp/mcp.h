@@ -10,6 +10,7 @@
 #define RPCD_MCP_H
 
 #include "base/buffer.h"
+#include "base/output.h"
 #include "calls/call.h"
 #include "config/config.h"
 #include "json/json_scan.h"
@@ -108,9 +109,11 @@ typedef struct mcp_route {
      * progress_params); empty span: in params. */
     js_span progress_params;
     /* MCP_CALL of a tool: what the client can be asked (contract_ask_capability bits; 0 in
-     * the handshake era), and a retry's requestState and inputResponses (empty: none), which
-     * the session's rounds turn into the call's answers and state (mcp_rounds_claim). */
+     * the handshake era, where the session's apply and asks_by_request is set), and a retry's
+     * requestState and inputResponses (empty: none), which the session's rounds turn into the
+     * call's answers and state (mcp_rounds_claim). */
     unsigned ask_capabilities;
+    bool asks_by_request;
     js_span request_state;
     js_span input_responses;
     mcp_listen_filter listen; /* MCP_LISTEN */
@@ -121,6 +124,8 @@ typedef struct mcp_route {
      * message of the stateless revision: its version in _meta), and it is initialize. */
     bool starts_session;
     bool initializes;
+    /* initialize: its params' "capabilities" (an empty span when it has none). */
+    js_span client_capabilities;
     /* MCP_REFUSED: when not empty, the error's message in place of the code's ("unknown tool
      * NAME": clients show the message, not the data). */
     char message[544]; /* a tool name of 128 bytes, each shown as \xNN at worst */
@@ -153,10 +158,15 @@ typedef struct mcp_session {
     atomic_bool initialized; /* read from any thread */
     /* The rounds of its calls that asked it for input (1.6); NULL until mcp_session_open. */
     struct mcp_rounds *rounds;
+    /* The handshake era: what its initialize declared it can be asked (contract_ask_capability
+     * bits), and the rounds that wait for its answers to rpcd's requests (1.6). */
+    unsigned ask_capabilities;
+    struct mcp_requests *requests;
 } mcp_session;
 
-/* Makes the session's store of rounds. Returns 0, or -1 (memory). */
-int mcp_session_open(mcp_session *session);
+/* Makes the session's stores of rounds, writing rpcd's requests to out (borrowed, outlives
+ * the session). Returns 0, or -1 (memory). */
+int mcp_session_open(mcp_session *session, output *out);
 /* Frees what mcp_session_open made. A zeroed session is fine. */
 void mcp_session_close(mcp_session *session);
 

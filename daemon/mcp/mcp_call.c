@@ -161,8 +161,10 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
         .params = read.has_arguments ? read.arguments : (js_span){"{}", 2},
         .shaper = era == MCP_ERA_STATELESS ? mcp_stateless_tool_shaper() : mcp_tool_shaper(),
         .progress_params = params,
-        /* Only a client of the stateless revision is asked, through its results. */
+        /* A client of the stateless revision is asked through its results, with what its
+         * _meta declares; one of the handshake era with requests, as its session declared. */
         .ask_capabilities = era == MCP_ERA_STATELESS ? mcp_ask_capabilities(read.meta) : 0,
+        .asks_by_request = era == MCP_ERA_HANDSHAKE,
         .request_state = read.request_state,
         .input_responses = read.input_responses,
     };
@@ -526,25 +528,10 @@ int mcp_route_message(const registry *methods, const mcp_tools *tools, const cha
     route->starts_session =
         id == MCP_INITIALIZE || id == MCP_SERVER_DISCOVER || era == MCP_ERA_STATELESS;
     route->initializes = id == MCP_INITIALIZE;
+    /* What the client can be asked, for the session: initialize's capabilities. */
+    route->client_capabilities = (js_span){NULL, 0};
+    if (id == MCP_INITIALIZE && params.length > 0 && js_kind_of(params) == JS_OBJECT &&
+        js_object_get(params, "capabilities", 12, &route->client_capabilities) != 1)
+        route->client_capabilities = (js_span){NULL, 0};
     return status;
-}
-
-int mcp_session_open(mcp_session *session)
-{
-    return mcp_rounds_new(&session->rounds);
-}
-
-void mcp_session_close(mcp_session *session)
-{
-    mcp_rounds_free(session->rounds);
-    session->rounds = NULL;
-}
-
-void mcp_session_note(mcp_session *session, const mcp_route *route, bool answered)
-{
-    if (route->starts_session)
-        session->started = true;
-    /* From now on the client hears of a changed tool list (srv_list_changed). */
-    if (route->initializes && answered && route->kind == MCP_ANSWERED)
-        atomic_store(&session->initialized, true);
 }

@@ -89,9 +89,17 @@ static bool has_object(js_span object, const char *key, js_span *value)
 
 unsigned mcp_ask_capabilities(js_span meta)
 {
-    js_span capabilities, elicitation, ignored;
+    js_span capabilities;
     if (meta.length == 0 || js_kind_of(meta) != JS_OBJECT ||
         !has_object(meta, MCP_META_CLIENT_CAPABILITIES, &capabilities))
+        return 0;
+    return mcp_ask_capabilities_of(capabilities);
+}
+
+unsigned mcp_ask_capabilities_of(js_span capabilities)
+{
+    js_span elicitation, ignored;
+    if (!(capabilities.length > 0 && js_kind_of(capabilities) == JS_OBJECT))
         return 0;
     unsigned bits = 0;
     if (has_object(capabilities, "elicitation", &elicitation)) {

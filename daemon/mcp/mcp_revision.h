@@ -55,6 +55,8 @@ bool mcp_revision_removed(int id);
  * with no members, or with "form": a form; with "url": a URL; "sampling"; "roots").
  */
 unsigned mcp_ask_capabilities(js_span meta);
+/* The same for a capabilities object (initialize's params.capabilities); 0 for anything else. */
+unsigned mcp_ask_capabilities_of(js_span capabilities);
 
 /* Appends every version rpcd speaks as a JSON array, newest first. Returns 0 or -1 (memory). */
 int mcp_append_versions(buffer *out);

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "wire/mcp_events.h"
 #include "mcp/mcp_listen.h"
+#include "mcp/mcp_requests.h"
 #include "mcp/mcp_rounds.h"
 #include "wire/rpc_error.h"
 #include "serve/policy_gate.h"
@@ -60,6 +61,8 @@ static bool handle_builtin(const dispatcher *dispatch, const env_message *messag
             call_cancel(dispatch->calls, id, is_lsp ? CALL_CANCEL_RESPOND : CALL_CANCEL_SILENT);
         if (!found && dispatch->listeners)
             found = mcp_listen_cancel(dispatch->listeners, id, is_lsp);
+        if (!found && dispatch->session)
+            found = mcp_requests_cancel(dispatch->session->requests, id, is_lsp);
         log_message(LOG_DEBUG, "%s for id %.*s: %s", is_lsp ? lsp : mcp, (int)id.length, id.start,
                     found ? "cancelled" : "no such call in flight");
     }
@@ -150,6 +153,10 @@ static inline int start_call(const dispatcher *dispatch, const env_message *mess
                              call_request *request)
 {
     int refused;
+    /* A call that waits for the client's answers to rpcd's requests is still in flight. */
+    if (message->kind == ENV_REQUEST && dispatch->session &&
+        mcp_requests_waiting(dispatch->session->requests, message->id))
+        return answer_not_started(dispatch, message, request, CALL_DUPLICATE_ID);
     if (gate_refuses(dispatch, message, request, &refused))
         return refused;
     if (request->method->arguments) {
@@ -221,15 +228,20 @@ static int subscribe(const dispatcher *dispatch, const env_message *message, con
 /*
  * The plugin's call an MCP request became. A retry of a call that asked the client for input
  * (1.6) brings the round's answers and state along, or is refused (-32602) when its
- * requestState names no round rpcd keeps for this tool and these arguments.
+ * requestState names no round rpcd keeps for this tool and these arguments; a call that rpcd
+ * runs again once the client answered its requests (resumed, else NULL) brings them itself.
  */
 static int start_mcp_call(const dispatcher *dispatch, const env_message *message,
-                          const mcp_route *route, call_batch *batch, uint64_t ticket)
+                          const mcp_route *route, call_batch *batch, uint64_t ticket,
+                          const mcp_round_input *resumed)
 {
-    mcp_rounds *rounds = dispatch->session ? dispatch->session->rounds : NULL;
-    mcp_round_input input;
+    mcp_session *session = dispatch->session;
+    mcp_rounds *rounds = session ? session->rounds : NULL;
+    mcp_round_input input = {BUFFER_INIT, BUFFER_INIT, false};
     const char *problem = NULL;
-    int claimed = mcp_rounds_claim(rounds, route->method->name, route->params, route->request_state,
+    int claimed =
+        resumed ? 0
+                : mcp_rounds_claim(rounds, route->method->name, route->params, route->request_state,
                                    route->input_responses, &input, &problem);
     if (claimed != 0) {
         buffer data = BUFFER_INIT;
@@ -242,6 +254,14 @@ static int start_mcp_call(const dispatcher *dispatch, const env_message *message
         buf_free(&data);
         return status;
     }
+    const mcp_round_input *given = resumed ? resumed : &input;
+    /* The handshake era: rpcd asks with requests of its own, what initialize declared; not
+     * from a batch, whose array cannot wait for the client's answers. */
+    bool by_request = route->asks_by_request && session && !batch && message->kind == ENV_REQUEST &&
+                      session->ask_capabilities != 0;
+    unsigned capabilities = by_request ? session->ask_capabilities
+                            : rounds   ? route->ask_capabilities
+                                       : 0;
     call_request request = {
         .gen = dispatch->generations->held,
         .method = route->method,
@@ -251,12 +271,14 @@ static int start_mcp_call(const dispatcher *dispatch, const env_message *message
         .ticket = ticket,
         .shaper = route->shaper,
         .progress_params = route->progress_params.length > 0 ? &route->progress_params : NULL,
-        .ask_capabilities = rounds ? route->ask_capabilities : 0,
-        .asker = rounds ? mcp_rounds_asker() : NULL,
-        .asker_context = rounds,
-        .answers = {input.answers.data, input.answers.length},
-        .state = {input.state.data, input.state.length},
-        .has_state = input.has_state,
+        .ask_capabilities = capabilities,
+        .asker = !capabilities ? NULL
+                 : by_request  ? mcp_requests_asker()
+                               : mcp_rounds_asker(),
+        .asker_context = by_request ? (void *)session->requests : (void *)rounds,
+        .answers = {given->answers.data, given->answers.length},
+        .state = {given->state.data, given->state.length},
+        .has_state = given->has_state,
     };
     int status = start_call(dispatch, message, &request);
     mcp_round_input_free(&input);
@@ -268,7 +290,8 @@ static int start_mcp_call(const dispatcher *dispatch, const env_message *message
  * the message was one of them (answered, started, or a notification of one), 0 otherwise.
  */
 static int handle_mcp(const dispatcher *dispatch, const env_message *message, const char *name,
-                      size_t name_length, call_batch *batch, uint64_t ticket, int *status)
+                      size_t name_length, call_batch *batch, uint64_t ticket,
+                      const mcp_round_input *resumed, int *status)
 {
     js_span params = {NULL, 0};
     if (message->has_params)
@@ -303,7 +326,7 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
             *status = call_respond_result(dispatch->calls, batch, ticket, &message->id, out.data,
                                           out.length);
     } else if (route.kind == MCP_CALL) {
-        *status = start_mcp_call(dispatch, message, &route, batch, ticket);
+        *status = start_mcp_call(dispatch, message, &route, batch, ticket, resumed);
     }
     /* After the answer: an initialize's client hears of changed lists only once it has it. */
     if (dispatch->session)
@@ -341,6 +364,45 @@ static int answer_invalid(const dispatcher *dispatch, const env_message *message
 }
 
 /*
+ * A response object from the client. One to a request of rpcd's (1.6, the handshake era) is an
+ * answer: its round waits for the others, or, when whole, its call runs again with them, as
+ * its tools/call came, answered as any call. Any other response is ignored.
+ */
+static int take_response(const dispatcher *dispatch, js_span value, const env_message *message)
+{
+    js_span result = {NULL, 0}, error = {NULL, 0};
+    size_t results = js_object_get(value, "result", 6, &result);
+    size_t errors = js_object_get(value, "error", 5, &error);
+    /* Both, or either twice, is no result: an error of sorts, which fails the round. */
+    if (errors > 1 || results > 1 || (errors > 0 && results > 0))
+        error = value, result = (js_span){NULL, 0};
+    mcp_resumed resumed;
+    int taken = dispatch->session ? mcp_requests_answer(dispatch->session->requests, message->id,
+                                                        result, error, &resumed)
+                                  : MCP_ANSWER_UNKNOWN;
+    if (taken == MCP_ANSWER_UNKNOWN)
+        log_message(LOG_DEBUG,
+                    "ignored a response object for id %.*s: no request of rpcd's "
+                    "waits for it",
+                    (int)message->id.length, message->id.start);
+    if (taken != MCP_ANSWER_RESUMED)
+        return taken == MCP_ANSWER_NO_MEMORY ? -1 : 0;
+    const env_message again = {
+        .kind = ENV_REQUEST,
+        .has_id = true,
+        .id = {resumed.id.data, resumed.id.length},
+        .method = {"\"tools/call\"", 12},
+        .has_params = true,
+        .params = {resumed.params.data, resumed.params.length},
+    };
+    int status = 0;
+    handle_mcp(dispatch, &again, "tools/call", 10, NULL, out_ticket_take(dispatch->out),
+               &resumed.input, &status);
+    mcp_resumed_free(&resumed);
+    return status;
+}
+
+/*
  * Handles one message (a whole line or one batch element). members, when not NULL, lists the
  * value's members as the validator found them, which spares a second scan.
  */
@@ -353,10 +415,8 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
     else
         env_parse(value, &message);
 
-    if (message.kind == ENV_RESPONSE) {
-        log_message(LOG_DEBUG, "ignored a response object: rpcd sends no requests");
-        return 0;
-    }
+    if (message.kind == ENV_RESPONSE)
+        return take_response(dispatch, value, &message);
     if (message.kind == ENV_INVALID)
         return answer_invalid(dispatch, &message, batch);
 
@@ -367,7 +427,8 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
     size_t name_length;
     const char *name = method_name(message.method, small, sizeof small, &heap, &name_length);
     int mcp_status = 0;
-    if (name && handle_mcp(dispatch, &message, name, name_length, batch, ticket, &mcp_status)) {
+    if (name &&
+        handle_mcp(dispatch, &message, name, name_length, batch, ticket, NULL, &mcp_status)) {
         free(heap);
         return mcp_status;
     }

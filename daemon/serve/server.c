@@ -16,6 +16,7 @@
 #include "wire/mcp_events.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp_listen.h"
+#include "mcp/mcp_requests.h"
 #include "methods/generation.h"
 #include "methods/mcp_catalog.h"
 #include "base/stop_signals.h"
@@ -131,7 +132,8 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     if (out_new(write_through, srv, &srv->out) != 0)
         goto fail;
     out_set_ordered(srv->out, options->ordered);
-    if (mcp_listeners_new(srv->out, &srv->listeners) != 0 || mcp_session_open(&srv->session) != 0)
+    if (mcp_listeners_new(srv->out, &srv->listeners) != 0 ||
+        mcp_session_open(&srv->session, srv->out) != 0)
         goto fail;
     crash_report_watch(srv->out);
     gen_current *generations = options->generations;
@@ -358,6 +360,8 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     out_set_reader_idle(srv->out, true);
     /* A stream stays open until the server goes: it ends now, its request answered. */
     mcp_listen_close_all(srv->listeners);
+    /* So does a call that waits for the client's answers to rpcd's requests: -32800. */
+    mcp_requests_close(srv->session.requests);
 
     result = end_calls(srv, result);
     grace_set_phase(GRACE_ENDING);

@@ -3,12 +3,14 @@
  * Fixture: a plugin that asks the client mid-call (ABI 1.6), in rounds. asks.confirm asks for a
  * confirmation and keeps a state, then reports the answer and the state; asks.deferred asks
  * from a deferred call; asks.nothing claims to ask without a question; asks.probe reports what
- * each host function of 1.6 returns for each class of argument.
+ * each host function of 1.6 returns for each class of argument; asks.late waits until it is
+ * cancelled, then asks.
  */
 #include <rpcd/plugin.h>
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static const rpcd_host_api *host;
 
@@ -51,6 +53,20 @@ static int deferred(rpcd_call *call, const char *params, size_t params_length, v
         return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot ask", NULL, 0);
     host->call_complete(call, RPCD_INPUT_REQUIRED);
     return RPCD_DEFERRED;
+}
+
+/* Asks only once the call is cancelled (a minute at most): a round that ends so is answered as
+ * cancelled, nobody asked. */
+static int late(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params;
+    (void)params_length;
+    (void)user_data;
+    for (int i = 0; i < 60000 && !host->call_is_cancelled(call); i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    if (host->call_ask(call, "confirm", "elicitation/create", form, sizeof form - 1) != RPCD_OK)
+        return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot ask", NULL, 0);
+    return RPCD_INPUT_REQUIRED;
 }
 
 static int nothing(rpcd_call *call, const char *params, size_t params_length, void *user_data)
@@ -129,10 +145,8 @@ static int asks_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **
         const char *name;
         rpcd_handler_fn handler;
     } methods[] = {
-        {"asks.confirm", confirm},
-        {"asks.deferred", deferred},
-        {"asks.nothing", nothing},
-        {"asks.probe", probe},
+        {"asks.confirm", confirm}, {"asks.deferred", deferred}, {"asks.nothing", nothing},
+        {"asks.probe", probe},     {"asks.late", late},
     };
     (void)state;
     host = host_api;

@@ -432,7 +432,7 @@ static void test_fail_data_not_json_refused(void **state)
                      bad_data_status[i]);
 }
 
-/* Response objects, with any id, get nothing back: rpcd sends no requests. */
+/* Response objects that answer no request of rpcd's (none was sent) get nothing back. */
 static void test_response_objects_get_no_answer(void **state)
 {
     static const char *const responses[] = {
