@@ -523,9 +523,12 @@ typedef struct rpcd_host_api {
      * questions as the result of its tools/call (resultType "input_required", with a
      * requestState rpcd makes: a random reference to the round, which rpcd keeps with the
      * state, used once, so a client can neither read, forge nor replay a plugin's state) and
-     * retries the call with the answers. A deferred call may return RPCD_INPUT_REQUIRED through
-     * call_complete. The state and answers are copies, the same in process and in a plugin
-     * host.
+     * retries the call with the answers. A client of an earlier revision (a session begun with
+     * initialize) gets one request per question from rpcd, and the handler runs again once
+     * every one is answered; an error for an answer, or none within 10 minutes, ends the call
+     * with a tool error instead. No worker waits for the client either way. A deferred call may
+     * return RPCD_INPUT_REQUIRED through call_complete. The state and answers are copies, the
+     * same in process and in a plugin host.
      */
 
     /*
@@ -541,8 +544,9 @@ typedef struct rpcd_host_api {
      * another method, params that are not an object or too long, or a 17th question;
      * RPCD_ERR_UNSUPPORTED when the client cannot be asked this: it did not declare the
      * capability the method needs ("elicitation", with "url" for mode url; "sampling";
-     * "roots"), or the call did not come from an MCP client that can be asked (a plain
-     * JSON-RPC call; a session of MCP 2025-11-25 or older, which this rpcd does not ask yet).
+     * "roots"; in its _meta under 2026-07-28, in initialize's capabilities before), or the call
+     * did not come from an MCP client that can be asked (a plain JSON-RPC call, or a call in a
+     * batch).
      * A tool that cannot go on without it may fail with call_fail_code(call, -32021,
      * "Missing required client capability", "{\"requiredCapabilities\":{\"sampling\":{}}}", ...);
      * RPCD_ERR_STALE once the call has ended. Any thread, while the call runs.
