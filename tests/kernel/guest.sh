@@ -9,8 +9,21 @@ here=$(dirname "$0")
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
 # The tests that count their work by the clock do less of it on an emulated CPU.
 export RPCD_TEST_EMULATED=1
-mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=0755 tmpfs /run
+# A fresh /tmp, as a booted system has; a checkout that lives under the host's /tmp (the build
+# tree, this script, the results share) stays where it was, bound back into it.
+mkdir -p /run/host-tmp
+mount --rbind /tmp /run/host-tmp
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+for path in "$build" "$results" "$here"; do
+    case $path in
+        /tmp/?*)
+            top=${path#/tmp/}
+            top=/tmp/${top%%/*}
+            [ -d "$top" ] || { mkdir -p "$top" && mount --rbind "/run/host-tmp/${top#/tmp/}" "$top"; }
+            ;;
+    esac
+done
 mkdir -p /dev/shm /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t devpts devpts /dev/pts
