@@ -3,8 +3,8 @@
  * Fixture: what the official MCP server conformance suite expects of the server under test
  * (tests/mcp-conformance/), written against ABI 1.6: its tools (content of every kind, logging,
  * progress, an error, an argument the HTTP transport mirrors in a header, a client capability
- * required, an input_required result), its resources and resource template, its prompts and their
- * completions.
+ * required, questions to the client: a sampling, forms, its roots), its resources and resource
+ * template, its prompts and their completions.
  */
 #include <rpcd/plugin.h>
 
@@ -256,6 +256,18 @@ static json_t *answer_of(rpcd_call *call, const char *key)
     return json_loadb(text, length, 0, NULL);
 }
 
+/* The client's -32021 for a question it cannot be asked, naming the capability its method needs. */
+static int missing_capability_for(rpcd_call *call, const char *method)
+{
+    const char *required = "{\"requiredCapabilities\":{\"elicitation\":{}}}";
+    if (strcmp(method, "sampling/createMessage") == 0)
+        required = "{\"requiredCapabilities\":{\"sampling\":{}}}";
+    else if (strcmp(method, "roots/list") == 0)
+        required = "{\"requiredCapabilities\":{\"roots\":{}}}";
+    return host->call_fail_code(call, -32021, "Missing required client capability", required,
+                                strlen(required));
+}
+
 /* Asks every question of the round (count of them) and keeps state: RPCD_INPUT_REQUIRED, or the
  * client's -32021 when it cannot be asked. */
 static int ask_all(rpcd_call *call, const question *questions, size_t count, const char *state)
@@ -264,11 +276,8 @@ static int ask_all(rpcd_call *call, const question *questions, size_t count, con
         const char *params = questions[i].params;
         int status = host->call_ask(call, questions[i].key, questions[i].method, params,
                                     params ? strlen(params) : 0);
-        if (status == RPCD_ERR_UNSUPPORTED) {
-            static const char required[] = "{\"requiredCapabilities\":{\"elicitation\":{}}}";
-            return host->call_fail_code(call, -32021, "Missing required client capability",
-                                        required, sizeof required - 1);
-        }
+        if (status == RPCD_ERR_UNSUPPORTED)
+            return missing_capability_for(call, questions[i].method);
         if (status != RPCD_OK)
             return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot ask", NULL, 0);
     }
@@ -291,6 +300,17 @@ static const char *content_string(const json_t *answer, const char *member)
 {
     const char *text =
         json_string_value(json_object_get(json_object_get(answer, "content"), member));
+    return text ? text : "";
+}
+
+/* The text of a model's answer (a CreateMessageResult), or "": its content is one block, or an
+ * array of them since 2025-11-25, of which the first counts. */
+static const char *sampled_text(const json_t *answer)
+{
+    const json_t *content = json_object_get(answer, "content");
+    if (json_is_array(content))
+        content = json_array_get(content, 0);
+    const char *text = json_string_value(json_object_get(content, "text"));
     return text ? text : "";
 }
 
@@ -321,10 +341,8 @@ static int ask_model(rpcd_call *call, const char *params, size_t length, void *d
         static const question asked[] = {{"capital_question", "sampling/createMessage", capital}};
         return ask_all(call, asked, 1, NULL);
     }
-    const char *said =
-        json_string_value(json_object_get(json_object_get(answer, "content"), "text"));
     char text[512];
-    snprintf(text, sizeof text, "The model said: %s", said ? said : "");
+    snprintf(text, sizeof text, "The model said: %s", sampled_text(answer));
     json_decref(answer);
     return text_answer(call, text);
 }
@@ -434,6 +452,142 @@ static int ask_what_it_can(rpcd_call *call, const char *params, size_t length, v
             asked++;
     }
     return asked > 0 ? RPCD_INPUT_REQUIRED : ask_all(call, wanted, 1, NULL);
+}
+
+/* ---- asking the client once: the scenarios of the handshake era (tools-call-sampling,
+ * tools-call-elicitation, elicitation-sep1034-defaults, elicitation-sep1330-enums). A session of
+ * 2025-11-25 gets the question as a request of rpcd's during the call, a client of 2026-07-28 as
+ * an input_required result; the handler is the same. */
+
+static const char user_form_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"username\":{\"type\":\"string\",\"description\":\"User's response\"},"
+    "\"email\":{\"type\":\"string\",\"description\":\"User's email address\"}},"
+    "\"required\":[\"username\",\"email\"]}";
+/* SEP-1034: a default for each primitive type, the enum's one of its members. */
+static const char defaults_form[] =
+    "{\"message\":\"Please review the prefilled values\",\"requestedSchema\":{\"type\":\"object\","
+    "\"properties\":{"
+    "\"name\":{\"type\":\"string\",\"description\":\"User name\",\"default\":\"John Doe\"},"
+    "\"age\":{\"type\":\"integer\",\"description\":\"User age\",\"default\":30},"
+    "\"score\":{\"type\":\"number\",\"description\":\"User score\",\"default\":95.5},"
+    "\"status\":{\"type\":\"string\",\"description\":\"User status\","
+    "\"enum\":[\"active\",\"inactive\",\"pending\"],\"default\":\"active\"},"
+    "\"verified\":{\"type\":\"boolean\",\"description\":\"Verification status\","
+    "\"default\":true}}}}";
+/* SEP-1330: the five shapes of an enum, single and multiple choices, with titles and without,
+ * and the deprecated enumNames. */
+static const char enums_form[] =
+    "{\"message\":\"Please choose from each list\",\"requestedSchema\":{\"type\":\"object\","
+    "\"properties\":{"
+    "\"untitledSingle\":{\"type\":\"string\",\"description\":\"Choose one\","
+    "\"enum\":[\"option1\",\"option2\",\"option3\"]},"
+    "\"titledSingle\":{\"type\":\"string\",\"description\":\"Choose one, by title\",\"oneOf\":["
+    "{\"const\":\"value1\",\"title\":\"First Option\"},"
+    "{\"const\":\"value2\",\"title\":\"Second Option\"},"
+    "{\"const\":\"value3\",\"title\":\"Third Option\"}]},"
+    "\"legacyEnum\":{\"type\":\"string\",\"description\":\"Choose one (enumNames)\","
+    "\"enum\":[\"opt1\",\"opt2\",\"opt3\"],"
+    "\"enumNames\":[\"Option One\",\"Option Two\",\"Option Three\"]},"
+    "\"untitledMulti\":{\"type\":\"array\",\"description\":\"Choose any\","
+    "\"items\":{\"type\":\"string\",\"enum\":[\"option1\",\"option2\",\"option3\"]}},"
+    "\"titledMulti\":{\"type\":\"array\",\"description\":\"Choose any, by title\","
+    "\"items\":{\"anyOf\":["
+    "{\"const\":\"value1\",\"title\":\"First Choice\"},"
+    "{\"const\":\"value2\",\"title\":\"Second Choice\"},"
+    "{\"const\":\"value3\",\"title\":\"Third Choice\"}]}}}}}";
+
+/* Asks one question whose params (stolen; NULL when they could not be built) come from the
+ * call's arguments. */
+static int ask_built(rpcd_call *call, const char *key, const char *method, json_t *params)
+{
+    char *text = params ? json_dumps(params, JSON_COMPACT) : NULL;
+    json_decref(params);
+    if (!text)
+        return RPCD_ERR_NO_MEMORY;
+    const question asked[] = {{key, method, text}};
+    int status = ask_all(call, asked, 1, NULL);
+    free(text);
+    return status;
+}
+
+/* The string argument name of the call, or NULL (the caller checks it was given). */
+static json_t *string_argument(const char *params, size_t length, const char *name)
+{
+    json_t *arguments = parse_params(params, length);
+    json_t *value = json_object_get(arguments, name);
+    json_t *copy = json_is_string(value) ? json_string(json_string_value(value)) : NULL;
+    json_decref(arguments);
+    return copy;
+}
+
+/* "<said> action=..., content={...}": what the user did with a form (an ElicitResult, stolen),
+ * its content as the client gave it ({} when it gave none: a decline, a cancel). */
+static int form_answer(rpcd_call *call, json_t *answer, const char *said)
+{
+    const char *action = json_string_value(json_object_get(answer, "action"));
+    json_t *content = json_object_get(answer, "content");
+    char *shown = content ? json_dumps(content, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    json_t *text =
+        json_sprintf("%s action=%s, content=%s", said, action ? action : "", shown ? shown : "{}");
+    free(shown);
+    json_decref(answer);
+    return steal_result(call, text);
+}
+
+/* Asks the model, through the client, to answer the prompt argument. */
+static int sampling(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *answer = answer_of(call, "llm");
+    if (answer) {
+        json_t *text = json_sprintf("LLM response: %s", sampled_text(answer));
+        json_decref(answer);
+        return steal_result(call, text);
+    }
+    json_t *prompt = string_argument(params, length, "prompt");
+    if (!prompt)
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "need a prompt string", NULL, 0);
+    return ask_built(call, "llm", "sampling/createMessage",
+                     json_pack("{s:[{s:s, s:{s:s, s:o}}], s:i}", "messages", "role", "user",
+                               "content", "type", "text", "text", prompt, "maxTokens", 100));
+}
+
+/* Shows the user the message argument and asks for a username and an email address. */
+static int elicitation(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *answer = answer_of(call, "user_input");
+    if (answer)
+        return form_answer(call, answer, "User response:");
+    json_t *message = string_argument(params, length, "message");
+    if (!message)
+        return host->call_fail(call, RPCD_ERR_INVALID_PARAMS, "need a message string", NULL, 0);
+    return ask_built(call, "user_input", "elicitation/create",
+                     json_pack("{s:o, s:o}", "message", message, "requestedSchema",
+                               json_loads(user_form_schema, 0, NULL)));
+}
+
+/* A form whose fields have defaults (SEP-1034). */
+static int elicitation_defaults(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    json_t *answer = answer_of(call, "prefilled");
+    if (answer)
+        return form_answer(call, answer, "Elicitation completed:");
+    static const question asked[] = {{"prefilled", "elicitation/create", defaults_form}};
+    return ask_all(call, asked, 1, NULL);
+}
+
+/* A form of enums of every shape (SEP-1330). */
+static int elicitation_enums(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    json_t *answer = answer_of(call, "choices");
+    if (answer)
+        return form_answer(call, answer, "Elicitation completed:");
+    static const question asked[] = {{"choices", "elicitation/create", enums_form}};
+    return ask_all(call, asked, 1, NULL);
 }
 
 /* Its region argument is also sent as the HTTP header Mcp-Param-Region (x-mcp-header in its
@@ -637,6 +791,21 @@ static const fixture_method methods[] = {
      "Asks in two rounds", NO_ARGUMENTS, NULL, NULL},
     {"test_input_required_result_capabilities", ask_what_it_can, RPCD_MCP_TOOL,
      "Asks only what the client declared it can answer", NO_ARGUMENTS, NULL, NULL},
+    {"test_sampling", sampling, RPCD_MCP_TOOL,
+     "Asks the model, through the client, to answer a prompt",
+     "{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":\"string\","
+     "\"description\":\"The prompt to send to the LLM\"}},\"required\":[\"prompt\"]}", NULL,
+     NULL},
+    {"test_elicitation", elicitation, RPCD_MCP_TOOL,
+     "Asks the user, through the client, for a username and an email address",
+     "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"string\","
+     "\"description\":\"The message to show the user\"}},\"required\":[\"message\"]}", NULL,
+     NULL},
+    {"test_elicitation_sep1034_defaults", elicitation_defaults, RPCD_MCP_TOOL,
+     "Asks the user to fill a form whose fields have defaults (SEP-1034)", NO_ARGUMENTS, NULL,
+     NULL},
+    {"test_elicitation_sep1330_enums", elicitation_enums, RPCD_MCP_TOOL,
+     "Asks the user to choose from enums of every shape (SEP-1330)", NO_ARGUMENTS, NULL, NULL},
     {"test_header_param", header_param, RPCD_MCP_TOOL,
      "Tests an argument mirrored in an HTTP header (x-mcp-header)",
      "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\","
