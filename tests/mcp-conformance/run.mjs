@@ -35,17 +35,10 @@ const MODE_BUDGET_MS = 100000 * TIME_SCALE;
 // Why a scenario (or one check of it) is left out. Each entry must still fail: one that passes
 // fails the test, so that the lists stay true. A failure that is rpcd's to fix would be listed
 // with a reason starting "rpcd:" (there is none today; README.md).
-const MID_CALL = 'a request from the server to the client during a tool call';
 const INPUT_REQUIRED =
     'rpcd: an input_required result from prompts/get; only a tools/call handler can ask ' +
     'the client yet (SEP-2322)';
 const TASKS = 'the Tasks extension (SEP-2663), which rpcd does not offer';
-const SERVER_REQUESTS_2025 = {
-    'tools-call-sampling': `sampling/createMessage: ${MID_CALL}`,
-    'tools-call-elicitation': `elicitation/create: ${MID_CALL}`,
-    'elicitation-sep1034-defaults': `elicitation/create (form with defaults): ${MID_CALL}`,
-    'elicitation-sep1330-enums': `elicitation/create (enum schemas): ${MID_CALL}`,
-};
 const INPUT_REQUIRED_2026 = {
     'input-required-result-non-tool-request': INPUT_REQUIRED,
 };
@@ -62,7 +55,7 @@ const MODES = [
     {
         name: 'default',
         args: ['--suite', 'all'],
-        excluded: { ...SERVER_REQUESTS_2025, ...INPUT_REQUIRED_2026, ...TASKS_EXTENSION },
+        excluded: { ...INPUT_REQUIRED_2026, ...TASKS_EXTENSION },
     },
     {
         name: 'requirements-2026-07-28',
