@@ -151,7 +151,8 @@ static long long expire_due(mcp_requests *requests)
         char text[160];
         snprintf(text, sizeof text, "the client did not answer within %.3g s",
                  (double)requests->limits.wait_ms / 1000);
-        log_message(LOG_INFO, "a call of id %.*s: %s", (int)gone.id.length, gone.id.data, text);
+        log_message(LOG_INFO, "a call of id %.*s: %s",
+                    (int)(gone.id.length < 64 ? gone.id.length : 64), gone.id.data, text);
         cancel_requests(requests, &gone, "not answered in time");
         answer_failed(requests, &gone, text);
         round_free(&gone);
@@ -218,74 +219,52 @@ void mcp_requests_free(mcp_requests *requests)
     free(requests);
 }
 
-/* The questions of a round ended ("key":{"method":...,"params":...} members) into item. Returns
- * 0, or -1 (memory). */
-static int read_questions(const call_round_end *ended, waiting_round *item)
+/*
+ * The round ended as a waiting round, its requests numbered from first, and their lines into
+ * lines (each ending with a newline). The questions are "key":{"method":...,"params":...}
+ * members, rpcd's own text. Returns 0, or -1 (memory).
+ */
+static int make_round(const call_round_end *ended, uint64_t first, waiting_round *item,
+                      buffer *lines)
 {
+    js_span params = ended->call_params.length ? ended->call_params : ended->arguments;
+    *item = (waiting_round){.has_state = ended->has_state, .first_request = first};
     buffer object = BUFFER_INIT;
-    int failed = buf_append_char(&object, '{') |
+    int failed = buf_append(&item->id, ended->id.start, ended->id.length) |
+                 buf_append(&item->params, params.start, params.length) |
+                 buf_append(&item->state, ended->state, ended->state_length) |
+                 buf_append_char(&object, '{') |
                  buf_append(&object, ended->questions, ended->questions_length) |
                  buf_append_char(&object, '}');
     item->questions =
         calloc(ended->question_count ? ended->question_count : 1, sizeof *item->questions);
-    if (failed || !item->questions) {
-        buf_free(&object);
-        return -1;
-    }
     js_iter members;
-    js_span key, value, method;
+    js_span key, value, method, request_params;
     js_iter_init(&members, (js_span){object.data, object.length});
-    while (!failed && item->question_count < ended->question_count &&
+    while (!failed && item->questions && item->question_count < ended->question_count &&
            js_iter_next(&members, &key, &value)) {
-        question *asked = &item->questions[item->question_count++];
+        question *asked = &item->questions[item->question_count];
         js_object_get(value, "method", 6, &method);
+        js_object_get(value, "params", 6, &request_params);
         failed |= buf_append(&asked->key, key.start, key.length) |
-                  buf_append(&asked->method, method.start, method.length);
+                  buf_append(&asked->method, method.start, method.length) |
+                  buf_printf(lines, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":",
+                             first + item->question_count) |
+                  buf_append(lines, method.start, method.length) |
+                  buf_append_string(lines, ",\"params\":") |
+                  buf_append(lines, request_params.start, request_params.length) |
+                  buf_append_string(lines, "}\n");
+        item->question_count++;
     }
     buf_free(&object);
     item->unanswered = item->question_count;
-    return failed || item->question_count == 0 ? -1 : 0;
-}
-
-/* The round ended as a waiting round (its requests not numbered yet). Returns 0 or -1. */
-static int make_round(const call_round_end *ended, waiting_round *item)
-{
-    js_span params = ended->call_params.length ? ended->call_params : ended->arguments;
-    *item = (waiting_round){.has_state = ended->has_state};
-    int failed = buf_append(&item->id, ended->id.start, ended->id.length) |
-                 buf_append(&item->params, params.start, params.length) |
-                 buf_append(&item->state, ended->state, ended->state_length);
-    if (failed || read_questions(ended, item) != 0) {
+    item->bytes =
+        item->id.length + item->params.length + item->state.length + ended->questions_length;
+    if (failed || item->question_count == 0) {
         round_free(item);
         return -1;
     }
-    item->bytes =
-        item->id.length + item->params.length + item->state.length + ended->questions_length;
     return 0;
-}
-
-/* The requests of item, numbered, one line each into lines (each ends with a newline). */
-static int request_lines(const call_round_end *ended, const waiting_round *item, buffer *lines)
-{
-    buffer object = BUFFER_INIT;
-    int failed = buf_append_char(&object, '{') |
-                 buf_append(&object, ended->questions, ended->questions_length) |
-                 buf_append_char(&object, '}');
-    js_iter members;
-    js_span key, value, method, params;
-    js_iter_init(&members, (js_span){object.data, object.length});
-    for (uint64_t number = item->first_request; !failed && js_iter_next(&members, &key, &value);
-         number++) {
-        js_object_get(value, "method", 6, &method);
-        js_object_get(value, "params", 6, &params);
-        failed |= buf_printf(lines, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", number);
-        failed |= buf_append(lines, method.start, method.length);
-        failed |= buf_append_string(lines, ",\"params\":");
-        failed |= buf_append(lines, params.start, params.length);
-        failed |= buf_append_string(lines, "}\n");
-    }
-    buf_free(&object);
-    return failed ? -1 : 0;
 }
 
 /* Writes each line of lines (newline-terminated) as a line of the output. */
@@ -304,14 +283,14 @@ static int ask_by_request(void *context, buffer *out, const call_round_end *ende
 {
     (void)out;
     mcp_requests *requests = context;
-    waiting_round item;
-    if (make_round(ended, &item) != 0)
-        return -1;
+    waiting_round item = {0};
     buffer lines = BUFFER_INIT;
     pthread_mutex_lock(&requests->lock);
     int status = CALL_ASK_DEFERRED;
     if (requests->closed) {
         status = CALL_ASK_CANCELLED;
+    } else if (make_round(ended, requests->next_request, &item, &lines) != 0) {
+        status = -1;
     } else if (requests->count >= requests->limits.most_rounds ||
                item.bytes > requests->limits.most_bytes - requests->bytes) {
         log_message(LOG_WARNING,
@@ -322,23 +301,16 @@ static int ask_by_request(void *context, buffer *out, const call_round_end *ende
     } else if (requests->count == requests->capacity) {
         size_t capacity = requests->capacity ? requests->capacity * 2 : 8;
         waiting_round *grown = realloc(requests->rounds, capacity * sizeof *grown);
-        if (grown) {
-            requests->rounds = grown;
-            requests->capacity = capacity;
-        } else {
+        if (grown)
+            requests->rounds = grown, requests->capacity = capacity;
+        else
             status = -1;
-        }
     }
-    if (status == CALL_ASK_DEFERRED) {
-        item.first_request = requests->next_request;
+    /* The thread that fails rounds not answered in time, started with the first. */
+    if (status == CALL_ASK_DEFERRED && !requests->watching)
+        requests->watching = pthread_create(&requests->watcher, NULL, watch, requests) == 0;
+    if (status == CALL_ASK_DEFERRED && requests->watching) {
         item.due_ms = clock_now_ms() + requests->limits.wait_ms;
-        /* The thread that fails rounds not answered in time, started with the first. */
-        if (!requests->watching && pthread_create(&requests->watcher, NULL, watch, requests) == 0)
-            requests->watching = true;
-        if (request_lines(ended, &item, &lines) != 0 || !requests->watching)
-            status = -1;
-    }
-    if (status == CALL_ASK_DEFERRED) {
         requests->next_request += item.question_count;
         requests->rounds[requests->count++] = item;
         requests->bytes += item.bytes;
@@ -347,6 +319,7 @@ static int ask_by_request(void *context, buffer *out, const call_round_end *ende
         /* Under the lock: a cancellation of the round cannot go out before its requests. */
         write_lines(requests, &lines);
     } else {
+        status = status == CALL_ASK_DEFERRED ? -1 : status;
         round_free(&item);
     }
     pthread_mutex_unlock(&requests->lock);
@@ -407,12 +380,21 @@ static void describe_refusal(const question *asked, js_span error, bool too_larg
     int method_length = (int)asked->method.length - 2;
     if (error.length > 0 && js_kind_of(error) == JS_OBJECT &&
         js_object_get(error, "message", 7, &message) == 1 && js_kind_of(message) == JS_STRING) {
-        char decoded[256];
-        size_t length = 0;
-        if (js_string_decode(message, decoded, sizeof decoded, &length) != 0)
+        /* Its first 256 bytes, cut where a character ends (it is valid UTF-8: rpcd's scanner
+         * checked the line), and where a NUL would have. */
+        size_t needed = js_string_decoded_length(message), length = 0, shown = 0;
+        char *decoded = malloc(needed + 1);
+        if (decoded && js_string_decode(message, decoded, needed + 1, &length) != 0)
             length = 0;
+        while (shown < length && decoded[shown] != '\0') {
+            size_t step = js_utf8_sequence_length(decoded + shown, length - shown);
+            if (step == 0 || shown + step > 256)
+                break;
+            shown += step;
+        }
         snprintf(text, size, "the client answered %.*s with an error: %.*s", method_length, method,
-                 (int)length, decoded);
+                 (int)shown, decoded ? decoded : "");
+        free(decoded);
     } else if (error.length > 0) {
         snprintf(text, size, "the client answered %.*s with an error", method_length, method);
     } else if (too_large) {

@@ -191,13 +191,30 @@ static void test_a_round_failed(void **state)
                       "\"text\",\"text\":\"the client's answer to sampling/createMessage is not "
                       "an object\"}],\"isError\":true}}\n");
 
+    /* A long message is cut at 256 bytes, where a character ends. */
+    assert_int_equal(ask(f, "\"c4\"", "\"r\":{\"method\":\"roots/list\",\"params\":{}}", 1, NULL),
+                     CALL_ASK_DEFERRED);
+    forget_written(f);
+    char letters[256], error[400], expected[700];
+    memset(letters, 'a', 255);
+    letters[255] = '\0';
+    snprintf(error, sizeof error, "{\"message\":\"%s\xc3\xa9 and more\"}", letters);
+    assert_int_equal(mcp_requests_answer(f->requests, SPAN("5"), NONE, SPAN(error), &resumed),
+                     MCP_ANSWER_FAILED);
+    snprintf(expected, sizeof expected,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"c4\",\"result\":{\"content\":[{\"type\":\"text\","
+             "\"text\":\"the client answered roots/list with an error: %s\"}],"
+             "\"isError\":true}}\n",
+             letters);
+    assert_written(f, expected);
+
     /* An error that is not an object still fails the round. */
     assert_int_equal(ask(f, "\"c3\"", TWO_QUESTIONS, 2, NULL), CALL_ASK_DEFERRED);
     forget_written(f);
-    assert_int_equal(mcp_requests_answer(f->requests, SPAN("6"), NONE, SPAN("3"), &resumed),
+    assert_int_equal(mcp_requests_answer(f->requests, SPAN("7"), NONE, SPAN("3"), &resumed),
                      MCP_ANSWER_FAILED);
     assert_written(f,
-                   CANCELLED("5", "the round failed") "{\"jsonrpc\":\"2.0\",\"id\":\"c3\","
+                   CANCELLED("6", "the round failed") "{\"jsonrpc\":\"2.0\",\"id\":\"c3\","
                                                       "\"result\":{\"content\":[{\"type\":\"text\","
                                                       "\"text\":\"the client answered "
                                                       "sampling/createMessage with an error\"}],"
