@@ -290,6 +290,27 @@ static int note_hidden(const mcp_tools *tools, const reg_method *hidden, mcp_rou
     return 0;
 }
 
+/*
+ * What a prompts/get or resources/read of the stateless revision brings for asking (1.6), into
+ * route (a call's): the capabilities its _meta declares, and a retry's requestState and
+ * inputResponses. Returns NULL, or the problem when either is given twice.
+ */
+static const char *read_asking(int era, js_span params, mcp_route *route)
+{
+    js_span meta, state, responses;
+    if (era != MCP_ERA_STATELESS || params.length == 0 || js_kind_of(params) != JS_OBJECT)
+        return NULL;
+    size_t states = js_object_get(params, "requestState", 12, &state);
+    size_t answers = js_object_get(params, "inputResponses", 14, &responses);
+    if (states > 1 || answers > 1)
+        return states > 1 ? "\"requestState\" appears twice" : "\"inputResponses\" appears twice";
+    route->request_state = states == 1 ? state : (js_span){NULL, 0};
+    route->input_responses = answers == 1 ? responses : (js_span){NULL, 0};
+    route->ask_capabilities =
+        js_object_get(params, "_meta", 5, &meta) == 1 ? mcp_ask_capabilities(meta) : 0;
+    return NULL;
+}
+
 /* resources/read: the method serving the URI, given {"uri":...} and a template's variables. */
 static int route_resource_read(const mcp_tools *tools, int era, js_span params, buffer *out,
                                mcp_route *route)
@@ -341,7 +362,8 @@ static int route_resource_read(const mcp_tools *tools, int era, js_span params, 
         .shaper = mcp_result_shaper(MCP_RESULT_RESOURCE, era == MCP_ERA_STATELESS),
         .progress_params = params,
     };
-    return 0;
+    const char *twice = read_asking(era, params, route);
+    return twice ? refuse_with(twice, NULL, params, out, route) : 0;
 }
 
 /* prompts/get: the prompt's method, given the request's params as they are. */
@@ -372,7 +394,8 @@ static int route_prompt_get(const mcp_tools *tools, int era, js_span params, buf
         .params = params,
         .shaper = mcp_result_shaper(MCP_RESULT_PROMPT, era == MCP_ERA_STATELESS),
     };
-    return 0;
+    const char *twice = read_asking(era, params, route);
+    return twice ? refuse_with(twice, "prompt", name, out, route) : 0;
 }
 
 /*

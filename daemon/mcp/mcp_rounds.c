@@ -368,11 +368,38 @@ void mcp_round_input_free(mcp_round_input *input)
     input->has_state = false;
 }
 
+int mcp_rounds_identity(const reg_method *method, js_span params, buffer *scratch,
+                        js_span *identity)
+{
+    *identity = params;
+    if (method->mcp_role != RPCD_MCP_PROMPT || params.length == 0 ||
+        js_kind_of(params) != JS_OBJECT)
+        return 0;
+    js_span name = {"null", 4}, arguments = {"{}", 2}, value;
+    if (js_object_get(params, "name", 4, &value) == 1)
+        name = value;
+    if (js_object_get(params, "arguments", 9, &value) == 1)
+        arguments = value;
+    buf_clear(scratch);
+    int failed =
+        buf_append_string(scratch, "{\"name\":") | buf_append(scratch, name.start, name.length) |
+        buf_append_string(scratch, ",\"arguments\":") |
+        buf_append(scratch, arguments.start, arguments.length) | buf_append_char(scratch, '}');
+    *identity = (js_span){scratch->data, scratch->length};
+    return failed ? -1 : 0;
+}
+
 static int ask_through(void *context, buffer *out, const call_round_end *ended)
 {
-    return mcp_rounds_ask(context, out, ended->method->name, ended->arguments, ended->questions,
-                          ended->questions_length, ended->state, ended->state_length,
-                          ended->has_state);
+    buffer scratch = BUFFER_INIT;
+    js_span identity;
+    int status = mcp_rounds_identity(ended->method, ended->arguments, &scratch, &identity);
+    if (status == 0)
+        status = mcp_rounds_ask(context, out, ended->method->name, identity, ended->questions,
+                                ended->questions_length, ended->state, ended->state_length,
+                                ended->has_state);
+    buf_free(&scratch);
+    return status;
 }
 
 static const call_asker asker = {ask_through};

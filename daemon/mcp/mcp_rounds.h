@@ -68,6 +68,15 @@ int mcp_rounds_claim(mcp_rounds *rounds, const char *method, js_span arguments,
                      js_span request_state, js_span responses, mcp_round_input *input,
                      const char **problem);
 
+/*
+ * The part of a call's params (the handler's) that a round is kept for and its retry must
+ * repeat, into *identity: a prompt's "name" and "arguments" (built in scratch: its params are
+ * the request's as they are, with what changes between retries, _meta, requestState and
+ * inputResponses); any other method's params whole. Returns 0, or -1 (memory).
+ */
+int mcp_rounds_identity(const reg_method *method, js_span params, buffer *scratch,
+                        js_span *identity);
+
 /* The asker of calls whose rounds a store keeps (asker_context: the mcp_rounds). Static. */
 const call_asker *mcp_rounds_asker(void);
 

@@ -239,10 +239,17 @@ static int start_mcp_call(const dispatcher *dispatch, const env_message *message
     mcp_rounds *rounds = session ? session->rounds : NULL;
     mcp_round_input input = {BUFFER_INIT, BUFFER_INIT, false};
     const char *problem = NULL;
-    int claimed =
-        resumed ? 0
-                : mcp_rounds_claim(rounds, route->method->name, route->params, route->request_state,
+    /* A round is claimed by what its retry must repeat (mcp_rounds_identity). */
+    buffer scratch = BUFFER_INIT;
+    js_span identity;
+    int claimed = 0;
+    if (!resumed)
+        claimed =
+            mcp_rounds_identity(route->method, route->params, &scratch, &identity) != 0
+                ? -1
+                : mcp_rounds_claim(rounds, route->method->name, identity, route->request_state,
                                    route->input_responses, &input, &problem);
+    buf_free(&scratch);
     if (claimed != 0) {
         buffer data = BUFFER_INIT;
         int failed = claimed == -1 || buf_append_string(&data, "{\"detail\":") != 0 ||

@@ -286,6 +286,90 @@ static void test_cannot_ask_isolated(void **state)
     cannot_ask("process");
 }
 
+/* The text of the first message of a prompt's result. */
+static const char *first_message(const json_t *response)
+{
+    const json_t *result = json_object_get(response, "result");
+    assert_string_equal(json_string_value(json_object_get(result, "resultType")), "complete");
+    const json_t *message = json_array_get(json_object_get(result, "messages"), 0);
+    return json_string_value(json_object_get(json_object_get(message, "content"), "text"));
+}
+
+/* prompts/get and resources/read ask as tools/call does: the round, and its retry with the
+ * answer and the state. A prompt's retry repeats its name and arguments; its _meta may change
+ * (a progressToken of its own). In the handshake era a prompt cannot ask. */
+static void other_requests(const char *isolation)
+{
+    session s;
+    start(&s, isolation);
+    static const char ask_prompt[] =
+        "{\"name\":\"asks_prompt\",\"arguments\":{\"a\":\"1\"}," META("{\"elicitation\":{}}") "}";
+    json_t *first = request(&s, "prompts/get", ask_prompt);
+    char *params;
+    assert_true(asprintf(&params,
+                         "{\"name\":\"asks_prompt\",\"arguments\":{\"a\":\"1\"},\"_meta\":{"
+                         "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                         "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}},"
+                         "\"progressToken\":\"p\"},\"requestState\":\"%s\","
+                         "\"inputResponses\":{\"topic\":%s}}",
+                         asked(first, "topic", "elicitation/create"), answer) > 0);
+    json_t *second = request(&s, "prompts/get", params);
+    assert_string_equal(first_message(second), "state prompt-state");
+    free(params);
+    json_decref(first);
+    json_decref(second);
+
+    first = request(&s, "prompts/get", ask_prompt);
+    assert_true(asprintf(&params,
+                         "{\"name\":\"asks_prompt\",\"arguments\":{\"a\":\"2\"}," META(
+                             "{\"elicitation\":{}}") ",\"requestState\":\"%s\","
+                                                     "\"inputResponses\":{\"topic\":%s}}",
+                         asked(first, "topic", "elicitation/create"), answer) > 0);
+    json_t *moved = request(&s, "prompts/get", params);
+    assert_error(moved, -32602, "these arguments");
+    free(params);
+    json_decref(first);
+    json_decref(moved);
+    json_t *twice = request(&s, "prompts/get",
+                            "{\"name\":\"asks_prompt\"," META("{}") ",\"requestState\":\"a\","
+                                                                    "\"requestState\":\"b\"}");
+    assert_error(twice, -32602, "appears twice");
+    json_decref(twice);
+
+    static const char read_topic[] = "{\"uri\":\"asks://topic\"," META("{\"elicitation\":{}}") "}";
+    first = request(&s, "resources/read", read_topic);
+    assert_true(asprintf(&params,
+                         "{\"uri\":\"asks://topic\"," META(
+                             "{\"elicitation\":{}}") ",\"requestState\":\"%s\","
+                                                     "\"inputResponses\":{\"topic\":%s}}",
+                         asked(first, "topic", "elicitation/create"), answer) > 0);
+    second = request(&s, "resources/read", params);
+    const json_t *contents = json_object_get(json_object_get(second, "result"), "contents");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(contents, 0), "text")),
+                        "told");
+    free(params);
+    json_decref(first);
+    json_decref(second);
+
+    /* The handshake era: the prompt learns it cannot ask. */
+    json_t *old = request(&s, "prompts/get", "{\"name\":\"asks_prompt\"}");
+    assert_error(old, -32021, NULL);
+    json_decref(old);
+    stop(&s);
+}
+
+static void test_other_requests(void **state)
+{
+    (void)state;
+    other_requests("none");
+}
+
+static void test_other_requests_isolated(void **state)
+{
+    (void)state;
+    other_requests("process");
+}
+
 /* A deferred round; a handler that claims to ask and asked nothing (a failure). */
 static void deferred_and_nothing(const char *isolation)
 {
@@ -407,6 +491,8 @@ int main(void)
         cmocka_unit_test(test_rounds_isolated),
         cmocka_unit_test(test_cannot_ask),
         cmocka_unit_test(test_cannot_ask_isolated),
+        cmocka_unit_test(test_other_requests),
+        cmocka_unit_test(test_other_requests_isolated),
         cmocka_unit_test(test_deferred_and_nothing),
         cmocka_unit_test(test_deferred_and_nothing_isolated),
         cmocka_unit_test(test_arguments_answered_alike),

@@ -35,13 +35,7 @@ const MODE_BUDGET_MS = 100000 * TIME_SCALE;
 // Why a scenario (or one check of it) is left out. Each entry must still fail: one that passes
 // fails the test, so that the lists stay true. A failure that is rpcd's to fix would be listed
 // with a reason starting "rpcd:" (there is none today; README.md).
-const INPUT_REQUIRED =
-    'rpcd: an input_required result from prompts/get; only a tools/call handler can ask ' +
-    'the client yet (SEP-2322)';
 const TASKS = 'the Tasks extension (SEP-2663), which rpcd does not offer';
-const INPUT_REQUIRED_2026 = {
-    'input-required-result-non-tool-request': INPUT_REQUIRED,
-};
 // tasks-status-notifications is not here: the suite skips it (its harness is being rewritten).
 const TASKS_EXTENSION = Object.fromEntries([
     'lifecycle', 'capability-negotiation', 'wire-fields', 'request-state-removal', 'mrtr-input',
@@ -55,12 +49,12 @@ const MODES = [
     {
         name: 'default',
         args: ['--suite', 'all'],
-        excluded: { ...INPUT_REQUIRED_2026, ...TASKS_EXTENSION },
+        excluded: { ...TASKS_EXTENSION },
     },
     {
         name: 'requirements-2026-07-28',
         args: ['--requirements', '2026-07-28'],
-        excluded: { ...INPUT_REQUIRED_2026, ...TASKS_EXTENSION },
+        excluded: { ...TASKS_EXTENSION },
     },
 ];
 

@@ -4,7 +4,8 @@
  * confirmation and keeps a state, then reports the answer and the state; asks.deferred asks
  * from a deferred call; asks.nothing claims to ask without a question; asks.probe reports what
  * each host function of 1.6 returns for each class of argument; asks.late waits until it is
- * cancelled, then asks.
+ * cancelled, then asks. The prompt asks_prompt and the resource asks://topic ask as asks.confirm
+ * does, and answer with what they were told.
  */
 #include <rpcd/plugin.h>
 
@@ -138,6 +139,49 @@ static int probe(rpcd_call *call, const char *params, size_t params_length, void
     return host->call_result(call, out, strlen(out));
 }
 
+/* Asks for a topic (keeping "prompt-state"), then tells it, and its state, in a message. */
+static int prompt(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    char answer[512], state[64], text[1024];
+    size_t answer_length = 0, state_length = 0;
+    (void)params, (void)params_length, (void)user_data;
+    if (host->call_input(call, "topic", answer, sizeof answer, &answer_length) != RPCD_OK ||
+        host->call_state(call, state, sizeof state, &state_length) != RPCD_OK)
+        return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot read the round", NULL, 0);
+    if (answer_length == 0) {
+        int asked = host->call_ask(call, "topic", "elicitation/create", form, sizeof form - 1);
+        if (asked == RPCD_ERR_UNSUPPORTED)
+            return host->call_fail_code(call, -32021, "Missing required client capability", missing,
+                                        sizeof missing - 1);
+        if (asked != RPCD_OK || host->call_set_state(call, "prompt-state", 12) != RPCD_OK)
+            return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot ask", NULL, 0);
+        return RPCD_INPUT_REQUIRED;
+    }
+    /* A string result is one user message of text: the answer, escaped, and the state. */
+    snprintf(text, sizeof text,
+             "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":"
+             "\"text\",\"text\":\"state %.*s\"}}],\"description\":%s}",
+             (int)state_length, state, answer_length > 0 ? "\"answered\"" : "\"\"");
+    return host->call_result(call, text, strlen(text));
+}
+
+/* The resource asks://topic: asks for a topic first, then reads "told". */
+static int resource(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    char answer[512];
+    size_t answer_length = 0;
+    (void)params, (void)params_length, (void)user_data;
+    if (host->call_input(call, "topic", answer, sizeof answer, &answer_length) != RPCD_OK)
+        return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot read the round", NULL, 0);
+    if (answer_length == 0) {
+        if (host->call_ask(call, "topic", "elicitation/create", form, sizeof form - 1) != RPCD_OK)
+            return host->call_fail(call, RPCD_ERR_INTERNAL, "cannot ask", NULL, 0);
+        return RPCD_INPUT_REQUIRED;
+    }
+    static const char told[] = "\"told\"";
+    return host->call_result(call, told, sizeof told - 1);
+}
+
 static int asks_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
                      size_t error_size)
 {
@@ -158,7 +202,19 @@ static int asks_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **
             return status;
         }
     }
-    return RPCD_OK;
+    rpcd_method asking_prompt = rpcd_method_new("asks.prompt", prompt);
+    asking_prompt.mcp_role = RPCD_MCP_PROMPT;
+    asking_prompt.mcp_descriptor = "{\"name\":\"asks_prompt\",\"description\":\"Asks first\"}";
+    rpcd_method asking_resource = rpcd_method_new("asks.resource", resource);
+    asking_resource.mcp_role = RPCD_MCP_RESOURCE;
+    asking_resource.mcp_descriptor = "{\"uri\":\"asks://topic\",\"name\":\"topic\"}";
+    int status = host->register_method(plugin, &asking_prompt);
+    if (status == RPCD_OK)
+        status = host->register_method(plugin, &asking_resource);
+    if (status != RPCD_OK)
+        snprintf(error, error_size, "cannot register the prompt or the resource (status %d)",
+                 status);
+    return status;
 }
 
 RPCD_PLUGIN_DEFINE("asks", "1.0.0", asks_init, NULL);

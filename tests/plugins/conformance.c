@@ -689,6 +689,26 @@ static int prompt_with_embedded_resource(rpcd_call *call, const char *params, si
     return steal_result(call, result);
 }
 
+/* Asks the client for the context first (1.6: a prompt asks as a tool does), then uses it. */
+static int prompt_asking(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    static const char context_form[] =
+        "{\"message\":\"What context should the prompt use?\",\"requestedSchema\":{\"type\":"
+        "\"object\",\"properties\":{\"context\":{\"type\":\"string\"}},\"required\":[\"context\"]}"
+        "}";
+    json_t *answer = answer_of(call, "user_context");
+    if (!answer) {
+        static const question asked[] = {{"user_context", "elicitation/create", context_form}};
+        return ask_all(call, asked, 1, NULL);
+    }
+    char text[512];
+    snprintf(text, sizeof text, "Use this context: %s", content_string(answer, "context"));
+    json_decref(answer);
+    return steal_result(call, json_pack("{s:[{s:s, s:{s:s, s:s}}]}", "messages", "role", "user",
+                                        "content", "type", "text", "text", text));
+}
+
 static int prompt_with_image(rpcd_call *call, const char *params, size_t length, void *data)
 {
     (void)params, (void)length, (void)data;
@@ -838,6 +858,9 @@ static const fixture_method methods[] = {
      "\"required\":true}]}", NULL},
     {"conformance.prompt_with_image", prompt_with_image, RPCD_MCP_PROMPT, NULL, NULL,
      "{\"name\":\"test_prompt_with_image\",\"description\":\"A prompt with an image\"}", NULL},
+    {"conformance.prompt_asking", prompt_asking, RPCD_MCP_PROMPT, NULL, NULL,
+     "{\"name\":\"test_input_required_result_prompt\","
+     "\"description\":\"A prompt that asks the client for its context first\"}", NULL},
 
     {"conformance.complete_prompt", complete, RPCD_MCP_COMPLETION, NULL, NULL,
      "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"test_prompt_with_arguments\"}}",

@@ -192,12 +192,41 @@ static void test_bounded(void **state)
     mcp_rounds_free(rounds);
 }
 
+/* What a retry must repeat: a prompt's name and arguments (its _meta and the retry's members
+ * aside); any other method's params whole. */
+static void test_identity(void **state)
+{
+    (void)state;
+    reg_method prompt = {.name = (char *)"p.get", .mcp_role = RPCD_MCP_PROMPT};
+    reg_method tool = {.name = (char *)"t.run", .mcp_role = RPCD_MCP_TOOL};
+    buffer scratch = BUFFER_INIT;
+    js_span identity;
+    const char *params = "{\"_meta\":{\"progressToken\":1},\"name\":\"n\",\"requestState\":\"x\","
+                         "\"arguments\":{\"a\":\"1\"},\"inputResponses\":{}}";
+    assert_int_equal(
+        mcp_rounds_identity(&prompt, (js_span){params, strlen(params)}, &scratch, &identity), 0);
+    assert_int_equal(identity.length, strlen("{\"name\":\"n\",\"arguments\":{\"a\":\"1\"}}"));
+    assert_memory_equal(identity.start, "{\"name\":\"n\",\"arguments\":{\"a\":\"1\"}}",
+                        identity.length);
+    /* Without arguments: none, as {}. */
+    const char *bare = "{\"name\":\"n\"}";
+    assert_int_equal(
+        mcp_rounds_identity(&prompt, (js_span){bare, strlen(bare)}, &scratch, &identity), 0);
+    assert_memory_equal(identity.start, "{\"name\":\"n\",\"arguments\":{}}", identity.length);
+    assert_int_equal(
+        mcp_rounds_identity(&tool, (js_span){params, strlen(params)}, &scratch, &identity), 0);
+    assert_ptr_equal(identity.start, params);
+    assert_int_equal(identity.length, strlen(params));
+    buf_free(&scratch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_round_and_its_claim),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_bounded),
+        cmocka_unit_test(test_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
