@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * MCP requests on their way in and out: mcp_route_message answers the MCP methods or turns them
+/* MCP requests on their way in and out: mcp_route_message answers the MCP methods or turns them
  * into a plugin's call (tools/call: the tool's method, its arguments as params, _meta kept for
- * progress), and the tool shaper turns that call's result or failure into a tool result.
- */
+ * progress), and the tool shaper turns that call's result or failure into a tool result. */
 #include "mcp/mcp.h"
 
 #include "wire/envelope.h"
@@ -161,8 +159,7 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
         .params = read.has_arguments ? read.arguments : (js_span){"{}", 2},
         .shaper = era == MCP_ERA_STATELESS ? mcp_stateless_tool_shaper() : mcp_tool_shaper(),
         .progress_params = params,
-        /* A client of the stateless revision is asked through its results, with what its
-         * _meta declares; one of the handshake era with requests, as its session declared. */
+        /* Asked through its results (what _meta declares), or with rpcd's requests. */
         .ask_capabilities = era == MCP_ERA_STATELESS ? mcp_ask_capabilities(read.meta) : 0,
         .asks_by_request = era == MCP_ERA_HANDSHAKE,
         .request_state = read.request_state,
@@ -290,25 +287,17 @@ static int note_hidden(const mcp_tools *tools, const reg_method *hidden, mcp_rou
     return 0;
 }
 
-/*
- * What a prompts/get or resources/read of the stateless revision brings for asking (1.6), into
- * route (a call's): the capabilities its _meta declares, and a retry's requestState and
- * inputResponses. Returns NULL, or the problem when either is given twice.
- */
+/* How a prompts/get or resources/read asks (1.6), into route: with rpcd's requests in the
+ * handshake era, through its results in the stateless revision. NULL, or why params are wrong. */
 static const char *read_asking(int era, js_span params, mcp_route *route)
 {
-    js_span meta, state, responses;
+    js_span meta;
+    route->asks_by_request = era == MCP_ERA_HANDSHAKE;
     if (era != MCP_ERA_STATELESS || params.length == 0 || js_kind_of(params) != JS_OBJECT)
         return NULL;
-    size_t states = js_object_get(params, "requestState", 12, &state);
-    size_t answers = js_object_get(params, "inputResponses", 14, &responses);
-    if (states > 1 || answers > 1)
-        return states > 1 ? "\"requestState\" appears twice" : "\"inputResponses\" appears twice";
-    route->request_state = states == 1 ? state : (js_span){NULL, 0};
-    route->input_responses = answers == 1 ? responses : (js_span){NULL, 0};
     route->ask_capabilities =
         js_object_get(params, "_meta", 5, &meta) == 1 ? mcp_ask_capabilities(meta) : 0;
-    return NULL;
+    return mcp_rounds_read_retry(params, &route->request_state, &route->input_responses);
 }
 
 /* resources/read: the method serving the URI, given {"uri":...} and a template's variables. */

@@ -29,8 +29,9 @@ typedef struct question {
 } question;
 
 typedef struct waiting_round {
-    buffer id;     /* the call's id, as the client wrote it */
-    buffer params; /* the params of the call's message */
+    const char *message_method; /* static: the MCP request the call came from */
+    buffer id;                  /* the call's id, as the client wrote it */
+    buffer params;              /* the params of the call's message */
     buffer state;
     bool has_state;
     buffer answers;         /* "key":result members so far */
@@ -98,20 +99,26 @@ static void cancel_requests(mcp_requests *requests, const waiting_round *item, c
     buf_free(&line);
 }
 
-/* Answers item's call with the JSON-RPC error code: -32800 (its session ends, or the client
- * asked so), or -32603. */
-static void answer_error(mcp_requests *requests, const waiting_round *item, int64_t code)
+/* Answers item's call with the JSON-RPC error code (and message; NULL: the code's): -32800 (its
+ * session ends, or the client asked so), or -32603. */
+static void answer_error(mcp_requests *requests, const waiting_round *item, int64_t code,
+                         const char *message)
 {
     buffer line = BUFFER_INIT;
     js_span id = {item->id.data, item->id.length};
-    if (rl_append_error(&line, &id, code, rpcerr_message(code), NULL, 0) == 0)
+    if (rl_append_error(&line, &id, code, message ? message : rpcerr_message(code), NULL, 0) == 0)
         write_line(requests, &line);
     buf_free(&line);
 }
 
-/* Answers item's call with a tool error that says text (the model reads it). */
+/* Answers item's call as failed for the reason text: a tool with a tool error (the model reads
+ * it), a prompt or a resource with -32603 and the text as its message. */
 static void answer_failed(mcp_requests *requests, const waiting_round *item, const char *text)
 {
+    if (strcmp(item->message_method, "tools/call") != 0) {
+        answer_error(requests, item, RPC_INTERNAL_ERROR, text);
+        return;
+    }
     buffer line = BUFFER_INIT;
     int failed = buf_append_string(&line, "{\"jsonrpc\":\"2.0\",\"id\":");
     failed |= buf_append(&line, item->id.data, item->id.length);
@@ -122,7 +129,7 @@ static void answer_failed(mcp_requests *requests, const waiting_round *item, con
         write_line(requests, &line);
     buf_free(&line);
     if (failed) /* still its one answer */
-        answer_error(requests, item, RPC_INTERNAL_ERROR);
+        answer_error(requests, item, RPC_INTERNAL_ERROR, NULL);
 }
 
 /* Takes round index out of the store into *item. Lock held. */
@@ -228,7 +235,14 @@ static int make_round(const call_round_end *ended, uint64_t first, waiting_round
                       buffer *lines)
 {
     js_span params = ended->call_params.length ? ended->call_params : ended->arguments;
-    *item = (waiting_round){.has_state = ended->has_state, .first_request = first};
+    /* The request a handler of this role serves: the call runs again as it. */
+    static const char *const by_role[] = {"tools/call", "resources/read", "prompts/get"};
+    *item = (waiting_round){
+        .message_method =
+            ended->method->mcp_role < 3 ? by_role[ended->method->mcp_role] : "tools/call",
+        .has_state = ended->has_state,
+        .first_request = first,
+    };
     buffer object = BUFFER_INIT;
     int failed = buf_append(&item->id, ended->id.start, ended->id.length) |
                  buf_append(&item->params, params.start, params.length) |
@@ -411,7 +425,7 @@ static void describe_refusal(const question *asked, js_span error, bool too_larg
  * it). Returns 0 or -1. */
 static int resume(waiting_round *item, mcp_resumed *resumed)
 {
-    *resumed = (mcp_resumed){.input.has_state = item->has_state};
+    *resumed = (mcp_resumed){.method = item->message_method, .input.has_state = item->has_state};
     resumed->id = item->id;
     resumed->params = item->params;
     resumed->input.state = item->state;
@@ -507,7 +521,7 @@ int mcp_requests_cancel(mcp_requests *requests, js_span id, bool respond)
         take_round(requests, (size_t)place, &gone);
         cancel_requests(requests, &gone, "the client cancelled the call");
         if (respond)
-            answer_error(requests, &gone, RPC_REQUEST_CANCELLED);
+            answer_error(requests, &gone, RPC_REQUEST_CANCELLED, NULL);
         round_free(&gone);
     }
     pthread_mutex_unlock(&requests->lock);
@@ -524,7 +538,7 @@ void mcp_requests_close(mcp_requests *requests)
         waiting_round gone;
         take_round(requests, requests->count - 1, &gone);
         cancel_requests(requests, &gone, "the session ends");
-        answer_error(requests, &gone, RPC_REQUEST_CANCELLED);
+        answer_error(requests, &gone, RPC_REQUEST_CANCELLED, NULL);
         round_free(&gone);
     }
     pthread_mutex_unlock(&requests->lock);

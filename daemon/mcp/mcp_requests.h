@@ -46,8 +46,11 @@ const call_asker *mcp_requests_asker(void);
 
 /* A round whose answers are all in: the call to run again, with them. */
 typedef struct mcp_resumed {
+    /* static: the request the call came from: tools/call, prompts/get or resources/read (by its
+     * method's role) */
+    const char *method;
     buffer id;     /* the call's request id, as the client wrote it */
-    buffer params; /* the params of the message the call came from (tools/call's) */
+    buffer params; /* the params of that request */
     /* answers: a JSON object, each question's key and the client's result; and the state the
      * handler kept for the next round */
     mcp_round_input input;
@@ -62,7 +65,8 @@ enum mcp_answer_result {
     MCP_ANSWER_TAKEN = 1,   /* kept; its round waits for more */
     MCP_ANSWER_RESUMED = 2, /* its round is whole: *resumed (filled, the caller's) */
     /* an error, or a result that is not an object: its call was answered with a tool error
-     * saying so, and the round's other requests cancelled */
+     * saying so (a prompt's or a resource's with -32603), and the round's other requests
+     * cancelled */
     MCP_ANSWER_FAILED = 3,
 };
 

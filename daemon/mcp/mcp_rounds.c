@@ -368,6 +368,18 @@ void mcp_round_input_free(mcp_round_input *input)
     input->has_state = false;
 }
 
+const char *mcp_rounds_read_retry(js_span params, js_span *request_state, js_span *responses)
+{
+    js_span state, answers;
+    size_t states = js_object_get(params, "requestState", 12, &state);
+    size_t given = js_object_get(params, "inputResponses", 14, &answers);
+    if (states > 1 || given > 1)
+        return states > 1 ? "\"requestState\" appears twice" : "\"inputResponses\" appears twice";
+    *request_state = states == 1 ? state : (js_span){NULL, 0};
+    *responses = given == 1 ? answers : (js_span){NULL, 0};
+    return NULL;
+}
+
 int mcp_rounds_identity(const reg_method *method, js_span params, buffer *scratch,
                         js_span *identity)
 {

@@ -69,6 +69,13 @@ int mcp_rounds_claim(mcp_rounds *rounds, const char *method, js_span arguments,
                      const char **problem);
 
 /*
+ * What a request (params, an object) brings back for its round: its "requestState" and its
+ * "inputResponses" (empty spans when absent). Returns NULL, or the problem (static text) when
+ * either appears twice.
+ */
+const char *mcp_rounds_read_retry(js_span params, js_span *request_state, js_span *responses);
+
+/*
  * The part of a call's params (the handler's) that a round is kept for and its retry must
  * repeat, into *identity: a prompt's "name" and "arguments" (built in scratch: its params are
  * the request's as they are, with what changes between retries, _meta, requestState and

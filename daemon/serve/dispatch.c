@@ -373,7 +373,7 @@ static int answer_invalid(const dispatcher *dispatch, const env_message *message
 /*
  * A response object from the client. One to a request of rpcd's (1.6, the handshake era) is an
  * answer: its round waits for the others, or, when whole, its call runs again with them, as
- * its tools/call came, answered as any call. Any other response is ignored.
+ * its request came, answered as any call. Any other response is ignored.
  */
 static int take_response(const dispatcher *dispatch, js_span value, const env_message *message)
 {
@@ -394,17 +394,19 @@ static int take_response(const dispatcher *dispatch, js_span value, const env_me
                     (int)message->id.length, message->id.start);
     if (taken != MCP_ANSWER_RESUMED)
         return taken == MCP_ANSWER_NO_MEMORY ? -1 : 0;
+    char quoted[32];
+    int quoted_length = snprintf(quoted, sizeof quoted, "\"%s\"", resumed.method);
     const env_message again = {
         .kind = ENV_REQUEST,
         .has_id = true,
         .id = {resumed.id.data, resumed.id.length},
-        .method = {"\"tools/call\"", 12},
+        .method = {quoted, (size_t)quoted_length},
         .has_params = true,
         .params = {resumed.params.data, resumed.params.length},
     };
     int status = 0;
-    handle_mcp(dispatch, &again, "tools/call", 10, NULL, out_ticket_take(dispatch->out),
-               &resumed.input, &status);
+    handle_mcp(dispatch, &again, resumed.method, strlen(resumed.method), NULL,
+               out_ticket_take(dispatch->out), &resumed.input, &status);
     mcp_resumed_free(&resumed);
     return status;
 }

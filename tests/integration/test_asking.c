@@ -297,7 +297,7 @@ static const char *first_message(const json_t *response)
 
 /* prompts/get and resources/read ask as tools/call does: the round, and its retry with the
  * answer and the state. A prompt's retry repeats its name and arguments; its _meta may change
- * (a progressToken of its own). In the handshake era a prompt cannot ask. */
+ * (a progressToken of its own). */
 static void other_requests(const char *isolation)
 {
     session s;
@@ -351,7 +351,8 @@ static void other_requests(const char *isolation)
     json_decref(first);
     json_decref(second);
 
-    /* The handshake era: the prompt learns it cannot ask. */
+    /* A request of the handshake era from a client that declared nothing (no initialize): the
+     * prompt learns it cannot ask. */
     json_t *old = request(&s, "prompts/get", "{\"name\":\"asks_prompt\"}");
     assert_error(old, -32021, NULL);
     json_decref(old);

@@ -2,9 +2,10 @@
 /*
  * Asking a client of MCP's handshake era mid-call (ABI 1.6), through the real rpcd and the asks
  * fixture, in rpcd's process and in a host of its own: the round goes out as requests rpcd
- * numbers, the client's responses bring the handler round two; an error, a cancellation (both
- * conventions), the end of input, a duplicate id, an answer nobody asked for, a client that did
- * not declare the capability and a call in a batch each end as they should.
+ * numbers, the client's responses bring the handler round two (a tool's, a prompt's, a
+ * resource's); an error, a cancellation (both conventions), the end of input, a duplicate id, an
+ * answer nobody asked for, a client that did not declare the capability and a call in a batch
+ * each end as they should.
  */
 #include "harness.h"
 
@@ -237,6 +238,58 @@ static void test_error_answer(void **state)
     }
 }
 
+/* The text of the first message of a prompt's result. */
+static const char *first_message(const json_t *response)
+{
+    const json_t *message =
+        json_array_get(json_object_get(json_object_get(response, "result"), "messages"), 0);
+    return json_string_value(json_object_get(json_object_get(message, "content"), "text"));
+}
+
+/* A prompt and a resource ask as a tool does, and run again as their request came; a prompt
+ * whose answer is an error gets -32603 saying so (it has no tool error). */
+static void test_prompt_and_resource(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < 2; i++) {
+        session s;
+        start(&s, modes[i], "{\"elicitation\":{}}");
+        send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"prompts/get\","
+                      "\"params\":{\"name\":\"asks_prompt\"}}");
+        answer(&s, expect_request(&s, "elicitation/create"), "{\"action\":\"accept\"}");
+        json_t *response = expect_response(&s, "p1");
+        assert_string_equal(first_message(response), "state prompt-state");
+        json_decref(response);
+
+        send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"resources/read\","
+                      "\"params\":{\"uri\":\"asks://topic\"}}");
+        answer(&s, expect_request(&s, "elicitation/create"), "{\"action\":\"accept\"}");
+        response = expect_response(&s, "r1");
+        const json_t *contents = json_object_get(json_object_get(response, "result"), "contents");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(contents, 0), "text")),
+                            "told");
+        json_decref(response);
+
+        send_line(&s, "{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"method\":\"prompts/get\","
+                      "\"params\":{\"name\":\"asks_prompt\"}}");
+        json_int_t number = expect_request(&s, "elicitation/create");
+        char *line;
+        assert_true(asprintf(&line,
+                             "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":1,"
+                             "\"message\":\"no\"}}",
+                             (long long)number) > 0);
+        send_line(&s, line);
+        free(line);
+        response = expect_response(&s, "p2");
+        assert_error_code(response, -32603);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(response, "error"), "message")),
+            "the client answered elicitation/create with an error: no");
+        json_decref(response);
+        stop(&s);
+    }
+}
+
 /* $/cancelRequest: the request is cancelled, the call answered -32800. */
 static void test_cancel_request(void **state)
 {
@@ -352,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_answered),
         cmocka_unit_test(test_deferred_then_cancelled),
         cmocka_unit_test(test_error_answer),
+        cmocka_unit_test(test_prompt_and_resource),
         cmocka_unit_test(test_cancel_request),
         cmocka_unit_test(test_cancelled_before_asking),
         cmocka_unit_test(test_in_flight_while_waiting),

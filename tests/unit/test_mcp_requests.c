@@ -222,6 +222,37 @@ static void test_a_round_failed(void **state)
     fixture_free(f);
 }
 
+/* A prompt's or a resource's round runs again as its request; its failure is -32603. */
+static void test_prompt_round(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new(MCP_REQUESTS_LIMITS);
+    f->method.mcp_role = RPCD_MCP_PROMPT;
+    assert_int_equal(ask(f, "\"p\"", TWO_QUESTIONS, 2, NULL), CALL_ASK_DEFERRED);
+    forget_written(f);
+    mcp_resumed resumed;
+    assert_int_equal(mcp_requests_answer(f->requests, SPAN("1"), SPAN("{}"), NONE, &resumed),
+                     MCP_ANSWER_TAKEN);
+    assert_int_equal(mcp_requests_answer(f->requests, SPAN("2"), SPAN("{}"), NONE, &resumed),
+                     MCP_ANSWER_RESUMED);
+    assert_string_equal(resumed.method, "prompts/get");
+    mcp_resumed_free(&resumed);
+    f->method.mcp_role = RPCD_MCP_RESOURCE;
+    assert_int_equal(ask(f, "\"r\"", TWO_QUESTIONS, 2, NULL), CALL_ASK_DEFERRED);
+    forget_written(f);
+    assert_int_equal(
+        mcp_requests_answer(f->requests, SPAN("3"), NONE, SPAN("{\"message\":\"no\"}"), &resumed),
+        MCP_ANSWER_FAILED);
+    assert_written(
+        f,
+        CANCELLED(
+            "4",
+            "the round failed") "{\"jsonrpc\":\"2.0\",\"id\":\"r\",\"error\":{\"code\":-32603,"
+                                "\"message\":"
+                                "\"the client answered elicitation/create with an error: no\"}}\n");
+    fixture_free(f);
+}
+
 /* The client cancels the call: silently (notifications/cancelled) or answered -32800. */
 static void test_cancelled_by_the_client(void **state)
 {
@@ -331,9 +362,10 @@ static void test_bounds(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_round_answered),        cmocka_unit_test(test_a_round_failed),
-        cmocka_unit_test(test_cancelled_by_the_client), cmocka_unit_test(test_closed),
-        cmocka_unit_test(test_not_answered_in_time),    cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_a_round_answered), cmocka_unit_test(test_a_round_failed),
+        cmocka_unit_test(test_prompt_round),     cmocka_unit_test(test_cancelled_by_the_client),
+        cmocka_unit_test(test_closed),           cmocka_unit_test(test_not_answered_in_time),
+        cmocka_unit_test(test_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
