@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The counter store behind the control socket's `metrics`: series made under a lock when methods
- * register, counted with relaxed atomic adds when calls end, and written as OpenMetrics text.
+ * register, counted in per-thread shards when calls end, and written as OpenMetrics text.
  */
 #include "base/metrics.h"
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,50 @@ void mx_enable(bool on)
     atomic_store(&mx_counting, on);
 }
 
+/* ---- Shards: which thread writes which ------------------------------------------------------ */
+
+_Thread_local int mx_thread_shard = -1;
+
+/* Bit i set: shard i (below MX_SHARDS - 1) is a live thread's. */
+static atomic_uint shards_taken;
+static pthread_key_t shard_key;
+static pthread_once_t shard_key_once = PTHREAD_ONCE_INIT;
+
+/* A thread that took a shard ends: the shard is free for the next (its counts stay). */
+static void give_back(void *value)
+{
+    unsigned index = (unsigned)((uintptr_t)value - 1);
+    atomic_fetch_and(&shards_taken, ~(1u << index));
+}
+
+static void make_shard_key(void)
+{
+    if (pthread_key_create(&shard_key, give_back) != 0)
+        shard_key = (pthread_key_t)-1; /* shards are then never given back: still correct */
+}
+
+int mx_take_shard(void)
+{
+    pthread_once(&shard_key_once, make_shard_key);
+    unsigned taken = atomic_load(&shards_taken);
+    for (unsigned index = 0; index < MX_SHARDS - 1; index++) {
+        if (taken & (1u << index))
+            continue;
+        if (!atomic_compare_exchange_strong(&shards_taken, &taken, taken | (1u << index))) {
+            index = (unsigned)-1; /* taken changed: look again from the first */
+            continue;
+        }
+        /* Without the key's destructor the shard would never be given back: keep it shared. */
+        if (shard_key == (pthread_key_t)-1 ||
+            pthread_setspecific(shard_key, (void *)(uintptr_t)(index + 1)) != 0) {
+            atomic_fetch_and(&shards_taken, ~(1u << index));
+            break;
+        }
+        return mx_thread_shard = (int)index;
+    }
+    return mx_thread_shard = MX_SHARDS - 1;
+}
+
 static bool same(const char *a, const char *b, size_t b_length)
 {
     return strlen(a) == b_length && memcmp(a, b, b_length) == 0;
@@ -53,7 +98,9 @@ mx_series *mx_series_for(const char *method, size_t length, const char *plugin)
     for (size_t i = 0; i < count && !found; i++)
         if (same(series_at[i]->method, method, length) && strcmp(series_at[i]->plugin, plugin) == 0)
             found = series_at[i];
-    if (!found && count < MX_MOST_SERIES && (found = calloc(1, sizeof *found)) != NULL) {
+    if (!found && count < MX_MOST_SERIES &&
+        (found = aligned_alloc(alignof(mx_series), sizeof *found)) != NULL) {
+        memset(found, 0, sizeof *found);
         found->method = strndup(method, length);
         found->plugin = strdup(plugin);
         if (!found->method || !found->plugin) {
@@ -118,6 +165,19 @@ static unsigned long long get(const atomic_ullong *counter)
     return atomic_load_explicit(counter, memory_order_relaxed);
 }
 
+/* A counter of series summed over its shards: offset is the counter's place in a shard. */
+static unsigned long long sum(const mx_series *series, size_t offset)
+{
+    unsigned long long total = 0;
+    for (int i = 0; i < MX_SHARDS; i++)
+        total += get((const atomic_ullong *)((const char *)&series->shards[i] + offset));
+    return total;
+}
+
+#define SUM(series, member) sum((series), offsetof(mx_shard, member))
+#define SUM_AT(series, member, i)                                                                  \
+    sum((series), offsetof(mx_shard, member) + (size_t)(i) * sizeof(atomic_ullong))
+
 /* A label value: backslash, quote and line feed escaped as OpenMetrics says; other control
  * bytes, which a name should never hold, become '?' so that a line stays one line. */
 static int append_label(buffer *out, const char *name, const char *value)
@@ -161,7 +221,7 @@ static unsigned long long calls_of(const mx_series *series)
 {
     unsigned long long calls = 0;
     for (int b = 0; b <= MX_BUCKET_COUNT; b++)
-        calls += get(&series->buckets[b]);
+        calls += SUM_AT(series, buckets, b);
     return calls;
 }
 
@@ -169,8 +229,8 @@ static unsigned long long counter(const mx_series *series, counter_of which)
 {
     switch (which) {
     case OF_CALLS: return calls_of(series);
-    case OF_BYTES_IN: return get(&series->bytes_in);
-    case OF_BYTES_OUT: return get(&series->bytes_out);
+    case OF_BYTES_IN: return SUM(series, bytes_in);
+    case OF_BYTES_OUT: return SUM(series, bytes_out);
     case OF_REJECTIONS: return get(&series->rejections_by_policy);
     }
     return 0;
@@ -200,7 +260,7 @@ static int write_errors(buffer *out, size_t count)
         for (int outcome = MX_OK + 1; outcome < MX_OUTCOME_COUNT; outcome++) {
             failed |= open_sample(out, "rpcd_call_errors_total", series_at[i]);
             failed |= buf_append_char(out, ',') | append_label(out, "code", codes[outcome]);
-            failed |= buf_printf(out, "} %llu\n", get(&series_at[i]->errors[outcome]));
+            failed |= buf_printf(out, "} %llu\n", SUM_AT(series_at[i], errors, outcome));
         }
     }
     return failed;
@@ -216,18 +276,18 @@ static int write_histogram(buffer *out, size_t count)
          * while calls end meanwhile. */
         unsigned long long cumulative = 0;
         for (int b = 0; b < MX_BUCKET_COUNT; b++) {
-            cumulative += get(&series->buckets[b]);
+            cumulative += SUM_AT(series, buckets, b);
             failed |= open_sample(out, "rpcd_call_duration_seconds_bucket", series);
             failed |= buf_printf(out, ",le=\"%g\"} %llu\n", (double)mx_bucket_bounds_us[b] / 1e6,
                                  cumulative);
         }
-        unsigned long long calls = cumulative + get(&series->buckets[MX_BUCKET_COUNT]);
+        unsigned long long calls = cumulative + SUM_AT(series, buckets, MX_BUCKET_COUNT);
         failed |= open_sample(out, "rpcd_call_duration_seconds_bucket", series);
         failed |= buf_printf(out, ",le=\"+Inf\"} %llu\n", calls);
         failed |= open_sample(out, "rpcd_call_duration_seconds_count", series);
         failed |= buf_printf(out, "} %llu\n", calls);
         failed |= open_sample(out, "rpcd_call_duration_seconds_sum", series);
-        failed |= buf_printf(out, "} %.6f\n", (double)get(&series->latency_us) / 1e6);
+        failed |= buf_printf(out, "} %.6f\n", (double)SUM(series, latency_us) / 1e6);
     }
     return failed;
 }

@@ -4,16 +4,19 @@
  * code, latency buckets, bytes in and out, rejections by policy) and per plugin (host crashes,
  * restarts, deadline kills), in one process-wide store, and their OpenMetrics text.
  *
- * The hot path only adds to atomic counters with relaxed order: a series is found once, when its
- * method is registered (mx_series_for), and the call's end adds to it without a lock. Series
- * live until mx_release (at exit); the same method and plugin names get the same series again,
- * so counters go on across reloads.
+ * The hot path adds to counters without a lock and, mostly, without a locked instruction: a
+ * series is found once, when its method is registered (mx_series_for), and is split in shards,
+ * one per thread that counts (MX_SHARDS), so that a call's end adds to counters no other thread
+ * writes (a relaxed load and store: a locked addition costs as much as the rest of the counting).
+ * Series live until mx_release (at exit); the same method and plugin names get the same series
+ * again, so counters go on across reloads.
  */
 #ifndef RPCD_METRICS_H
 #define RPCD_METRICS_H
 
 #include "base/buffer.h"
 
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,18 +39,29 @@ extern const long long mx_bucket_bounds_us[MX_BUCKET_COUNT];
 /* The most series kept (method and plugin pairs); mx_series_for returns NULL past it. */
 enum { MX_MOST_SERIES = 4096, MX_MOST_PLUGINS = 1024 };
 
-/* The counters of one method of one plugin. */
-typedef struct mx_series {
-    char *method;                           /* owned */
-    char *plugin;                           /* owned; "" for rpcd's own methods */
-    atomic_ullong errors[MX_OUTCOME_COUNT]; /* [MX_OK] unused */
+/*
+ * Shards a series has: each of the first MX_SHARDS - 1 threads that count at once has one of its
+ * own (given back when the thread ends); any more share the last, with atomic additions.
+ */
+enum { MX_SHARDS = 8 };
+
+/* The counters of one series that one thread writes; a cache line of its own. */
+typedef struct mx_shard {
+    alignas(64) atomic_ullong errors[MX_OUTCOME_COUNT]; /* [MX_OK] unused */
     /* Not cumulative: the writer sums them. The last is past every bound (+Inf), so that their
      * sum is the count of calls, and a call adds to one counter for both. */
     atomic_ullong buckets[MX_BUCKET_COUNT + 1];
-    atomic_ullong latency_us;           /* the sum */
-    atomic_ullong bytes_in;             /* params */
-    atomic_ullong bytes_out;            /* response lines */
+    atomic_ullong latency_us; /* the sum */
+    atomic_ullong bytes_in;   /* params */
+    atomic_ullong bytes_out;  /* response lines */
+} mx_shard;
+
+/* The counters of one method of one plugin, the sum of its shards. */
+typedef struct mx_series {
+    char *method;                       /* owned */
+    char *plugin;                       /* owned; "" for rpcd's own methods */
     atomic_ullong rejections_by_policy; /* mx_count_policy_rejection */
+    mx_shard shards[MX_SHARDS];
 } mx_series;
 
 /* What happened to a plugin's host (isolation = process). */
@@ -80,6 +94,22 @@ static inline void mx_add(atomic_ullong *counter, unsigned long long amount)
     atomic_fetch_add_explicit(counter, amount, memory_order_relaxed);
 }
 
+/* The calling thread's shard, -1 until it first counts (mx_take_shard). */
+extern _Thread_local int mx_thread_shard;
+/* Gives the calling thread a shard, its own while one is free. Returns its index. */
+int mx_take_shard(void);
+
+/* Adds to a counter of the calling thread's shard: a plain load and store when the shard is the
+ * thread's alone (no other thread writes it; readers see either value), else atomically. */
+static inline void mx_add_to_shard(atomic_ullong *counter, unsigned long long amount, bool alone)
+{
+    if (alone)
+        atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + amount,
+                              memory_order_relaxed);
+    else
+        mx_add(counter, amount);
+}
+
 /* The bounds again, padded to 16 with bounds no latency passes, for mx_bucket_of. */
 extern const long long mx_bucket_search[16];
 
@@ -102,12 +132,15 @@ static inline size_t mx_bucket_of(long long latency_us)
 static inline void mx_count_call(mx_series *series, mx_outcome outcome, long long latency_us,
                                  size_t bytes_in, size_t bytes_out)
 {
+    int index = mx_thread_shard >= 0 ? mx_thread_shard : mx_take_shard();
+    bool alone = index < MX_SHARDS - 1;
+    mx_shard *shard = &series->shards[index];
     if (outcome != MX_OK)
-        mx_add(&series->errors[outcome], 1);
-    mx_add(&series->buckets[mx_bucket_of(latency_us)], 1);
-    mx_add(&series->latency_us, (unsigned long long)latency_us);
-    mx_add(&series->bytes_in, bytes_in);
-    mx_add(&series->bytes_out, bytes_out);
+        mx_add_to_shard(&shard->errors[outcome], 1, alone);
+    mx_add_to_shard(&shard->buckets[mx_bucket_of(latency_us)], 1, alone);
+    mx_add_to_shard(&shard->latency_us, (unsigned long long)latency_us, alone);
+    mx_add_to_shard(&shard->bytes_in, bytes_in, alone);
+    mx_add_to_shard(&shard->bytes_out, bytes_out, alone);
 }
 
 /* The outcome for a JSON-RPC error code (0: none). */

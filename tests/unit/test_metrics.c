@@ -6,6 +6,7 @@
  */
 #include "base/metrics.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -88,6 +89,66 @@ static void test_calls_are_counted(void **state)
     free(text);
 }
 
+enum { COUNTING_THREADS = 2 * MX_SHARDS + 3, CALLS_EACH = 2000 };
+
+/* Every counting thread has counted once (and so holds its shard) before any goes on. */
+static pthread_barrier_t all_counting;
+
+/* Counts CALLS_EACH calls of the series; returns the shard the thread wrote. */
+static void *count_calls(void *series)
+{
+    mx_count_call(series, MX_INTERNAL, 100, 1, 2);
+    pthread_barrier_wait(&all_counting);
+    for (int i = 1; i < CALLS_EACH; i++)
+        mx_count_call(series, i % 2 ? MX_OK : MX_INTERNAL, 100, 1, 2);
+    return (void *)(intptr_t)mx_thread_shard;
+}
+
+/* More threads than shards, all counting at once: every count is there (the threads past the
+ * shards share one, atomically); a shard an ended thread had is another's afterwards. */
+static void test_threads_count_exactly(void **state)
+{
+    (void)state;
+    /* This thread holds a shard too, whichever test ran before. */
+    mx_count_call(mx_series_for("main", 4, "threads"), MX_OK, 1, 0, 0);
+    assert_true(mx_thread_shard >= 0 && mx_thread_shard < MX_SHARDS - 1);
+    mx_series *series = mx_series_for("many", 4, "threads");
+    assert_int_equal(pthread_barrier_init(&all_counting, NULL, COUNTING_THREADS), 0);
+    pthread_t threads[COUNTING_THREADS];
+    for (int i = 0; i < COUNTING_THREADS; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, count_calls, series), 0);
+    int own = 0;
+    for (int i = 0; i < COUNTING_THREADS; i++) {
+        void *shard;
+        assert_int_equal(pthread_join(threads[i], &shard), 0);
+        assert_true((intptr_t)shard >= 0 && (intptr_t)shard < MX_SHARDS);
+        own += (intptr_t)shard < MX_SHARDS - 1;
+    }
+    /* All alive at once: the shards of their own left beside this thread's went to as many of
+     * them; the others shared the last. */
+    assert_int_equal(own, MX_SHARDS - 2);
+    pthread_barrier_destroy(&all_counting);
+    char *text = text_of_metrics();
+    long long calls = (long long)COUNTING_THREADS * CALLS_EACH;
+    assert_int_equal(sample(text, "rpcd_calls_total{method=\"many\",plugin=\"threads\"}"), calls);
+    assert_int_equal(sample(text, "rpcd_call_errors_total{method=\"many\",plugin=\"threads\","
+                                  "code=\"-32603\"}"),
+                     calls / 2);
+    assert_int_equal(sample(text, "rpcd_call_bytes_out_total{method=\"many\",plugin=\"threads\"}"),
+                     2 * calls);
+    free(text);
+    /* Every thread ended: each new one, one at a time, has a shard of its own again. */
+    assert_int_equal(pthread_barrier_init(&all_counting, NULL, 1), 0);
+    for (int i = 0; i < MX_SHARDS + 2; i++) {
+        pthread_t one;
+        void *shard;
+        assert_int_equal(pthread_create(&one, NULL, count_calls, series), 0);
+        assert_int_equal(pthread_join(one, &shard), 0);
+        assert_true((intptr_t)shard < MX_SHARDS - 1);
+    }
+    pthread_barrier_destroy(&all_counting);
+}
+
 static void test_outcomes_of_codes(void **state)
 {
     (void)state;
@@ -166,6 +227,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_series_are_found_again, release),
         cmocka_unit_test_teardown(test_calls_are_counted, release),
+        cmocka_unit_test_teardown(test_threads_count_exactly, release),
         cmocka_unit_test(test_outcomes_of_codes),
         cmocka_unit_test_teardown(test_policy_rejections_and_plugin_events, release),
         cmocka_unit_test_teardown(test_text_shape, release),
