@@ -51,8 +51,8 @@ static pthread_once_t shard_key_once = PTHREAD_ONCE_INIT;
 /* A thread that took a shard ends: the shard is free for the next (its counts stay). */
 static void give_back(void *value)
 {
-    unsigned index = (unsigned)((uintptr_t)value - 1);
-    atomic_fetch_and(&shards_taken, ~(1u << index));
+    unsigned shard = (unsigned)((uintptr_t)value - 1);
+    atomic_fetch_and(&shards_taken, ~(1u << shard));
 }
 
 static void make_shard_key(void)
