@@ -290,3 +290,13 @@ void sig_all_but_faults(sigset_t *set)
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
         sigdelset(set, faults[i]);
 }
+
+int sig_start_quiet_thread(pthread_t *thread, void *(*main)(void *), void *argument)
+{
+    sigset_t all, old;
+    sig_all_but_faults(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int error = pthread_create(thread, NULL, main, argument);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return error;
+}

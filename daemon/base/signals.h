@@ -7,6 +7,7 @@
 #ifndef RPCD_SIGNALS_H
 #define RPCD_SIGNALS_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 
@@ -74,6 +75,13 @@ void sig_check_after_init(const char *plugin_name);
  * fault while blocked would be a death without a report. Async-signal-safe.
  */
 void sig_all_but_faults(sigset_t *set);
+
+/*
+ * pthread_create for a helper thread of rpcd's: it starts with sig_all_but_faults blocked, so
+ * that a signal sent to the process reaches the threads that take it. Returns pthread_create's
+ * status (0 or an error number). Any thread.
+ */
+int sig_start_quiet_thread(pthread_t *thread, void *(*main)(void *), void *argument);
 
 /*
  * For a process on its way out that must not be kept alive by what it still does (writing to a

@@ -226,11 +226,7 @@ static void *watch_main(void *context)
 static int start_watcher(call_table *table)
 {
     /* rpcd's signals go to its own threads: the watcher takes none but its own faults. */
-    sigset_t all, old;
-    sig_all_but_faults(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int error = pthread_create(&table->watcher, NULL, watch_main, table);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int error = sig_start_quiet_thread(&table->watcher, watch_main, table);
     if (error != 0) {
         errno = error;
         return -1;

@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/signals.h"
 #include "mcp/mcp.h"
 #include "wire/response_line.h"
 #include "wire/rpc_error.h"
@@ -322,7 +323,7 @@ static int ask_by_request(void *context, buffer *out, const call_round_end *ende
     }
     /* The thread that fails rounds not answered in time, started with the first. */
     if (status == CALL_ASK_DEFERRED && !requests->watching)
-        requests->watching = pthread_create(&requests->watcher, NULL, watch, requests) == 0;
+        requests->watching = sig_start_quiet_thread(&requests->watcher, watch, requests) == 0;
     if (status == CALL_ASK_DEFERRED && requests->watching) {
         item.due_ms = clock_now_ms() + requests->limits.wait_ms;
         requests->next_request += item.question_count;

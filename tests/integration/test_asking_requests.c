@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -374,6 +375,30 @@ static void test_end_of_input(void **state)
     }
 }
 
+/* A stop (SIGTERM) while a call waits: its request cancelled, the call answered -32800, and
+ * rpcd ends as a stop ends it. */
+static void test_stopped_while_waiting(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < 2; i++) {
+        session s;
+        start(&s, modes[i], "{\"elicitation\":{}}");
+        call_tool(&s, "\"c10\"", "asks_confirm");
+        json_int_t number = expect_request(&s, "elicitation/create");
+        assert_int_equal(harness_signal(s.rpcd, SIGTERM), 0);
+        expect_cancelled(&s, number, "the session ends");
+        json_t *response = expect_response(&s, "c10");
+        assert_error_code(response, -32800);
+        json_decref(response);
+        harness_exit status;
+        assert_int_equal(harness_wait(s.rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+        assert_true(status.exited && status.code == 0);
+        harness_free(s.rpcd);
+        harness_remove_dir(s.dir);
+        free(s.dir);
+    }
+}
+
 /* No capability declared, or a call in a batch (whose array cannot wait): call_ask refuses,
  * and the tool fails with -32021 as it chooses to. */
 static void test_cannot_ask(void **state)
@@ -410,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_cancelled_before_asking),
         cmocka_unit_test(test_in_flight_while_waiting),
         cmocka_unit_test(test_end_of_input),
+        cmocka_unit_test(test_stopped_while_waiting),
         cmocka_unit_test(test_cannot_ask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
