@@ -371,6 +371,46 @@ static void test_other_requests_isolated(void **state)
     other_requests("process");
 }
 
+/* The end of input cancels the calls of an MCP client: one that asks only once it is cancelled
+ * (asks.late) is answered -32800, not with the questions nobody will answer. */
+static void asked_after_the_end(const char *isolation)
+{
+    session s;
+    start(&s, isolation);
+    static const char line[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"late\",\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"asks_late\",\"arguments\":{}," META("{\"elicitation\":{}}") "}}\n";
+    assert_int_equal(harness_write_text(s.rpcd, line, HARNESS_TIMEOUT_MS), HARNESS_OK);
+    harness_close_stdin(s.rpcd);
+    char *text = NULL;
+    assert_int_equal(harness_read_line(s.rpcd, HARNESS_TIMEOUT_MS, &text, NULL, NULL), HARNESS_OK);
+    json_t *response = json_loads(text, 0, NULL);
+    if (!json_object_get(response, "error"))
+        print_error("not an error: %s\n", text);
+    free(text);
+    assert_string_equal(json_string_value(json_object_get(response, "id")), "late");
+    assert_error(response, -32800, NULL);
+    json_decref(response);
+    harness_exit status;
+    assert_int_equal(harness_wait(s.rpcd, HARNESS_TIMEOUT_MS, &status), HARNESS_OK);
+    assert_true(status.exited && status.code == 0);
+    harness_free(s.rpcd);
+    harness_remove_dir(s.dir);
+    free(s.dir);
+}
+
+static void test_asked_after_the_end(void **state)
+{
+    (void)state;
+    asked_after_the_end("none");
+}
+
+static void test_asked_after_the_end_isolated(void **state)
+{
+    (void)state;
+    asked_after_the_end("process");
+}
+
 /* A deferred round; a handler that claims to ask and asked nothing (a failure). */
 static void deferred_and_nothing(const char *isolation)
 {
@@ -494,6 +534,8 @@ int main(void)
         cmocka_unit_test(test_cannot_ask_isolated),
         cmocka_unit_test(test_other_requests),
         cmocka_unit_test(test_other_requests_isolated),
+        cmocka_unit_test(test_asked_after_the_end),
+        cmocka_unit_test(test_asked_after_the_end_isolated),
         cmocka_unit_test(test_deferred_and_nothing),
         cmocka_unit_test(test_deferred_and_nothing_isolated),
         cmocka_unit_test(test_arguments_answered_alike),
