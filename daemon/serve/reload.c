@@ -208,7 +208,9 @@ struct reloader {
     atomic_bool stopping;
     pthread_t thread;
     pthread_t reader; /* the thread that starts it */
-    timer_t nudge;    /* sends the reader the wake-up signal until it starts it */
+    timer_t nudge;    /* sends the reader the wake-up signal until it has looked */
+    /* A reload published a generation the reader may still hold (rl_before_read clears it). */
+    atomic_bool let_go_pending;
     /* One reload at a time: the reloading thread's and rl_reload_now's. */
     pthread_mutex_t reloading;
     atomic_ulong generation; /* the number of the current one */
@@ -275,8 +277,13 @@ static int reload_locked(reloader *r, char *summary, size_t summary_size, char *
     if ((result.tools_changed || result.prompts_changed || result.resources_changed) &&
         r->lists_changed)
         r->lists_changed(r->context, &result);
-    /* A reader waiting for input lets go of the old generation now (rl_before_read's hook
-     * refreshes): its plugins are shut down once their calls end, not with the next line. */
+    /* A reader waiting for input lets go of the old generation now (the before-read hook
+     * refreshes): its plugins are shut down once their calls end, not with the next line. The
+     * signal is sent again every 50 ms until the reader has looked (rl_before_read): one that
+     * lands just before its read(), where valgrind or a race detector deliver it, is lost. */
+    atomic_store(&r->let_go_pending, true);
+    struct itimerspec until_seen = {{0, 50 * 1000000L}, {0, 50 * 1000000L}};
+    timer_settime(r->nudge, 0, &until_seen, NULL);
     pthread_kill(r->reader, sig_wake_number());
     return 0;
 }
@@ -364,10 +371,16 @@ static int start_thread(reloader *r)
 void rl_before_read(void *context)
 {
     reloader *r = context;
-    if (!atomic_load_explicit(&hangup_pending, memory_order_relaxed))
+    if (!atomic_load_explicit(&hangup_pending, memory_order_relaxed) &&
+        !atomic_load_explicit(&r->let_go_pending, memory_order_relaxed))
         return;
     struct itimerspec never = {{0, 0}, {0, 0}};
     timer_settime(r->nudge, 0, &never, NULL);
+    /* The reader takes the new generation right after this hook (main.c's before_read). */
+    atomic_store(&r->let_go_pending, false);
+    /* Read after the timer is stopped: a SIGHUP from now on sets it going again. */
+    if (!atomic_load(&hangup_pending))
+        return;
     atomic_store(&hangup_pending, false);
     if (!atomic_load(&r->started)) {
         if (start_thread(r) != 0) {
@@ -389,6 +402,7 @@ int rl_start(const rpcd_runtime *runtime, rl_lists_changed_fn *lists_changed, vo
     r->lists_changed = lists_changed;
     r->context = context;
     atomic_init(&r->generation, 1);
+    atomic_init(&r->let_go_pending, false);
     pthread_mutex_init(&r->reloading, NULL);
     r->reader = pthread_self();
     r->wake = eventfd(0, EFD_CLOEXEC);
