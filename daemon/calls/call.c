@@ -52,6 +52,9 @@ void call_finish_locked(call_slot *slot, int status)
         call_outcome outcome;
         call_write_response(slot, status, cancelled && style == CALL_CANCEL_SILENT, &outcome);
         call_observe_end(slot, &outcome);
+        /* A sink hears of every end, one without a response too. */
+        if (slot->sink && !slot->sink_told)
+            slot->sink->deliver(slot->sink_context, NULL, 0);
     }
 
     if (slot->batch)
@@ -92,7 +95,7 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->gen = request->gen;
     slot->method = request->method;
     slot->batch = request->batch;
-    slot->ticket = request->ticket;
+    slot->ticket = request->sink ? 0 : request->ticket; /* a sink answers the request */
     slot->is_request = request->id != NULL;
     slot->tracked = false;
     slot->token_state = TOKEN_UNKNOWN;
@@ -149,6 +152,9 @@ static int fill_slot(call_slot *slot, uint32_t index, call_table *table,
     slot->max_result_bytes = request->max_result_bytes;
     slot->result_cap_rule = request->result_cap_rule;
     slot->result_capped = false;
+    slot->sink = request->sink;
+    slot->sink_context = request->sink_context;
+    slot->sink_told = false;
     return failed ? -1 : 0;
 }
 

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 typedef struct call_settings {
     output *out; /* borrowed: where responses and notifications go */
@@ -123,6 +124,21 @@ typedef struct call_asker {
     int (*ask)(void *context, buffer *out, const call_round_end *round);
 } call_asker;
 
+/*
+ * (1.7) Where a call's response goes instead of the output: the MCP front end's task store, for
+ * a tools/call that may become a task (mcp/mcp_tasks.h). Static.
+ */
+typedef struct call_sink {
+    /*
+     * Takes the call's response line, in parts as they would be written (one JSON-RPC response,
+     * its newline last; count 0: the call ended without one, a silent cancel or a round whose
+     * asker answers later). Called exactly once per call, on any thread, with no lock of the
+     * call layer held: it may start or cancel calls. context is call_request's
+     * sink_context.
+     */
+    void (*deliver)(void *context, const struct iovec *parts, int count);
+} call_sink;
+
 /* A request or notification ready to run. Spans are borrowed: call_start copies them. */
 typedef struct call_request {
     /* Borrowed, held by the caller: the method's generation; its calls hold it. */
@@ -154,6 +170,10 @@ typedef struct call_request {
      * the rule that sets it (borrowed, alive with gen), for the failure and the access log. */
     size_t max_result_bytes;
     const char *result_cap_rule;
+    /* (1.7) Where its response goes (NULL: the output) and the sink's context (borrowed,
+     * alive until deliver ran). A request's alone: no batch, no ticket. */
+    const call_sink *sink;
+    void *sink_context;
 } call_request;
 
 enum call_start_result {

@@ -113,6 +113,11 @@ typedef struct call_slot {
     const char *result_cap_rule;
     bool result_capped;
 
+    /* (1.7) call_request's sink and its context; sink_told: it has had the response. */
+    const call_sink *sink;
+    void *sink_context;
+    bool sink_told;
+
     /* Its deadline (call_deadline.c): the method's timeout_ms, or less when the request asked. */
     size_t timeout_ms; /* 0: none */
     size_t heap_place; /* 1 + its place in the table's deadline heap, 0: not there (heap lock) */

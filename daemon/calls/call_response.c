@@ -22,6 +22,41 @@ static int respond(call_table *table, call_batch *batch, uint64_t ticket, const 
     return out_write_ticket(table->out, ticket, parts, part_count);
 }
 
+/* Sends one response line of a call: to its sink when it has one, else as respond. */
+static int slot_respond(call_slot *slot, const struct iovec *parts, int part_count)
+{
+    if (!slot->sink)
+        return respond(slot->table, slot->batch, slot->ticket, parts, part_count);
+    slot->sink_told = true;
+    slot->sink->deliver(slot->sink_context, parts, part_count);
+    return 0;
+}
+
+/* A call's result response (call_respond_result for its slot). */
+static int slot_result(call_slot *slot, const char *result, size_t result_length)
+{
+    const js_span id = {slot->id.data, slot->id.length};
+    struct iovec parts[RL_RESULT_PARTS];
+    int count = rl_result_parts(parts, &id, result, result_length);
+    return slot_respond(slot, parts, count);
+}
+
+/* A call's error response with the specification's message and no data. */
+static int slot_error(call_slot *slot, int64_t code)
+{
+    const js_span id = {slot->id.data, slot->id.length};
+    buffer line = BUFFER_INIT;
+    int status = rl_append_error(&line, &id, code, rpcerr_message(code), NULL, 0);
+    if (status == 0) {
+        struct iovec part = {line.data, line.length};
+        status = slot_respond(slot, &part, 1);
+    } else {
+        out_ticket_drop(slot->table->out, slot->ticket);
+    }
+    buf_free(&line);
+    return status;
+}
+
 int call_respond_result(call_table *table, call_batch *batch, uint64_t ticket, const js_span *id,
                         const char *result, size_t result_length)
 {
@@ -120,7 +155,6 @@ static js_span result_text(const call_slot *slot)
  */
 static int write_shaped_result(call_slot *slot, int status, bool failed)
 {
-    const js_span id = {slot->id.data, slot->id.length};
     buffer *result = &slot->line;
     buf_clear(result);
     int written;
@@ -139,11 +173,9 @@ static int write_shaped_result(call_slot *slot, int status, bool failed)
         written = slot->shaper->failure(result, text, strlen(text));
     }
     if (written == 0)
-        call_respond_result(slot->table, slot->batch, slot->ticket, &id, result->data,
-                            result->length);
+        slot_result(slot, result->data, result->length);
     else
-        call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
-                           NULL, 0);
+        slot_error(slot, RPC_INTERNAL_ERROR);
     return written == 0 ? 0 : -1;
 }
 
@@ -151,16 +183,13 @@ static int write_shaped_result(call_slot *slot, int status, bool failed)
  */
 static int write_finished_complete(call_slot *slot)
 {
-    const js_span id = {slot->id.data, slot->id.length};
     js_span text = result_text(slot);
     buf_clear(&slot->line);
     if (slot->shaper->complete(&slot->line, text.start, text.length) == 0) {
-        call_respond_result(slot->table, slot->batch, slot->ticket, &id, slot->line.data,
-                            slot->line.length);
+        slot_result(slot, slot->line.data, slot->line.length);
         return 0;
     }
-    call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL, NULL,
-                       0);
+    slot_error(slot, RPC_INTERNAL_ERROR);
     return -1;
 }
 
@@ -186,12 +215,10 @@ static void write_asking(call_slot *slot, call_outcome *outcome)
         out_ticket_drop(slot->table->out, slot->ticket);
         return;
     }
-    const js_span id = {slot->id.data, slot->id.length};
     int asked = call_write_asking(slot);
     if (asked == 0) {
         outcome->bytes = slot->line.length;
-        call_respond_result(slot->table, slot->batch, slot->ticket, &id, slot->line.data,
-                            slot->line.length);
+        slot_result(slot, slot->line.data, slot->line.length);
         return;
     }
     if (asked == CALL_ASK_DEFERRED) {
@@ -201,7 +228,7 @@ static void write_asking(call_slot *slot, call_outcome *outcome)
     int64_t code = asked == CALL_ASK_CANCELLED ? RPC_REQUEST_CANCELLED : RPC_INTERNAL_ERROR;
     *outcome = (call_outcome){
         asked == CALL_ASK_CANCELLED ? CALL_OUTCOME_CANCELLED : CALL_OUTCOME_ERROR, code, 0};
-    call_respond_error(slot->table, slot->batch, slot->ticket, &id, code, NULL, NULL, 0);
+    slot_error(slot, code);
 }
 
 /*
@@ -255,7 +282,6 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
         out_ticket_drop(slot->table->out, slot->ticket);
         return;
     }
-    const js_span id = {slot->id.data, slot->id.length};
     /* A complete tool result is the result as it stands, shaped or not. */
     bool complete = !failed && slot->result_complete;
     if (slot->shaper && status != RPCD_ERR_CANCELLED && !refused && !complete &&
@@ -274,8 +300,7 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
         return;
     }
     if (!failed) {
-        call_respond_result(slot->table, slot->batch, slot->ticket, &id, result_text(slot).start,
-                            result_text(slot).length);
+        slot_result(slot, result_text(slot).start, result_text(slot).length);
         outcome->bytes = result_text(slot).length;
         return;
     }
@@ -283,10 +308,9 @@ void call_write_response(call_slot *slot, int status, bool silent, call_outcome 
     if (build_error(slot, status, &outcome->code) == 0) {
         outcome->bytes = slot->line.length;
         struct iovec part = {slot->line.data, slot->line.length};
-        respond(slot->table, slot->batch, slot->ticket, &part, 1);
+        slot_respond(slot, &part, 1);
     } else {
         outcome->code = RPC_INTERNAL_ERROR;
-        call_respond_error(slot->table, slot->batch, slot->ticket, &id, RPC_INTERNAL_ERROR, NULL,
-                           NULL, 0);
+        slot_error(slot, RPC_INTERNAL_ERROR);
     }
 }

@@ -215,7 +215,7 @@ size_t call_end_unstarted_from_signal(call_table *table, output *out, bool out_s
             continue;
         }
         bool silent = atomic_load(&slot->cancelled) && slot->cancel_style == CALL_CANCEL_SILENT;
-        bool wanted = slot->is_request && !silent && !slot->answered;
+        bool wanted = slot->is_request && !silent && !slot->answered && !slot->sink;
         /* A batch's array and an ordered response wait for others: nothing safe to write. */
         bool writable = out_seized && !slot->batch && slot->ticket == 0;
         if (wanted && writable) {

@@ -126,6 +126,13 @@ typedef struct rpcd_config {
     char *control_socket_owner;
     char *control_socket_group;
     bool control_metrics;
+    /* MCP's tasks (2026-07-28): how long a call of a task tool runs before it becomes a task
+     * (default 1000), how long a task is kept (3600000), and how many tasks, holding how many
+     * bytes, are kept at once (256, 64 MiB). */
+    size_t task_after_ms;
+    size_t task_ttl_ms;
+    size_t max_tasks;
+    size_t max_task_bytes;
     char *mcp_tools;        /* owned: [mcp] tools, "all" (default, NULL), "none" or a list */
     int mcp_tool_names;     /* [mcp] tool_names: CFG_TOOL_NAMES_* (default portable) */
     char *mcp_instructions; /* owned: [mcp] instructions for the model, or NULL */
@@ -143,6 +150,10 @@ enum {
     CFG_DEFAULT_MAX_IN_FLIGHT = 1024,
     CFG_IN_FLIGHT_BYTES_PER_WORKER = 1024 * 1024, /* max_in_flight_bytes unset: per worker */
     CFG_DEFAULT_SHUTDOWN_GRACE_MS = 1000,
+    CFG_DEFAULT_TASK_AFTER_MS = 1000,
+    CFG_DEFAULT_TASK_TTL_MS = 3600000,
+    CFG_DEFAULT_MAX_TASKS = 256,
+    CFG_DEFAULT_MAX_TASK_BYTES = 64 * 1024 * 1024,
     CFG_MAX_FILE_BYTES = 1024 * 1024,     /* a config is a page of settings, never more than this */
     CFG_DEFAULT_MAX_RESTARTS = 10,        /* restarts of an isolated plugin's host per minute */
     CFG_DEFAULT_SCHEDULER_SLICE_US = 500, /* shorter than the kernel's own on any machine */

@@ -60,45 +60,6 @@ struct mcp_tools {
     tool_policy *policy;  /* owned, or NULL: every tool served */
 };
 
-static bool portable_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-}
-
-bool mcp_valid_tool_name(const char *name, size_t length)
-{
-    if (length == 0 || length > 128)
-        return false;
-    for (size_t i = 0; i < length; i++)
-        if (!portable_char(name[i]) && name[i] != '.')
-            return false;
-    return true;
-}
-
-bool mcp_portable_tool_name(const char *name, size_t length)
-{
-    if (length == 0 || length > MCP_PORTABLE_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < length; i++)
-        if (!portable_char(name[i]))
-            return false;
-    return true;
-}
-
-size_t mcp_portable_name_of(const char *name, char *out)
-{
-    size_t length = 0;
-    for (const unsigned char *at = (const unsigned char *)name;
-         *at && length < MCP_PORTABLE_NAME_MAX; at++) {
-        if ((*at & 0xC0) == 0x80)
-            continue; /* the rest of a UTF-8 sequence, whose first byte gave its _ */
-        out[length++] = portable_char((char)*at) ? (char)*at : '_';
-    }
-    out[length] = '\0';
-    return length;
-}
-
 static int compare_tools(const void *a, const void *b)
 {
     const tool *left = *(tool *const *)a, *right = *(tool *const *)b;
@@ -360,10 +321,17 @@ static int append_instructions(const mcp_tools *tools, buffer *out)
  * some; logging always, since every plugin may log. A reload (SIGHUP) can change every list,
  * and a client that initialized is told of it.
  */
-static int append_capabilities(const mcp_tools *tools, buffer *out)
+static int append_capabilities(const mcp_tools *tools, buffer *out, bool stateless)
 {
     const mcp_catalog *catalog = mcp_tools_catalog(tools);
     int failed = buf_append_string(out, "\"capabilities\":{\"tools\":{\"listChanged\":true}");
+    /* Tasks, the stateless revision's extension, when a tool may run as one. */
+    bool tasks = false;
+    for (size_t i = 0; stateless && tools && i < tools->count; i++)
+        tasks |=
+            (tools->items[i].method->flags & (RPCD_METHOD_TASK | RPCD_METHOD_TASK_REQUIRED)) != 0;
+    if (tasks)
+        failed |= buf_append_string(out, ",\"extensions\":{\"" MCP_TASKS_EXTENSION "\":{}}");
     if (mcp_catalog_count(catalog, RPCD_MCP_RESOURCE) > 0)
         failed |=
             buf_append_string(out, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
@@ -389,7 +357,7 @@ static int answer_initialize(const mcp_tools *tools, js_span params, buffer *out
     int failed = buf_append_string(out, "{\"protocolVersion\":");
     failed |= buf_append_json_string(out, version, strlen(version));
     failed |= buf_append_char(out, ',');
-    failed |= append_capabilities(tools, out);
+    failed |= append_capabilities(tools, out, false);
     failed |= buf_append_char(out, ',');
     failed |= append_server_info(out);
     failed |= append_instructions(tools, out);
@@ -408,7 +376,7 @@ static int answer_discover(const mcp_tools *tools, buffer *out)
     int failed = buf_append_string(out, "{\"supportedVersions\":");
     failed |= mcp_append_versions(out);
     failed |= buf_append_char(out, ',');
-    failed |= append_capabilities(tools, out);
+    failed |= append_capabilities(tools, out, true);
     failed |= buf_append_char(out, ',');
     failed |= append_server_info(out);
     failed |= append_instructions(tools, out);

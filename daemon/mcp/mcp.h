@@ -89,6 +89,7 @@ typedef enum mcp_route_kind {
     MCP_LISTEN,    /* subscriptions/listen: open a stream for the listed notifications */
     MCP_SUBSCRIBE, /* resources/subscribe or unsubscribe: uri, subscribe */
     MCP_LOG_LEVEL, /* logging/setLevel: log_level; answered with out once it is set */
+    MCP_TASK,      /* tasks/get, tasks/update or tasks/cancel (task_method), for the task store */
 } mcp_route_kind;
 
 /* What a subscriptions/listen asked for, of what rpcd can tell. */
@@ -120,6 +121,10 @@ typedef struct mcp_route {
     js_span uri;              /* MCP_SUBSCRIBE: the URI, a JSON string of params */
     bool subscribe;           /* MCP_SUBSCRIBE: true for resources/subscribe */
     int log_level;            /* MCP_LOG_LEVEL: the finest RPCD_LOG_* the client asked for */
+    /* MCP_CALL of a tool: it may run as a task (mcp_tasks.h): RPCD_METHOD_TASK, a request of
+     * 2026-07-28 declaring the extension; task_required: RPCD_METHOD_TASK_REQUIRED. */
+    bool may_be_task, task_required;
+    int task_method; /* MCP_TASK: MCP_TASKS_GET, MCP_TASKS_UPDATE or MCP_TASKS_CANCEL */
     /* Whatever the kind: the message shows an MCP client (initialize, server/discover, or any
      * message of the stateless revision: its version in _meta), and it is initialize. */
     bool starts_session;
@@ -162,6 +167,8 @@ typedef struct mcp_session {
      * bits), and the rounds that wait for its answers to rpcd's requests (1.6). */
     unsigned ask_capabilities;
     struct mcp_requests *requests;
+    /* The 2026-07-28 revision: its tools/call requests that may become tasks, and its tasks. */
+    struct mcp_tasks *tasks;
 } mcp_session;
 
 /* Makes the session's stores of rounds, writing rpcd's requests to out (borrowed, outlives

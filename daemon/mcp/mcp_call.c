@@ -12,61 +12,14 @@
 #include "mcp/mcp_results.h"
 #include "mcp/mcp_revision.h"
 #include "mcp/mcp_rounds.h"
+#include "mcp/mcp_tasks.h"
+#include "mcp/mcp_tool_params.h"
 #include "wire/rpc_error.h"
 #include "base/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* What tools/call reads of its params. */
-typedef struct tool_params {
-    js_span name, arguments, meta;          /* meta: empty when there is none */
-    js_span request_state, input_responses; /* a retry's (2026-07-28); empty: none */
-    bool has_name, has_arguments;
-    const char *duplicate; /* a member read here that appears twice, or NULL */
-} tool_params;
-
-static void read_tool_params(js_span params, tool_params *out)
-{
-    memset(out, 0, sizeof *out);
-    if (params.length == 0 || js_kind_of(params) != JS_OBJECT)
-        return;
-    bool seen_name = false, seen_meta = false;
-    js_iter members;
-    js_span key, value;
-    js_iter_init(&members, params);
-    while (js_iter_next(&members, &key, &value)) {
-        if (js_string_equals(key, "name", 4)) {
-            if (seen_name)
-                out->duplicate = "\"name\" appears twice";
-            seen_name = true;
-            out->name = value;
-            out->has_name = js_kind_of(value) == JS_STRING;
-        } else if (js_string_equals(key, "arguments", 9)) {
-            if (out->has_arguments)
-                out->duplicate = "\"arguments\" appears twice";
-            out->arguments = value;
-            out->has_arguments = true;
-        } else if (js_string_equals(key, "_meta", 5)) {
-            /* The progress token is read from it later: it must mean one thing now. */
-            if (seen_meta)
-                out->duplicate = "\"_meta\" appears twice";
-            else if (env_meta_has_duplicate(value))
-                out->duplicate = "\"progressToken\" appears twice in \"_meta\"";
-            seen_meta = true;
-            out->meta = value;
-        } else if (js_string_equals(key, "requestState", 12)) {
-            if (out->request_state.length)
-                out->duplicate = "\"requestState\" appears twice";
-            out->request_state = value;
-        } else if (js_string_equals(key, "inputResponses", 14)) {
-            if (out->input_responses.length)
-                out->duplicate = "\"inputResponses\" appears twice";
-            out->input_responses = value;
-        }
-    }
-}
 
 /* Refuses tools/call params: -32602, data naming the problem and the tool when there is one. */
 static int refuse_tool_call(const char *problem, const char *tool, size_t tool_length, buffer *out,
@@ -118,7 +71,7 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
                            int *era_read)
 {
     tool_params read;
-    read_tool_params(params, &read);
+    mcp_read_tool_params(params, &read);
     char tool[128]; /* MCP's longest tool name */
     size_t tool_length = 0;
     /* No name is shown for a duplicate: which one would it be? Its era still tells whether an
@@ -152,6 +105,9 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
     }
     if (!method)
         return refuse_unknown_tool(tool, tool_length, out, route);
+    bool may_be_task, task_required;
+    if (mcp_tool_task_mode(era, read.meta, method, &may_be_task, &task_required) != 0)
+        return mcp_refuse_without_tasks(out, route);
     /* The tool's schema says object: a call without arguments has none, not no params. */
     *route = (mcp_route){
         .kind = MCP_CALL,
@@ -164,6 +120,8 @@ static int route_tool_call(const mcp_tools *tools, js_span params, buffer *out, 
         .asks_by_request = era == MCP_ERA_HANDSHAKE,
         .request_state = read.request_state,
         .input_responses = read.input_responses,
+        .may_be_task = may_be_task,
+        .task_required = task_required,
     };
     return 0;
 }
@@ -509,6 +467,9 @@ static int route_method(const mcp_tools *tools, int id, js_span params, buffer *
     case MCP_RESOURCES_SUBSCRIBE:
     case MCP_RESOURCES_UNSUBSCRIBE: return route_subscribe(id, params, out, route);
     case MCP_LOGGING_SET_LEVEL: return route_log_level(era, params, out, route);
+    case MCP_TASKS_GET:
+    case MCP_TASKS_UPDATE:
+    case MCP_TASKS_CANCEL: return mcp_route_task_method(id, era, params, out, route);
     default: break;
     }
     /* The methods the daemon answers itself. */

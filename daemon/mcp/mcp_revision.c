@@ -96,6 +96,15 @@ unsigned mcp_ask_capabilities(js_span meta)
     return mcp_ask_capabilities_of(capabilities);
 }
 
+bool mcp_declares_tasks(js_span meta)
+{
+    js_span capabilities, extensions, tasks;
+    return meta.length > 0 && js_kind_of(meta) == JS_OBJECT &&
+           has_object(meta, MCP_META_CLIENT_CAPABILITIES, &capabilities) &&
+           has_object(capabilities, "extensions", &extensions) &&
+           has_object(extensions, MCP_TASKS_EXTENSION, &tasks);
+}
+
 unsigned mcp_ask_capabilities_of(js_span capabilities)
 {
     js_span elicitation, ignored;

@@ -55,6 +55,12 @@ bool mcp_revision_removed(int id);
  * with no members, or with "form": a form; with "url": a URL; "sampling"; "roots").
  */
 unsigned mcp_ask_capabilities(js_span meta);
+
+/* The id of MCP's Tasks extension, in capabilities.extensions. */
+#define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+/* Whether a request's _meta declares the Tasks extension among its client capabilities
+ * (capabilities.extensions["io.modelcontextprotocol/tasks"], an object). */
+bool mcp_declares_tasks(js_span meta);
 /* The same for a capabilities object (initialize's params.capabilities); 0 for anything else. */
 unsigned mcp_ask_capabilities_of(js_span capabilities);
 

@@ -8,12 +8,14 @@
 #include "mcp/mcp_requests.h"
 #include "mcp/mcp_revision.h"
 #include "mcp/mcp_rounds.h"
+#include "mcp/mcp_tasks.h"
 
 int mcp_session_open(mcp_session *session, output *out)
 {
     if (mcp_rounds_new(&session->rounds) != 0)
         return -1;
-    if (mcp_requests_new(out, MCP_REQUESTS_LIMITS, &session->requests) != 0) {
+    if (mcp_requests_new(out, MCP_REQUESTS_LIMITS, &session->requests) != 0 ||
+        mcp_tasks_new(out, session->rounds, &session->tasks) != 0) {
         mcp_session_close(session);
         return -1;
     }
@@ -22,6 +24,8 @@ int mcp_session_open(mcp_session *session, output *out)
 
 void mcp_session_close(mcp_session *session)
 {
+    mcp_tasks_free(session->tasks);
+    session->tasks = NULL;
     mcp_requests_free(session->requests);
     session->requests = NULL;
     mcp_rounds_free(session->rounds);

@@ -28,6 +28,9 @@ static const struct {
     METHOD(MCP_PROMPTS_GET, "prompts/get"),
     METHOD(MCP_COMPLETION_COMPLETE, "completion/complete"),
     METHOD(MCP_LOGGING_SET_LEVEL, "logging/setLevel"),
+    METHOD(MCP_TASKS_GET, "tasks/get"),
+    METHOD(MCP_TASKS_UPDATE, "tasks/update"),
+    METHOD(MCP_TASKS_CANCEL, "tasks/cancel"),
 };
 #undef METHOD
 
@@ -46,5 +49,5 @@ int mcp_method_find(const char *name, size_t length)
 
 unsigned mcp_method_reserved_since(int id)
 {
-    return id >= MCP_RESOURCES_LIST ? 5 : 0;
+    return id >= MCP_TASKS_GET ? 7 : id >= MCP_RESOURCES_LIST ? 5 : 0;
 }

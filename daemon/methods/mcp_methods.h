@@ -25,6 +25,9 @@ typedef enum mcp_method_id {
     MCP_PROMPTS_GET,
     MCP_COMPLETION_COMPLETE,
     MCP_LOGGING_SET_LEVEL,
+    MCP_TASKS_GET, /* the Tasks extension of 2026-07-28 (mcp_tasks.h) */
+    MCP_TASKS_UPDATE,
+    MCP_TASKS_CANCEL,
     MCP_METHOD_COUNT,
 } mcp_method_id;
 
@@ -34,7 +37,8 @@ const char *mcp_method_name(int id);
 /*
  * The ABI minor from which plugins may not register the method's name: 0 for the methods rpcd
  * answered before ABI 1.5, 5 for those it came to answer with 1.5 (resources, prompts,
- * completion, logging), which a plugin built earlier may still have registered as its own.
+ * completion, logging), which a plugin built earlier may still have registered as its own, 7 for
+ * tasks/get, tasks/update and tasks/cancel (1.7).
  */
 unsigned mcp_method_reserved_since(int id);
 

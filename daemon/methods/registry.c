@@ -135,11 +135,12 @@ static char *copy_optional(const char *text, int *failed)
     ((descriptor)->size >= offsetof(rpcd_method, member) + sizeof((descriptor)->member))
 
 /* The method flags each ABI minor knows: RPCD_METHOD_QUICK came with 1.2,
- * RPCD_METHOD_VALIDATES_ITSELF with 1.6. */
+ * RPCD_METHOD_VALIDATES_ITSELF with 1.6, the two task flags with 1.7. */
 static uint32_t known_flags(uint32_t abi_minor)
 {
     return RPCD_METHOD_SERIALIZED | (abi_minor >= 2 ? RPCD_METHOD_QUICK : 0) |
-           (abi_minor >= 6 ? RPCD_METHOD_VALIDATES_ITSELF : 0);
+           (abi_minor >= 6 ? RPCD_METHOD_VALIDATES_ITSELF : 0) |
+           (abi_minor >= 7 ? RPCD_METHOD_TASK | RPCD_METHOD_TASK_REQUIRED : 0);
 }
 
 /* Why a descriptor from a plugin built against abi_minor cannot be registered, or NULL. */

@@ -3,6 +3,7 @@
  * The data path after framing: bytes of a line -> validated JSON -> envelope -> method -> call.
  */
 #include "serve/dispatch.h"
+#include "serve/dispatch_internal.h"
 
 #include "base/buffer.h"
 #include "wire/envelope.h"
@@ -12,6 +13,7 @@
 #include "mcp/mcp_listen.h"
 #include "mcp/mcp_requests.h"
 #include "mcp/mcp_rounds.h"
+#include "mcp/mcp_tasks.h"
 #include "wire/rpc_error.h"
 #include "serve/policy_gate.h"
 #include "calls/call_log.h"
@@ -62,16 +64,16 @@ static bool handle_builtin(const dispatcher *dispatch, const env_message *messag
         if (!found && dispatch->listeners)
             found = mcp_listen_cancel(dispatch->listeners, id, is_lsp);
         if (!found && dispatch->session)
-            found = mcp_requests_cancel(dispatch->session->requests, id, is_lsp);
+            found = mcp_requests_cancel(dispatch->session->requests, id, is_lsp) ||
+                    mcp_tasks_cancel_request(dispatch->session->tasks, id, is_lsp);
         log_message(LOG_DEBUG, "%s for id %.*s: %s", is_lsp ? lsp : mcp, (int)id.length, id.start,
                     found ? "cancelled" : "no such call in flight");
     }
     return true;
 }
 
-/* Answers a request with an error (data: raw JSON text or NULL); a notification gets nothing. */
-static int answer_error(const dispatcher *dispatch, const env_message *message, call_batch *batch,
-                        uint64_t ticket, int64_t code, const char *data, size_t data_length)
+int disp_answer_error(const dispatcher *dispatch, const env_message *message, call_batch *batch,
+                      uint64_t ticket, int64_t code, const char *data, size_t data_length)
 {
     if (message->kind != ENV_REQUEST)
         return 0;
@@ -91,21 +93,21 @@ static int answer_not_started(const dispatcher *dispatch, const env_message *mes
     switch (started) {
     case WAIT_INTERRUPTED:
         /* Shutting down: the request was read, so it still gets its one answer. */
-        return answer_error(dispatch, message, batch, ticket, RPC_REQUEST_CANCELLED, NULL, 0);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_REQUEST_CANCELLED, NULL, 0);
     case CALL_DUPLICATE_ID: {
         static const char data[] = "{\"detail\":\"a call with this id is still in flight\"}";
-        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, data,
-                            sizeof data - 1);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, data,
+                                 sizeof data - 1);
     }
     case CALL_BAD_DEADLINE: {
         static const char data[] = "{\"detail\":\"_meta.timeout_ms must be a whole number of "
                                    "milliseconds from 1 to 86400000\"}";
-        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS, data,
-                            sizeof data - 1);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS, data,
+                                 sizeof data - 1);
     }
     default:
         log_message(LOG_ERROR, "out of memory for a call of %s", request->method->name);
-        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
     }
 }
 
@@ -125,17 +127,17 @@ static int refuse_arguments(const dispatcher *dispatch, const env_message *messa
         char text[640];
         rpcerr_arguments_text(failure, text, sizeof text);
         if (request->shaper->failure(&out, text, strlen(text)) != 0)
-            status = answer_error(dispatch, message, request->batch, request->ticket,
-                                  RPC_INTERNAL_ERROR, NULL, 0);
+            status = disp_answer_error(dispatch, message, request->batch, request->ticket,
+                                       RPC_INTERNAL_ERROR, NULL, 0);
         else if (message->kind == ENV_REQUEST)
             status = call_respond_result(dispatch->calls, request->batch, request->ticket,
                                          &message->id, out.data, out.length);
     } else {
         int failed = rpcerr_arguments_data(&out, request->method->owner_name, request->method->name,
                                            failure);
-        status =
-            answer_error(dispatch, message, request->batch, request->ticket, RPC_INVALID_PARAMS,
-                         failed ? NULL : out.data, failed ? 0 : out.length);
+        status = disp_answer_error(dispatch, message, request->batch, request->ticket,
+                                   RPC_INVALID_PARAMS, failed ? NULL : out.data,
+                                   failed ? 0 : out.length);
     }
     buf_free(&out);
     return status;
@@ -149,13 +151,16 @@ static int refuse_arguments(const dispatcher *dispatch, const env_message *messa
  * call passes before its handler runs in process or its frame goes to a plugin host: params that
  * do not fit never reach a plugin. A call without params is checked as {}.
  */
-static inline int start_call(const dispatcher *dispatch, const env_message *message,
-                             call_request *request)
+static inline int start_call_noting(const dispatcher *dispatch, const env_message *message,
+                                    call_request *request, bool *started_out)
 {
     int refused;
-    /* A call that waits for the client's answers to rpcd's requests is still in flight. */
+    *started_out = false;
+    /* A call that waits for the client's answers to rpcd's requests, or answers through the
+     * task store, is still in flight. */
     if (message->kind == ENV_REQUEST && dispatch->session &&
-        mcp_requests_waiting(dispatch->session->requests, message->id))
+        (mcp_requests_waiting(dispatch->session->requests, message->id) ||
+         (!request->sink && mcp_tasks_waiting(dispatch->session->tasks, message->id))))
         return answer_not_started(dispatch, message, request, CALL_DUPLICATE_ID);
     if (gate_refuses(dispatch, message, request, &refused))
         return refused;
@@ -167,14 +172,28 @@ static inline int start_call(const dispatcher *dispatch, const env_message *mess
         if (checked == SCHEMA_INVALID)
             return refuse_arguments(dispatch, message, request, &failure);
         if (checked != SCHEMA_VALID)
-            return answer_error(dispatch, message, request->batch, request->ticket,
-                                RPC_INTERNAL_ERROR, NULL, 0);
+            return disp_answer_error(dispatch, message, request->batch, request->ticket,
+                                     RPC_INTERNAL_ERROR, NULL, 0);
     }
     int started = call_wait_for_room(dispatch->calls) != 0 ? WAIT_INTERRUPTED
                                                            : call_start(dispatch->calls, request);
+    *started_out = started == CALL_STARTED;
     if (started == CALL_STARTED)
         return 0;
     return answer_not_started(dispatch, message, request, started);
+}
+
+static inline int start_call(const dispatcher *dispatch, const env_message *message,
+                             call_request *request)
+{
+    bool started;
+    return start_call_noting(dispatch, message, request, &started);
+}
+
+int disp_start_call(const dispatcher *dispatch, const env_message *message, call_request *request,
+                    bool *started)
+{
+    return start_call_noting(dispatch, message, request, started);
 }
 
 /*
@@ -190,16 +209,16 @@ static int open_listen(const dispatcher *dispatch, const env_message *message,
     if (message->kind != ENV_REQUEST)
         return 0;
     if (!dispatch->listeners)
-        return answer_error(dispatch, message, batch, ticket, RPC_METHOD_NOT_FOUND, NULL, 0);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_METHOD_NOT_FOUND, NULL, 0);
     if (batch)
-        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, in_batch,
-                            sizeof in_batch - 1);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, in_batch,
+                                 sizeof in_batch - 1);
     int opened = mcp_listen_open(dispatch->listeners, message->id, filter);
     if (opened == MCP_LISTEN_DUPLICATE_ID)
-        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, duplicate,
-                            sizeof duplicate - 1);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_INVALID_REQUEST, duplicate,
+                                 sizeof duplicate - 1);
     if (opened != MCP_LISTEN_OPENED)
-        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
     if (ticket)
         out_ticket_drop(dispatch->out, ticket);
     return 0;
@@ -211,17 +230,17 @@ static int subscribe(const dispatcher *dispatch, const env_message *message, con
 {
     static const char full[] = "{\"detail\":\"4096 URIs are subscribed already\"}";
     if (!dispatch->listeners)
-        return message->kind == ENV_REQUEST
-                   ? answer_error(dispatch, message, batch, ticket, RPC_METHOD_NOT_FOUND, NULL, 0)
-                   : 0;
+        return message->kind == ENV_REQUEST ? disp_answer_error(dispatch, message, batch, ticket,
+                                                                RPC_METHOD_NOT_FOUND, NULL, 0)
+                                            : 0;
     int status = mcp_listen_subscribe(dispatch->listeners, route->uri, route->subscribe);
     if (message->kind != ENV_REQUEST)
         return 0;
     if (status == -2)
-        return answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS, full,
-                            sizeof full - 1);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_INVALID_PARAMS, full,
+                                 sizeof full - 1);
     if (status != 0)
-        return answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
+        return disp_answer_error(dispatch, message, batch, ticket, RPC_INTERNAL_ERROR, NULL, 0);
     return call_respond_result(dispatch->calls, batch, ticket, &message->id, "{}", 2);
 }
 
@@ -255,9 +274,9 @@ static int start_mcp_call(const dispatcher *dispatch, const env_message *message
         int failed = claimed == -1 || buf_append_string(&data, "{\"detail\":") != 0 ||
                      buf_append_json_string(&data, problem, strlen(problem)) != 0 ||
                      buf_append_char(&data, '}') != 0;
-        int status = answer_error(dispatch, message, batch, ticket,
-                                  failed ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS,
-                                  failed ? NULL : data.data, failed ? 0 : data.length);
+        int status = disp_answer_error(dispatch, message, batch, ticket,
+                                       failed ? RPC_INTERNAL_ERROR : RPC_INVALID_PARAMS,
+                                       failed ? NULL : data.data, failed ? 0 : data.length);
         buf_free(&data);
         return status;
     }
@@ -287,18 +306,16 @@ static int start_mcp_call(const dispatcher *dispatch, const env_message *message
         .state = {given->state.data, given->state.length},
         .has_state = given->has_state,
     };
-    int status = start_call(dispatch, message, &request);
+    int status = route->may_be_task && session && !batch && message->kind == ENV_REQUEST
+                     ? disp_start_task_call(dispatch, message, route, &request)
+                     : start_call(dispatch, message, &request);
     mcp_round_input_free(&input);
     return status;
 }
 
-/*
- * The MCP methods, which the MCP front end answers or turns into a plugin's call. Returns 1 when
- * the message was one of them (answered, started, or a notification of one), 0 otherwise.
- */
-static int handle_mcp(const dispatcher *dispatch, const env_message *message, const char *name,
-                      size_t name_length, call_batch *batch, uint64_t ticket,
-                      const mcp_round_input *resumed, int *status)
+int disp_handle_mcp(const dispatcher *dispatch, const env_message *message, const char *name,
+                    size_t name_length, call_batch *batch, uint64_t ticket,
+                    const mcp_round_input *resumed, int *status)
 {
     js_span params = {NULL, 0};
     if (message->has_params)
@@ -334,6 +351,8 @@ static int handle_mcp(const dispatcher *dispatch, const env_message *message, co
                                           out.length);
     } else if (route.kind == MCP_CALL) {
         *status = start_mcp_call(dispatch, message, &route, batch, ticket, resumed);
+    } else if (route.kind == MCP_TASK) {
+        *status = disp_task_request(dispatch, message, &route, batch, ticket);
     }
     /* After the answer: an initialize's client hears of changed lists only once it has it. */
     if (dispatch->session)
@@ -371,47 +390,6 @@ static int answer_invalid(const dispatcher *dispatch, const env_message *message
 }
 
 /*
- * A response object from the client. One to a request of rpcd's (1.6, the handshake era) is an
- * answer: its round waits for the others, or, when whole, its call runs again with them, as
- * its request came, answered as any call. Any other response is ignored.
- */
-static int take_response(const dispatcher *dispatch, js_span value, const env_message *message)
-{
-    js_span result = {NULL, 0}, error = {NULL, 0};
-    size_t results = js_object_get(value, "result", 6, &result);
-    size_t errors = js_object_get(value, "error", 5, &error);
-    /* Both, or either twice, is no result: an error of sorts, which fails the round. */
-    if (errors > 1 || results > 1 || (errors > 0 && results > 0))
-        error = value, result = (js_span){NULL, 0};
-    mcp_resumed resumed;
-    int taken = dispatch->session ? mcp_requests_answer(dispatch->session->requests, message->id,
-                                                        result, error, &resumed)
-                                  : MCP_ANSWER_UNKNOWN;
-    if (taken == MCP_ANSWER_UNKNOWN)
-        log_message(LOG_DEBUG,
-                    "ignored a response object for id %.*s: no request of rpcd's "
-                    "waits for it",
-                    (int)message->id.length, message->id.start);
-    if (taken != MCP_ANSWER_RESUMED)
-        return taken == MCP_ANSWER_NO_MEMORY ? -1 : 0;
-    char quoted[32];
-    int quoted_length = snprintf(quoted, sizeof quoted, "\"%s\"", resumed.method);
-    const env_message again = {
-        .kind = ENV_REQUEST,
-        .has_id = true,
-        .id = {resumed.id.data, resumed.id.length},
-        .method = {quoted, (size_t)quoted_length},
-        .has_params = true,
-        .params = {resumed.params.data, resumed.params.length},
-    };
-    int status = 0;
-    handle_mcp(dispatch, &again, resumed.method, strlen(resumed.method), NULL,
-               out_ticket_take(dispatch->out), &resumed.input, &status);
-    mcp_resumed_free(&resumed);
-    return status;
-}
-
-/*
  * Handles one message (a whole line or one batch element). members, when not NULL, lists the
  * value's members as the validator found them, which spares a second scan.
  */
@@ -425,7 +403,7 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
         env_parse(value, &message);
 
     if (message.kind == ENV_RESPONSE)
-        return take_response(dispatch, value, &message);
+        return disp_take_response(dispatch, value, &message);
     if (message.kind == ENV_INVALID)
         return answer_invalid(dispatch, &message, batch);
 
@@ -437,7 +415,7 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
     const char *name = method_name(message.method, small, sizeof small, &heap, &name_length);
     int mcp_status = 0;
     if (name &&
-        handle_mcp(dispatch, &message, name, name_length, batch, ticket, NULL, &mcp_status)) {
+        disp_handle_mcp(dispatch, &message, name, name_length, batch, ticket, NULL, &mcp_status)) {
         free(heap);
         return mcp_status;
     }
@@ -448,8 +426,8 @@ static int handle_message(const dispatcher *dispatch, js_span value, const js_in
     if (builtin)
         return 0;
     if (!method)
-        return answer_error(dispatch, &message, batch, ticket,
-                            name ? RPC_METHOD_NOT_FOUND : RPC_INTERNAL_ERROR, NULL, 0);
+        return disp_answer_error(dispatch, &message, batch, ticket,
+                                 name ? RPC_METHOD_NOT_FOUND : RPC_INTERNAL_ERROR, NULL, 0);
     call_request request = {
         .gen = dispatch->generations->held,
         .method = method,

@@ -141,6 +141,8 @@ srv_options rt_serve_options(const rpcd_runtime *runtime)
     srv_options options = {
         .limits = config->limits,
         .shutdown_grace_ms = (int)config->shutdown_grace_ms,
+        .tasks = {config->max_tasks, config->max_task_bytes, (long long)config->task_ttl_ms,
+                  (long long)config->task_after_ms, MCP_TASKS_LIMITS.poll_ms},
         /* One worker runs calls in order; the responses then keep that order too. */
         .ordered = config->limits.workers == 1,
         .tools = runtime->tools,

@@ -150,6 +150,8 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     };
     if (call_table_new(&settings, &srv->calls) != 0)
         goto fail;
+    mcp_tasks_configure(srv->session.tasks, srv->calls,
+                        options->tasks.most_tasks ? options->tasks : MCP_TASKS_LIMITS);
     gen_reader_init(&srv->generations, generations, call_let_go_generation, srv->calls);
     /* Held longer than a stop would wait for them: worth a warning. */
     call_name_stalls_after(srv->calls, options->shutdown_grace_ms);
@@ -362,6 +364,7 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     mcp_listen_close_all(srv->listeners);
     /* So does a call that waits for the client's answers to rpcd's requests: -32800. */
     mcp_requests_close(srv->session.requests);
+    mcp_tasks_close(srv->session.tasks);
 
     result = end_calls(srv, result);
     grace_set_phase(GRACE_ENDING);

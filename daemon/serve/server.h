@@ -10,6 +10,7 @@
 #define RPCD_SERVER_H
 
 #include "base/serving_limits.h"
+#include "mcp/mcp_tasks.h"
 #include "mcp/mcp_listen.h"
 #include "wire/line_reader.h"
 #include "base/output.h"
@@ -51,6 +52,8 @@ typedef struct srv_options {
      */
     bool (*output_closed)(void *context);
     void *output_closed_context;
+    /* MCP's tasks: what the session's task store keeps; most_tasks 0: MCP_TASKS_LIMITS. */
+    mcp_tasks_limits tasks;
 } srv_options;
 
 enum srv_result {

@@ -26,6 +26,7 @@ enum {
     RPC_SERVER_ERROR_HIGHEST = -32000,
 
     /* MCP's, from its stateless revision (2026-07-28) on */
+    RPC_MISSING_CLIENT_CAPABILITY = -32021,
     RPC_UNSUPPORTED_PROTOCOL_VERSION = -32022,
 
     /* rpcd's own: a call refused by a rate limit (rate_limit), data.retryAfterMs */

@@ -11,6 +11,7 @@
 #include "methods/mcp_methods.h"
 #include "methods/registry.h"
 #include "methods/reserved_names.h"
+#include "wire/mcp_meta.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -201,11 +202,27 @@ static void test_one_list(void **state)
         assert_int_equal(mcp_method_find(name, strlen(name)), id);
         mcp_route route;
         buf_clear(&out);
-        if (mcp_route_message(NULL, f->tools, name, strlen(name), SPAN("{\"name\":\"echo\"}"), &out,
-                              &route) != 0)
+        /* The Tasks extension's methods are the 2026-07-28 revision's, for a client that
+         * declares it: elsewhere they are not found. */
+        bool task = id >= MCP_TASKS_GET;
+        js_span params = task ? SPAN("{\"taskId\":\"x\",\"_meta\":{\"" MCP_META_PROTOCOL_VERSION
+                                     "\":\"2026-07-28\",\"" MCP_META_CLIENT_CAPABILITIES
+                                     "\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}}")
+                              : SPAN("{\"name\":\"echo\"}");
+        if (mcp_route_message(NULL, f->tools, name, strlen(name), params, &out, &route) != 0)
             fail_msg("%s is not routed", name);
         if (route.kind == MCP_REFUSED && route.status != RPCD_ERR_INVALID_PARAMS)
             fail_msg("%s is not answered", name);
+        if (task) {
+            assert_int_equal(route.kind, MCP_TASK);
+            assert_int_equal(route.task_method, id);
+            buf_clear(&out);
+            assert_int_equal(mcp_route_message(NULL, f->tools, name, strlen(name),
+                                               SPAN("{\"taskId\":\"x\"}"), &out, &route),
+                             0);
+            assert_int_equal(route.kind, MCP_REFUSED);
+            assert_int_equal(route.status, RPCD_ERR_METHOD_NOT_FOUND);
+        }
         assert_non_null(reserved_name_reason(name, strlen(name)));
         rpcd_method method = rpcd_method_new(name, handler);
         assert_int_equal(reg_add(f->methods, &method, NULL, "p", NULL), REG_ERR_INVALID);

@@ -46,9 +46,12 @@ extern "C" {
  *        error. From a plugin built against 1.5 or earlier, a handler's 2 stays an unknown
  *        status, such a failure the tool error it was, and the bit 0x4 is ignored: the daemon
  *        checks params against every params_schema.
+ *   1.7  long tools: RPCD_METHOD_TASK and RPCD_METHOD_TASK_REQUIRED let an MCP client of the
+ *        2026-07-28 revision poll a call as a task. From a plugin built against 1.6 or
+ *        earlier, the bits 0x8 and 0x10 are ignored: its tools answer each call directly.
  */
 #define RPCD_ABI_MAJOR 1
-#define RPCD_ABI_MINOR 6
+#define RPCD_ABI_MINOR 7
 
 /* The one symbol the daemon looks up in a plugin, and its type. */
 #define RPCD_PLUGIN_ENTRY_SYMBOL "rpcd_plugin_entry"
@@ -158,6 +161,22 @@ typedef int (*rpcd_handler_fn)(rpcd_call *call, const char *params, size_t param
  * older, whose params the daemon checks.
  */
 #define RPCD_METHOD_VALIDATES_ITSELF 0x4u
+/*
+ * (1.7) The tool may run as a task (MCP's Tasks extension, 2026-07-28): for a tools/call whose
+ * _meta declares the extension, a call still running after the config's task_after_ms is
+ * answered with a task id, and the client polls tasks/get for the outcome, answers what the
+ * handler asks with tasks/update and may end it with tasks/cancel. The handler is called as for
+ * any other call and cannot tell the difference. Ignored from plugins built against 1.6 or
+ * older, and for every other caller (plain JSON-RPC, older MCP revisions).
+ */
+#define RPCD_METHOD_TASK 0x8u
+/*
+ * (1.7) RPCD_METHOD_TASK, and a 2026-07-28 client that does not declare the extension is refused
+ * with -32021 (a client capability missing) instead of waiting on the call: for a tool that
+ * runs for longer than a request may wait. Older MCP revisions and plain JSON-RPC call it as
+ * any method. Ignored from plugins built against 1.6 or older.
+ */
+#define RPCD_METHOD_TASK_REQUIRED 0x10u
 
 /*
  * (1.5) What a method is to an MCP client (rpcd_method.mcp_role). Every method stays callable
