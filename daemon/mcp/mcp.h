@@ -96,6 +96,7 @@ typedef enum mcp_route_kind {
 typedef struct mcp_listen_filter {
     bool tools_list_changed, prompts_list_changed, resources_list_changed;
     js_span resource_uris; /* the resourceSubscriptions array, or an empty span */
+    js_span task_ids;      /* the taskIds array (the Tasks extension), or an empty span */
 } mcp_listen_filter;
 
 typedef struct mcp_route {

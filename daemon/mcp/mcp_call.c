@@ -138,6 +138,18 @@ static int filter_flag(js_span filter, const char *key)
     return js_kind_of(value) == JS_TRUE;
 }
 
+/* Whether every item of an array is a string. */
+static bool strings_only(js_span array)
+{
+    js_iter items;
+    js_span ignored, item;
+    js_iter_init(&items, array);
+    while (js_iter_next(&items, &ignored, &item))
+        if (js_kind_of(item) != JS_STRING)
+            return false;
+    return true;
+}
+
 /*
  * subscriptions/listen: what its filter asks for. The kinds of notification rpcd has no source
  * for (prompts, resources) are checked, then left out of what it acknowledges.
@@ -157,16 +169,18 @@ static int route_listen(const mcp_tools *tools, js_span params, buffer *out, mcp
     size_t lists = problem ? 0 : js_object_get(filter, "resourceSubscriptions", 21, &uris);
     if (lists > 1 || (lists == 1 && js_kind_of(uris) != JS_ARRAY))
         problem = "\"resourceSubscriptions\" must be one array";
-    if (!problem && lists == 1) {
-        js_iter items;
-        js_span ignored, uri;
-        js_iter_init(&items, uris);
-        while (!problem && js_iter_next(&items, &ignored, &uri))
-            if (js_kind_of(uri) != JS_STRING)
-                problem = "\"resourceSubscriptions\" must hold URIs (strings)";
-    }
+    if (!problem && lists == 1 && !strings_only(uris))
+        problem = "\"resourceSubscriptions\" must hold URIs (strings)";
+    js_span task_ids = {NULL, 0}, meta = {NULL, 0};
+    size_t task_lists = problem ? 0 : js_object_get(filter, "taskIds", 7, &task_ids);
+    if (task_lists > 1 ||
+        (task_lists == 1 && (js_kind_of(task_ids) != JS_ARRAY || !strings_only(task_ids))))
+        problem = "\"taskIds\" must be one array of task ids (strings)";
     if (problem)
         return refuse_tool_call(problem, NULL, 0, out, route);
+    js_object_get(params, "_meta", 5, &meta);
+    if (task_lists == 1 && !mcp_declares_tasks(meta))
+        return mcp_refuse_without_tasks(out, route);
     /* Only what rpcd can tell of is acknowledged: lists that plugins fill. */
     const struct mcp_catalog *catalog = mcp_tools_catalog(tools);
     bool has_resources = mcp_catalog_count(catalog, RPCD_MCP_RESOURCE) > 0;
@@ -176,7 +190,8 @@ static int route_listen(const mcp_tools *tools, js_span params, buffer *out, mcp
                    .prompts_list_changed =
                        prompts == 1 && mcp_catalog_count(catalog, RPCD_MCP_PROMPT) > 0,
                    .resources_list_changed = resources == 1 && has_resources,
-                   .resource_uris = lists == 1 && has_resources ? uris : (js_span){NULL, 0}}};
+                   .resource_uris = lists == 1 && has_resources ? uris : (js_span){NULL, 0},
+                   .task_ids = task_ids}};
     return 0;
 }
 

@@ -22,8 +22,9 @@ typedef struct uri_set {
 typedef struct stream {
     char *id; /* the request's id as written: JSON text */
     size_t id_length;
-    mcp_listen_filter filter; /* its resource_uris span is not kept: see uris */
+    mcp_listen_filter filter; /* its spans are not kept: see uris and tasks */
     uri_set uris;             /* resourceSubscriptions */
+    uri_set tasks;            /* taskIds */
 } stream;
 
 struct mcp_listeners {
@@ -96,6 +97,7 @@ void mcp_listeners_free(mcp_listeners *listeners)
     for (size_t i = 0; i < listeners->count; i++) {
         free(listeners->streams[i].id);
         uri_set_free(&listeners->streams[i].uris);
+        uri_set_free(&listeners->streams[i].tasks);
     }
     free(listeners->streams);
     uri_set_free(&listeners->subscribed);
@@ -154,16 +156,36 @@ static int append_acknowledgement(buffer *ack, const stream *item)
         failed |= buf_printf(ack, "%s\"%s\":true", separator, flags[i]);
         separator = ",";
     }
-    if (item->uris.count > 0) {
-        failed |= buf_printf(ack, "%s\"resourceSubscriptions\":[", separator);
-        for (size_t i = 0; i < item->uris.count; i++) {
+    const uri_set *const lists[] = {&item->uris, &item->tasks};
+    static const char *const names[] = {"resourceSubscriptions", "taskIds"};
+    for (size_t list = 0; list < 2; list++) {
+        if (lists[list]->count == 0)
+            continue;
+        failed |= buf_printf(ack, "%s\"%s\":[", separator, names[list]);
+        for (size_t i = 0; i < lists[list]->count; i++) {
+            const char *text = lists[list]->items[i];
             if (i > 0)
                 failed |= buf_append_char(ack, ',');
-            failed |= buf_append_json_string(ack, item->uris.items[i], strlen(item->uris.items[i]));
+            failed |= buf_append_json_string(ack, text, strlen(text));
         }
         failed |= buf_append_char(ack, ']');
+        separator = ",";
     }
     return failed | buf_append_string(ack, "}}}");
+}
+
+/* Adds each string of list (an array, or an empty span) to set. Returns 0 or -1 (memory). */
+static int fill_set(uri_set *set, js_span list)
+{
+    if (list.length == 0)
+        return 0;
+    js_iter items;
+    js_span ignored, item;
+    js_iter_init(&items, list);
+    while (js_iter_next(&items, &ignored, &item))
+        if (uri_set_add(set, item) == -1)
+            return -1;
+    return 0;
 }
 
 int mcp_listen_open(mcp_listeners *listeners, js_span id, const mcp_listen_filter *filter)
@@ -184,31 +206,21 @@ int mcp_listen_open(mcp_listeners *listeners, js_span id, const mcp_listen_filte
         listeners->streams = grown;
         listeners->capacity = capacity;
     }
-    stream item = {malloc(id.length ? id.length : 1), id.length, *filter, {NULL, 0}};
-    item.filter.resource_uris = (js_span){NULL, 0};
+    stream item = {malloc(id.length ? id.length : 1), id.length, *filter, {NULL, 0}, {NULL, 0}};
+    item.filter.resource_uris = item.filter.task_ids = (js_span){NULL, 0};
     if (!item.id) {
         status = MCP_LISTEN_NO_MEMORY;
         goto done;
     }
     memcpy(item.id, id.start, id.length);
-    if (filter->resource_uris.length > 0) {
-        js_iter uris;
-        js_span ignored, uri;
-        js_iter_init(&uris, filter->resource_uris);
-        while (js_iter_next(&uris, &ignored, &uri)) {
-            if (uri_set_add(&item.uris, uri) == -1) {
-                uri_set_free(&item.uris);
-                free(item.id);
-                status = MCP_LISTEN_NO_MEMORY;
-                goto done;
-            }
-        }
-    }
     buffer ack = BUFFER_INIT;
-    int failed = append_acknowledgement(&ack, &item);
+    /* Past MOST_URIS of either, the rest is left out of the acknowledgement. */
+    int failed = fill_set(&item.uris, filter->resource_uris) |
+                 fill_set(&item.tasks, filter->task_ids) | append_acknowledgement(&ack, &item);
     if (failed) {
         buf_free(&ack);
         uri_set_free(&item.uris);
+        uri_set_free(&item.tasks);
         free(item.id);
         status = MCP_LISTEN_NO_MEMORY;
         goto done;
@@ -227,6 +239,7 @@ static void remove_at(mcp_listeners *listeners, size_t index)
 {
     free(listeners->streams[index].id);
     uri_set_free(&listeners->streams[index].uris);
+    uri_set_free(&listeners->streams[index].tasks);
     listeners->count--;
     memmove(&listeners->streams[index], &listeners->streams[index + 1],
             (listeners->count - index) * sizeof *listeners->streams);
@@ -345,6 +358,32 @@ int mcp_listen_resource_updated(mcp_listeners *listeners, const char *uri, size_
             tell_stream(listeners, item, "notifications/resources/updated", uri, length, &line) != 0
                 ? -1
                 : told + 1;
+    }
+    buf_free(&line);
+    pthread_mutex_unlock(&listeners->lock);
+    return told;
+}
+
+int mcp_listen_task_changed(mcp_listeners *listeners, const char *task_id, const char *members,
+                            size_t length)
+{
+    if (!listeners)
+        return 0;
+    pthread_mutex_lock(&listeners->lock);
+    int told = 0;
+    buffer line = BUFFER_INIT;
+    for (size_t i = 0; i < listeners->count && told >= 0; i++) {
+        const stream *item = &listeners->streams[i];
+        if (uri_set_find(&item->tasks, task_id, strlen(task_id)) < 0)
+            continue;
+        buf_clear(&line);
+        int failed = buf_append_string(
+            &line, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks\",\"params\":{");
+        failed |= buf_append(&line, members, length);
+        failed |= buf_append_char(&line, ',');
+        failed |= append_meta(&line, item, false);
+        failed |= buf_append_string(&line, "}}");
+        told = failed || write_line(listeners, &line) != 0 ? -1 : told + 1;
     }
     buf_free(&line);
     pthread_mutex_unlock(&listeners->lock);

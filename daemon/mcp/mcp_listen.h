@@ -71,6 +71,15 @@ int mcp_listen_subscribe(mcp_listeners *listeners, js_span uri, bool subscribe);
 int mcp_listen_resource_updated(mcp_listeners *listeners, const char *uri, size_t length);
 
 /*
+ * Writes notifications/tasks for the task task_id (NUL-terminated) to each stream whose taskIds
+ * list it: params are members (length bytes, a DetailedTask's members without braces) and the
+ * stream's _meta. Returns how many were told, or -1 when a write failed. Thread-safe; NULL
+ * listeners tell nobody.
+ */
+int mcp_listen_task_changed(mcp_listeners *listeners, const char *task_id, const char *members,
+                            size_t length);
+
+/*
  * Ends every stream gracefully, as a server going away does: each request gets its result, with
  * the stream's id in _meta. Thread-safe.
  */

@@ -11,6 +11,7 @@
 #include "base/lock.h"
 #include "base/log.h"
 #include "base/signals.h"
+#include "mcp/mcp_listen.h"
 #include "wire/response_line.h"
 #include "wire/rpc_error.h"
 
@@ -134,6 +135,24 @@ mcp_task *task_find(mcp_tasks *store, const char *id, size_t length, long long n
     return NULL;
 }
 
+void task_note_take(const mcp_task *task, task_note *note)
+{
+    if (!task->store->listeners)
+        return;
+    snprintf(note->id, sizeof note->id, "%s", task->id);
+    buf_clear(&note->members);
+    note->due = task_append_detailed(&note->members, task) == 0;
+}
+
+void task_note_send(mcp_tasks *store, task_note *note)
+{
+    if (note->due)
+        mcp_listen_task_changed(store->listeners, note->id, note->members.data,
+                                note->members.length);
+    note->due = false;
+    buf_free(&note->members);
+}
+
 /* The task whose request (not yet a task) has this id. Lock held. */
 static mcp_task *find_request(mcp_tasks *store, js_span request_id)
 {
@@ -154,7 +173,7 @@ static mcp_task *find_request(mcp_tasks *store, js_span request_id)
  * (-1: none). Lock held.
  */
 static int next_due(mcp_tasks *store, long long now, buffer *line, buffer *request_id,
-                    uint64_t *ticket, char *call_id, long long *next)
+                    uint64_t *ticket, char *call_id, task_note *note, long long *next)
 {
     *next = -1;
     mcp_task *after = NULL;
@@ -171,19 +190,24 @@ static int next_due(mcp_tasks *store, long long now, buffer *line, buffer *reque
                 if (task_append_created(line, task) != 0 ||
                     buf_append(request_id, task->request_id.data, task->request_id.length) != 0)
                     return -1;
+                task_note_take(task, note);
                 return 1;
             }
             due = task->promote_at_ms;
         } else if (task->state >= TASK_WORKING) {
             if (now >= task->expires_at_ms) {
                 bool running = task->state == TASK_WORKING;
-                if (!task_terminal(task))
+                if (!task_terminal(task)) {
                     task_fail(task, RPC_INTERNAL_ERROR, "the task outlived its ttlMs");
+                    task_note_take(task, note);
+                }
                 maybe_drop(task, now);
                 if (running) {
                     snprintf(call_id, MCP_TASK_CALL_ID_BYTES, "%s", task->call_id);
                     return 2;
                 }
+                if (note->due)
+                    return 3;
                 continue;
             }
             due = task->expires_at_ms;
@@ -203,7 +227,9 @@ static void *watch(void *context)
         long long next;
         uint64_t ticket = 0;
         char call_id[MCP_TASK_CALL_ID_BYTES];
-        int due = next_due(store, clock_now_ms(), &line, &request_id, &ticket, call_id, &next);
+        task_note note = TASK_NOTE_INIT;
+        int due =
+            next_due(store, clock_now_ms(), &line, &request_id, &ticket, call_id, &note, &next);
         if (due != 0) {
             lock_release(&store->lock);
             if (due == 1) {
@@ -213,12 +239,14 @@ static void *watch(void *context)
                 out_write_ticket(store->out, ticket, parts, count);
             } else if (due == 2) {
                 call_cancel(store->calls, (js_span){call_id, strlen(call_id)}, CALL_CANCEL_RESPOND);
-            } else {
+            } else if (due < 0) {
                 log_message(LOG_ERROR, "out of memory making a task");
             }
+            task_note_send(store, &note);
             lock_take(&store->lock);
             continue;
         }
+        buf_free(&note.members);
         if (next < 0) {
             pthread_cond_wait(&store->changed, &store->lock);
             continue;
@@ -256,12 +284,14 @@ int mcp_tasks_new(output *out, mcp_rounds *rounds, mcp_tasks **result)
     return 0;
 }
 
-void mcp_tasks_configure(mcp_tasks *tasks, call_table *calls, mcp_tasks_limits limits)
+void mcp_tasks_configure(mcp_tasks *tasks, call_table *calls, mcp_listeners *listeners,
+                         mcp_tasks_limits limits)
 {
     if (!tasks)
         return;
     lock_take(&tasks->lock);
     tasks->calls = calls;
+    tasks->listeners = listeners;
     tasks->limits = limits;
     lock_release(&tasks->lock);
 }
@@ -445,6 +475,7 @@ static void task_deliver(void *context, const struct iovec *parts, int count)
     }
     bool answer = false, drop = false;
     uint64_t ticket = 0;
+    task_note note = TASK_NOTE_INIT;
     lock_take(&store->lock);
     if (count == 0 && task->deferred_ends > 0) {
         task->deferred_ends--; /* the end of a round that asked: the task waits for answers */
@@ -466,9 +497,11 @@ static void task_deliver(void *context, const struct iovec *parts, int count)
         else
             task_finish(task, is_error ? TASK_FAILED : TASK_COMPLETED, outcome.start,
                         outcome.length);
+        task_note_take(task, &note);
     }
     task_release(task);
     lock_release(&store->lock);
+    task_note_send(store, &note);
     if (answer) {
         static const char head[] = RL_HEAD "\"id\":";
         const char *member = is_error ? ",\"error\":" : ",\"result\":";

@@ -37,9 +37,12 @@ typedef struct mcp_task mcp_task;
 /* An empty store writing to out, whose tasks ask through rounds when they answer directly (both
  * borrowed, outliving it). Returns 0 and *result (new), or -1 (memory). */
 int mcp_tasks_new(output *out, mcp_rounds *rounds, mcp_tasks **result);
-/* Sets the table the tasks' calls run in (borrowed, outlives the store's calls) and the limits.
- * Before the first mcp_tasks_open. */
-void mcp_tasks_configure(mcp_tasks *tasks, call_table *calls, mcp_tasks_limits limits);
+/* Sets the table the tasks' calls run in and the listen streams their changes are told on
+ * (both borrowed, outliving the store's calls; listeners may be NULL), and the limits. Before the
+ * first mcp_tasks_open. */
+struct mcp_listeners;
+void mcp_tasks_configure(mcp_tasks *tasks, call_table *calls, struct mcp_listeners *listeners,
+                         mcp_tasks_limits limits);
 /* Stops its thread and frees the store, once every call it was the sink of has ended. */
 void mcp_tasks_free(mcp_tasks *tasks);
 /* The end of serving: a task waiting for answers fails (-32800); none is made any more. */

@@ -52,6 +52,7 @@ struct mcp_tasks {
     output *out;
     mcp_rounds *rounds;
     call_table *calls;
+    struct mcp_listeners *listeners; /* where status changes are told, or NULL */
     mcp_tasks_limits limits;
     mcp_task *first;
     size_t count, bytes;
@@ -75,5 +76,23 @@ void task_fail(mcp_task *task, int64_t code, const char *message);
 mcp_task *task_find(mcp_tasks *store, const char *id, size_t length, long long now);
 /* Appends a CreateTaskResult for the task. Returns 0 or -1 (memory). */
 int task_append_created(buffer *out, const mcp_task *task);
+/* Appends a DetailedTask's members (no braces). Returns 0 or -1 (memory). */
+int task_append_detailed(buffer *out, const mcp_task *task);
+
+/* A task's new status, told on the listen streams that asked for it (notifications/tasks)
+ * once the store's lock is let go. */
+typedef struct task_note {
+    char id[33];
+    buffer members;
+    bool due;
+} task_note;
+#define TASK_NOTE_INIT                                                                             \
+    {                                                                                              \
+        "", BUFFER_INIT, false                                                                     \
+    }
+/* Takes the task's status as it is now. Lock held. */
+void task_note_take(const mcp_task *task, task_note *note);
+/* Tells it, if taken, and frees the note. Lock not held. */
+void task_note_send(mcp_tasks *store, task_note *note);
 
 #endif

@@ -150,7 +150,7 @@ int srv_new(const registry *methods, const srv_options *options, out_write_fn wr
     };
     if (call_table_new(&settings, &srv->calls) != 0)
         goto fail;
-    mcp_tasks_configure(srv->session.tasks, srv->calls,
+    mcp_tasks_configure(srv->session.tasks, srv->calls, srv->listeners,
                         options->tasks.most_tasks ? options->tasks : MCP_TASKS_LIMITS);
     gen_reader_init(&srv->generations, generations, call_let_go_generation, srv->calls);
     /* Held longer than a stop would wait for them: worth a warning. */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -34,8 +35,12 @@ static void start(session *s, const char *mode, const char *keys)
     s->dir = harness_temp_dir();
     assert_non_null(s->dir);
     char *text;
-    assert_true(asprintf(&text, "[rpcd]\nisolation = %s\n%s\n[plugin tasks]\npath = %s\n", mode,
-                         keys, harness_env("RPCD_FIXTURE_TASKS")) > 0);
+    /* The fixture marks its start with a file in the session's directory, which an isolated
+     * plugin may write only when it is named. */
+    assert_true(asprintf(&text,
+                         "[rpcd]\nisolation = %s\n%s\n[plugin tasks]\npath = %s\n"
+                         "write_paths = %s\n",
+                         mode, keys, harness_env("RPCD_FIXTURE_TASKS"), s->dir) > 0);
     char *config = harness_write_file(s->dir, "rpcd.conf", text);
     assert_non_null(config);
     free(text);
@@ -244,6 +249,14 @@ static void open_gate(const char *path)
     fclose(file);
 }
 
+/* Waits until the fixture created the file ({"mark":PATH}): its handler runs. */
+static void wait_for_file(const char *path)
+{
+    for (int i = 0; i < 10000 && access(path, F_OK) != 0; i++)
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    assert_int_equal(access(path, F_OK), 0);
+}
+
 static char *arguments_until(const char *path, const char *more)
 {
     char *text;
@@ -325,8 +338,11 @@ static void test_cancel(void **state)
 {
     session s;
     start(&s, *state, "task_after_ms = 0");
-    char *path = gate(&s, "never"), *arguments = arguments_until(path, "");
+    char *path = gate(&s, "never"), *mark = gate(&s, "started"), *more;
+    assert_true(asprintf(&more, ",\"mark\":\"%s\"", mark) > 0);
+    char *arguments = arguments_until(path, more);
     char *id = created(call_tool(&s, "tasks_wait", arguments));
+    wait_for_file(mark); /* its handler runs: it is told of the cancel */
     char *members;
     assert_true(asprintf(&members, "\"taskId\":\"%s\"", id) > 0);
     for (int i = 0; i < 2; i++) {
@@ -341,7 +357,7 @@ static void test_cancel(void **state)
         assert_null(json_object_get(result_of(cancelled), "error"));
         json_decref(cancelled);
     }
-    free(members), free(id), free(arguments), free(path);
+    free(members), free(id), free(arguments), free(path), free(mark), free(more);
     stop(&s);
 }
 
@@ -567,7 +583,12 @@ static void test_request_not_yet_a_task(void **state)
     assert_int_equal(json_integer_value(json_object_get(response, "id")), 70);
     assert_error(response, -32800);
     json_decref(response);
-    send_request(&s, 71, "tools/call", members, DECLARED);
+    char *mark = gate(&s, "started"), *marked;
+    assert_true(asprintf(&marked,
+                         "\"name\":\"tasks_wait\",\"arguments\":{\"until\":\"%s\",\"mark\":\"%s\"}",
+                         path, mark) > 0);
+    send_request(&s, 71, "tools/call", marked, DECLARED);
+    wait_for_file(mark);
     send_line(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
                   "\"params\":{\"requestId\":71}}\n");
     assert_int_equal(
@@ -577,7 +598,7 @@ static void test_request_not_yet_a_task(void **state)
     response = request(&s, "tools/list", "");
     assert_non_null(json_object_get(result_of(response), "tools"));
     json_decref(response);
-    free(members), free(path);
+    free(members), free(path), free(mark), free(marked);
     stop(&s);
 }
 
@@ -630,13 +651,17 @@ static void test_lifetime(void **state)
     json_decref(poll_until(&s, id, "completed"));
     poll_until_gone(&s, id);
     free(id), free(arguments), free(path);
-    path = gate(&s, "never"), arguments = arguments_until(path, "");
+    path = gate(&s, "never");
+    char *mark = gate(&s, "started"), *more;
+    assert_true(asprintf(&more, ",\"mark\":\"%s\"", mark) > 0);
+    arguments = arguments_until(path, more);
     id = created(call_tool(&s, "tasks_wait", arguments));
+    wait_for_file(mark);
     poll_until_gone(&s, id);
     assert_int_equal(
         harness_wait_for_stderr(s.rpcd, "a call was cancelled while it waited", HARNESS_TIMEOUT_MS),
         HARNESS_OK);
-    free(id), free(arguments), free(path);
+    free(id), free(arguments), free(path), free(mark), free(more);
     stop(&s);
 }
 
@@ -687,6 +712,70 @@ static void test_other_revisions(void **state)
     stop(&s);
 }
 
+/* A notifications/tasks of the task on stream 500, with status: its params. */
+static const json_t *check_note(const json_t *note, const char *id, const char *status)
+{
+    assert_string_equal(json_string_value(json_object_get(note, "method")), "notifications/tasks");
+    const json_t *params = json_object_get(note, "params");
+    assert_task_fields(params, id);
+    assert_string_equal(json_string_value(json_object_get(params, "status")), status);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(params, "_meta"),
+                                                        "io.modelcontextprotocol/subscriptionId")),
+                     500);
+    return params;
+}
+
+/*
+ * subscriptions/listen with taskIds: acknowledged, then each status change of a listed task comes
+ * as notifications/tasks with the whole DetailedTask and the stream's id; a client that did not
+ * declare the extension is refused -32021.
+ */
+static void test_status_notifications(void **state)
+{
+    session s;
+    start(&s, *state, "task_after_ms = 0");
+    char *path = gate(&s, "ask"), *arguments = arguments_until(path, "");
+    char *id = created(call_tool(&s, "tasks_ask", arguments));
+    char *members;
+    assert_true(asprintf(&members, "\"notifications\":{\"taskIds\":[\"%s\"]}", id) > 0);
+    json_t *refused = request_as(&s, "subscriptions/listen", members, UNDECLARED);
+    assert_error(refused, -32021);
+    json_decref(refused);
+    send_request(&s, 500, "subscriptions/listen", members, DECLARED);
+    json_t *ack = read_response(&s);
+    assert_string_equal(json_string_value(json_object_get(ack, "method")),
+                        "notifications/subscriptions/acknowledged");
+    const json_t *listed = json_object_get(
+        json_object_get(json_object_get(ack, "params"), "notifications"), "taskIds");
+    assert_int_equal(json_array_size(listed), 1);
+    assert_string_equal(json_string_value(json_array_get(listed, 0)), id);
+    json_decref(ack);
+    open_gate(path);
+    /* input_required, then (answered) working, then completed: each told as it happens. */
+    json_t *note = read_response(&s);
+    assert_non_null(json_object_get(
+        json_object_get(check_note(note, id, "input_required"), "inputRequests"), "1.a1"));
+    json_decref(note);
+    char *answer;
+    assert_true(asprintf(&answer,
+                         "\"taskId\":\"%s\",\"inputResponses\":{\"1.a1\":{\"action\":\"accept\"}}",
+                         id) > 0);
+    send_request(&s, 600, "tasks/update", answer, DECLARED);
+    free(answer);
+    /* Its acknowledgement, and the task working again: in either order. */
+    json_t *first = read_response(&s), *second = read_response(&s);
+    bool note_first = json_object_get(first, "method") != NULL;
+    assert_int_equal(json_integer_value(json_object_get(note_first ? second : first, "id")), 600);
+    check_note(note_first ? first : second, id, "working");
+    json_decref(first), json_decref(second);
+    note = read_response(&s);
+    assert_non_null(
+        json_object_get(json_object_get(check_note(note, id, "completed"), "result"), "content"));
+    json_decref(note);
+    free(members), free(id), free(arguments), free(path);
+    stop(&s);
+}
+
 static const char in_process[] = "none";
 static const char isolated[] = "process";
 
@@ -708,6 +797,7 @@ int main(void)
         BOTH(test_lifetime),
         BOTH(test_end_of_input),
         BOTH(test_other_revisions),
+        BOTH(test_status_notifications),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

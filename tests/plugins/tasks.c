@@ -2,7 +2,8 @@
 /*
  * Fixture: tools that may run as MCP tasks (ABI 1.7). Each waits {"ms":N}, or until the file
  * {"until":PATH} exists, or until it is cancelled, before it ends: tasks.wait with
- * {"waited":true,"pad":...} ({"pad":N} bytes); tasks.required the same, a tool that
+ * {"waited":true,"pad":...} ({"pad":N} bytes), having created the file {"mark":PATH} when it
+ * started; tasks.required the same, a tool that
  * requires a task; tasks.tool_error with a tool error; tasks.protocol_error with -32042, an
  * error of MCP's range; tasks.ask asks for {"ask":K} confirmations (after its wait), keeping a
  * state, and on its next round (after the file {"then":PATH} exists, if given) reports the
@@ -57,8 +58,26 @@ static int wait_for(rpcd_call *call, const char *params, size_t length, const ch
     return host->call_is_cancelled(call) ? -1 : 0;
 }
 
+/* Creates the file {"mark":PATH} names, if any: the handler has started. */
+static void mark_start(const char *params, size_t length)
+{
+    char text[512], path[256];
+    snprintf(text, sizeof text, "%.*s", (int)(length < 511 ? length : 511), params);
+    const char *mark = strstr(text, "\"mark\":\"");
+    if (!mark)
+        return;
+    snprintf(path, sizeof path, "%s", mark + 8);
+    char *end = strchr(path, '"');
+    if (end)
+        *end = '\0';
+    FILE *file = fopen(path, "w");
+    if (file)
+        fclose(file);
+}
+
 static int wait_ms(rpcd_call *call, const char *params, size_t length, long ms)
 {
+    mark_start(params, length);
     return wait_for(call, params, length, "until", ms);
 }
 
