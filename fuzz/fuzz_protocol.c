@@ -93,6 +93,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         reg_add(methods, &method, NULL, "fuzz", NULL);
         method = rpcd_method_new("progress", progress);
         reg_add(methods, &method, NULL, "fuzz", NULL);
+        /* ABI 1.7: a tool that may run as a task, which a 2026-07-28 request that declares the
+         * extension calls through the task store. */
+        method = rpcd_method_new("long", echo);
+        method.flags = RPCD_METHOD_TASK;
+        reg_add(methods, &method, NULL, "fuzz", NULL);
         /* ABI 1.5 roles: URIs, template matching, prompt arguments and completions. */
         static const struct {
             const char *name;

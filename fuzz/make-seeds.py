@@ -85,6 +85,19 @@ shapes = [
     '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1,"id":2}}',
     '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","protocolVersion":"x"}}',
 ]
+# The Tasks extension (2026-07-28): a task tool called with the extension declared, and each
+# request of the extension, with an id no task has and with wrong params.
+TASKS_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities":
+                  {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}}
+shapes += [
+    request("tools/call", {"name": "long", "arguments": {"a": 1}, "_meta": TASKS_META}),
+    request("tasks/get", {"taskId": "0123456789abcdef0123456789abcdef", "_meta": TASKS_META}),
+    request("tasks/update", {"taskId": "x", "inputResponses": {"1.a": {"action": "accept"}},
+                             "_meta": TASKS_META}),
+    request("tasks/cancel", {"taskId": 7, "_meta": TASKS_META}),
+    request("subscriptions/listen", {"notifications": {"taskIds": ["x"]}, "_meta": TASKS_META}),
+]
 batch = "[" + ",".join(shapes[2:8]) + "]"
 for line in shapes + [batch]:
     put("protocol", line.encode() + b"\n")
