@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fixture: what the official MCP server conformance suite expects of the server under test
- * (tests/mcp-conformance/), written against ABI 1.6: its tools (content of every kind, logging,
+ * (tests/mcp-conformance/), written against ABI 1.7: its tools (content of every kind, logging,
  * progress, an error, an argument the HTTP transport mirrors in a header, a client capability
- * required, questions to the client: a sampling, forms, its roots), its resources and resource
- * template, its prompts and their completions.
+ * required, questions to the client: a sampling, forms, its roots; long ones that run as MCP
+ * tasks), its resources and resource template, its prompts and their completions.
  */
 #include <rpcd/plugin.h>
 
@@ -604,6 +604,137 @@ static int header_param(rpcd_call *call, const char *params, size_t length, void
     return steal_result(call, json_string(text));
 }
 
+/* ---- tasks (ABI 1.7, MCP's Tasks extension): the tasks-* scenarios. A tool flagged
+ * RPCD_METHOD_TASK that is still running after the config's task_after_ms becomes a task for a
+ * client of 2026-07-28 that declares the extension; one flagged RPCD_METHOD_TASK_REQUIRED also
+ * refuses (-32021) such a client that does not. These wait longer than task_after_ms, and never
+ * ask before then, so that each becomes a task; what asks first is answered as a plain call. */
+
+/* How long the tools below wait before they ask or end: longer than task_after_ms. */
+#define TASK_WAIT_MS 1500
+
+static const char delete_form[] =
+    "{\"message\":\"Delete the file?\",\"requestedSchema\":{\"type\":\"object\","
+    "\"properties\":{\"confirm\":{\"type\":\"boolean\"}},\"required\":[\"confirm\"]}}";
+
+/* The number argument name of the call, or fallback. */
+static double number_argument(const char *params, size_t length, const char *name, double fallback)
+{
+    json_t *arguments = parse_params(params, length);
+    json_t *value = json_object_get(arguments, name);
+    double number = json_is_number(value) ? json_number_value(value) : fallback;
+    json_decref(arguments);
+    return number;
+}
+
+static int greet(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *name = string_argument(params, length, "name");
+    char text[512];
+    snprintf(text, sizeof text, "Hello, %s!", name ? json_string_value(name) : "World");
+    json_decref(name);
+    return text_answer(call, text);
+}
+
+/* Works for its seconds argument (at most ten minutes), ending as soon as it is cancelled. */
+static int slow_compute(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    double seconds = number_argument(params, length, "seconds", 0);
+    seconds = seconds < 0 ? 0 : seconds > 600 ? 600 : seconds;
+    if (pause_ms(call, (long)(seconds * 1000)) < 0)
+        return RPCD_ERR_CANCELLED;
+    json_t *label = string_argument(params, length, "label");
+    char text[512];
+    snprintf(text, sizeof text, "Computed %s in %g s", label ? json_string_value(label) : "",
+             seconds);
+    json_decref(label);
+    return text_answer(call, text);
+}
+
+/* A task that ends in a tool's failure: completed, its result an error. */
+static int failing_job(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    if (pause_ms(call, 1000) < 0)
+        return RPCD_ERR_CANCELLED;
+    return host->call_fail(call, RPCD_ERR_INTERNAL, "The job failed", NULL, 0);
+}
+
+/* A task that ends in an error of MCP's protocol range (1.6: a JSON-RPC error): failed. */
+static int protocol_error_job(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    if (pause_ms(call, 1000) < 0)
+        return RPCD_ERR_CANCELLED;
+    return host->call_fail_code(call, -32050, "The job broke the protocol", NULL, 0);
+}
+
+/* Asks to confirm the deletion of its filename once it is a task, then says what it did. */
+static int confirm_delete(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)data;
+    json_t *answer = answer_of(call, "confirm");
+    if (!answer) {
+        if (pause_ms(call, TASK_WAIT_MS) < 0)
+            return RPCD_ERR_CANCELLED;
+        static const question asked[] = {{"confirm", "elicitation/create", delete_form}};
+        return ask_all(call, asked, 1, NULL);
+    }
+    json_t *filename = string_argument(params, length, "filename");
+    bool confirmed = json_is_true(json_object_get(json_object_get(answer, "content"), "confirm"));
+    char text[512];
+    snprintf(text, sizeof text, "%s %s", confirmed ? "Deleted" : "Kept",
+             filename ? json_string_value(filename) : "the file");
+    json_decref(filename);
+    json_decref(answer);
+    return text_answer(call, text);
+}
+
+/* Asks two questions at once once it is a task; ends when both are answered. */
+static int multi_input(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    json_t *name = answer_of(call, "name"), *confirm = answer_of(call, "confirm");
+    int status;
+    if (name && confirm) {
+        char text[512];
+        snprintf(text, sizeof text, "Hello, %s! Confirmed: %s.", content_string(name, "name"),
+                 json_is_true(json_object_get(json_object_get(confirm, "content"), "confirm"))
+                     ? "yes"
+                     : "no");
+        status = text_answer(call, text);
+    } else if (pause_ms(call, TASK_WAIT_MS) < 0) {
+        status = RPCD_ERR_CANCELLED;
+    } else {
+        static const question asked[] = {{"name", "elicitation/create", name_form},
+                                         {"confirm", "elicitation/create", delete_form}};
+        status = ask_all(call, asked, 2, NULL);
+    }
+    json_decref(name);
+    json_decref(confirm);
+    return status;
+}
+
+/* Asks the user's name at once (so the client is answered directly), then, given it, works
+ * long enough to become a task and greets. */
+static int tool_with_task(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)params, (void)length, (void)data;
+    json_t *answer = answer_of(call, "user_name");
+    if (!answer) {
+        static const question asked[] = {{"user_name", "elicitation/create", name_form}};
+        return ask_all(call, asked, 1, NULL);
+    }
+    char text[512];
+    snprintf(text, sizeof text, "Hello, %s! The task is done.", content_string(answer, "name"));
+    json_decref(answer);
+    if (pause_ms(call, TASK_WAIT_MS) < 0)
+        return RPCD_ERR_CANCELLED;
+    return text_answer(call, text);
+}
+
 /* ---- resources */
 
 static int static_text(rpcd_call *call, const char *params, size_t length, void *data)
@@ -869,6 +1000,34 @@ static const fixture_method methods[] = {
      "{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"test://template/{id}/data\"}}",
      id_candidates},
 };
+
+/* The tools of the tasks-* scenarios, each with its flags (ABI 1.7). */
+static const struct {
+    const char *name;
+    rpcd_handler_fn handler;
+    uint32_t flags;
+    const char *description, *schema;
+} task_tools[] = {
+    {"greet", greet, 0, "Greets by name, at once",
+     "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
+     "\"required\":[\"name\"]}"},
+    {"slow_compute", slow_compute, RPCD_METHOD_TASK,
+     "Works for the given seconds: a task when that is long",
+     "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\","
+     "\"minimum\":0},\"label\":{\"type\":\"string\"}},\"required\":[\"seconds\"]}"},
+    {"failing_job", failing_job, RPCD_METHOD_TASK_REQUIRED,
+     "Runs as a task only, for a second, and fails as a tool", NO_ARGUMENTS},
+    {"protocol_error_job", protocol_error_job, RPCD_METHOD_TASK_REQUIRED,
+     "Runs as a task only, for a second, and ends in a protocol error", NO_ARGUMENTS},
+    {"confirm_delete", confirm_delete, RPCD_METHOD_TASK,
+     "Asks, as a task, to confirm the deletion of a file",
+     "{\"type\":\"object\",\"properties\":{\"filename\":{\"type\":\"string\"}},"
+     "\"required\":[\"filename\"]}"},
+    {"multi_input", multi_input, RPCD_METHOD_TASK,
+     "Asks, as a task, two questions at once", NO_ARGUMENTS},
+    {"test_tool_with_task", tool_with_task, RPCD_METHOD_TASK_REQUIRED,
+     "Asks the user's name at once, then runs as a task and greets", NO_ARGUMENTS},
+};
 /* clang-format on */
 
 static int conformance_init(rpcd_plugin *plugin, const rpcd_host_api *api, void **state,
@@ -894,6 +1053,18 @@ static int conformance_init(rpcd_plugin *plugin, const rpcd_host_api *api, void 
         int status = host->register_method(plugin, &method);
         if (status != RPCD_OK) {
             snprintf(error, error_size, "cannot register %s (%d)", methods[i].name, status);
+            return status;
+        }
+    }
+    for (size_t i = 0; i < sizeof task_tools / sizeof task_tools[0]; i++) {
+        rpcd_method method = rpcd_method_new(task_tools[i].name, task_tools[i].handler);
+        method.description = task_tools[i].description;
+        method.params_schema = task_tools[i].schema;
+        method.mcp_role = RPCD_MCP_TOOL;
+        method.flags = task_tools[i].flags;
+        int status = host->register_method(plugin, &method);
+        if (status != RPCD_OK) {
+            snprintf(error, error_size, "cannot register %s (%d)", task_tools[i].name, status);
             return status;
         }
     }
