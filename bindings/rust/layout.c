@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #define MEMBER(type, member) printf("    (\"%s\", %zu),\n", #member, offsetof(type, member))
+#define FLAG(name) printf("    (\"%s\", %#x),\n", #name, name)
 #define END(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
 
 int main(void)
@@ -62,6 +63,15 @@ int main(void)
     MEMBER(rpcd_method, icons);
     MEMBER(rpcd_method, mcp_role);
     MEMBER(rpcd_method, mcp_descriptor);
+    printf("];\n");
+
+    /* The flags' values, which the binding declares as constants of its own. */
+    printf("pub const METHOD_FLAGS: &[(&str, u32)] = &[\n");
+    FLAG(RPCD_METHOD_SERIALIZED);
+    FLAG(RPCD_METHOD_QUICK);
+    FLAG(RPCD_METHOD_VALIDATES_ITSELF);
+    FLAG(RPCD_METHOD_TASK);
+    FLAG(RPCD_METHOD_TASK_REQUIRED);
     printf("];\n");
 
     printf("pub const PLUGIN_INFO_OFFSETS: &[(&str, usize)] = &[\n");

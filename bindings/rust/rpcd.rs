@@ -22,7 +22,7 @@ pub mod sys {
 
     /// The ABI this binding was written for: what the plugin declares.
     pub const RPCD_ABI_MAJOR: u32 = 1;
-    pub const RPCD_ABI_MINOR: u32 = 6;
+    pub const RPCD_ABI_MINOR: u32 = 7;
 
     pub const RPCD_OK: c_int = 0;
     pub const RPCD_DEFERRED: c_int = 1;
@@ -45,6 +45,9 @@ pub mod sys {
 
     pub const RPCD_METHOD_SERIALIZED: u32 = 0x1;
     pub const RPCD_METHOD_QUICK: u32 = 0x2;
+    pub const RPCD_METHOD_VALIDATES_ITSELF: u32 = 0x4;
+    pub const RPCD_METHOD_TASK: u32 = 0x8;
+    pub const RPCD_METHOD_TASK_REQUIRED: u32 = 0x10;
 
     pub const RPCD_MCP_TOOL: u32 = 0;
     pub const RPCD_MCP_RESOURCE: u32 = 1;
@@ -238,7 +241,9 @@ pub use sys::{
     RPCD_LOG_ERROR as LOG_ERROR, RPCD_LOG_INFO as LOG_INFO, RPCD_LOG_WARNING as LOG_WARNING,
     RPCD_MCP_COMPLETION as MCP_COMPLETION, RPCD_MCP_HIDDEN as MCP_HIDDEN,
     RPCD_MCP_PROMPT as MCP_PROMPT, RPCD_MCP_RESOURCE as MCP_RESOURCE, RPCD_MCP_TOOL as MCP_TOOL,
-    RPCD_METHOD_QUICK as METHOD_QUICK, RPCD_METHOD_SERIALIZED as METHOD_SERIALIZED, RPCD_OK as OK,
+    RPCD_METHOD_QUICK as METHOD_QUICK, RPCD_METHOD_SERIALIZED as METHOD_SERIALIZED,
+    RPCD_METHOD_TASK as METHOD_TASK, RPCD_METHOD_TASK_REQUIRED as METHOD_TASK_REQUIRED,
+    RPCD_METHOD_VALIDATES_ITSELF as METHOD_VALIDATES_ITSELF, RPCD_OK as OK,
 };
 
 static HOST: AtomicPtr<sys::rpcd_host_api> = AtomicPtr::new(ptr::null_mut());
@@ -537,9 +542,9 @@ unsafe extern "C" fn free_handler(data: *mut c_void) {
     drop(Box::from_raw(data as *mut Handler));
 }
 
-/// Everything a method's descriptor (rpcd_method, ABI 1.5, unchanged in 1.6) says beyond its handler, as a
-/// builder: `Method::new(name)` then the members to set. The JSON members are JSON text, as
-/// the C ABI takes them; rpcd checks them when the method is registered and refuses it
+/// Everything a method's descriptor (rpcd_method, ABI 1.5, unchanged since) says beyond its
+/// handler, as a builder: `Method::new(name)` then the members to set. The JSON members are JSON
+/// text, as the C ABI takes them; rpcd checks them when the method is registered and refuses it
 /// (ERR_INVALID_ARGUMENT, the reason in its log) when one is not what its member asks for.
 ///
 /// ```ignore
@@ -575,7 +580,8 @@ impl Method {
             ..Method::default()
         }
     }
-    /// METHOD_SERIALIZED, METHOD_QUICK.
+    /// METHOD_SERIALIZED, METHOD_QUICK, METHOD_VALIDATES_ITSELF (1.6), METHOD_TASK and
+    /// METHOD_TASK_REQUIRED (1.7: the tool may, or must, run as an MCP task), or'ed together.
     pub fn flags(mut self, flags: u32) -> Method {
         self.flags = flags;
         self
@@ -1018,6 +1024,18 @@ mod tests {
         let actual = offsets!(sys::rpcd_plugin_info; size, abi_major, abi_minor, name, version,
             init, shutdown);
         assert_eq!(actual, layout::PLUGIN_INFO_OFFSETS.to_vec());
+    }
+
+    #[test]
+    fn method_flags_are_the_headers() {
+        let actual = vec![
+            ("RPCD_METHOD_SERIALIZED", METHOD_SERIALIZED),
+            ("RPCD_METHOD_QUICK", METHOD_QUICK),
+            ("RPCD_METHOD_VALIDATES_ITSELF", METHOD_VALIDATES_ITSELF),
+            ("RPCD_METHOD_TASK", METHOD_TASK),
+            ("RPCD_METHOD_TASK_REQUIRED", METHOD_TASK_REQUIRED),
+        ];
+        assert_eq!(actual, layout::METHOD_FLAGS.to_vec());
     }
 
     #[test]

@@ -5,11 +5,11 @@
  * cancellation, deferred completion from the language's own threads, the plain method as an MCP
  * tool with everything its descriptor declares (input and output schemas, title, annotations,
  * icons), an MCP prompt and an MCP resource with its updates (ABI 1.5), the request's _meta and
- * a complete tool result, asking the client mid-call (ABI 1.6, asking.c), and an end of input
- * while deferred calls run; each with the plugin in rpcd's process, then in a host process of
- * its own (isolation = process). Usage: behaviour PLUGIN.so PREFIX NAME (methods PREFIX.hello,
- * .fail, .count, .later, .meta, .notes, .touch, .greet, .confirm; NAME is the plugin's name in
- * its log lines).
+ * a complete tool result, asking the client mid-call (ABI 1.6, asking.c), a tool that runs as an
+ * MCP task (ABI 1.7, tasks.c), and an end of input while deferred calls run; each with the
+ * plugin in rpcd's process, then in a host process of its own (isolation = process). Usage:
+ * behaviour PLUGIN.so PREFIX NAME (methods PREFIX.hello, .fail, .count, .later, .meta, .notes,
+ * .touch, .greet, .confirm; NAME is the plugin's name in its log lines).
  */
 #include "behaviour.h"
 #include "harness.h"
@@ -43,13 +43,14 @@ __attribute__((format(printf, 1, 2))) static char *format(const char *pattern, .
 /* A line of the plugin's section, "" or "isolation = process\n", for the group that runs. */
 static const char *plugin_extra = "";
 
-static int session_setup(void **state)
+/* Starts rpcd with the plugin, and more keys of its [rpcd] section (lines, or ""). */
+static int start_session(void **state, const char *rpcd_keys)
 {
     session *s = calloc(1, sizeof *s);
     if (!s || !(s->dir = harness_temp_dir()))
         return -1;
-    char *config = format("[rpcd]\nworkers = 4\n[plugin %s]\npath = %s\n%s", plugin_name,
-                          plugin_path, plugin_extra);
+    char *config = format("[rpcd]\nworkers = 4\n%s[plugin %s]\npath = %s\n%s", rpcd_keys,
+                          plugin_name, plugin_path, plugin_extra);
     char *path = harness_write_file(s->dir, "rpcd.conf", config);
     free(config);
     if (!path)
@@ -61,6 +62,16 @@ static int session_setup(void **state)
         return -1;
     *state = s;
     return 0;
+}
+
+static int session_setup(void **state)
+{
+    return start_session(state, "");
+}
+
+int task_session_setup(void **state)
+{
+    return start_session(state, "task_after_ms = 0\n");
 }
 
 static int session_teardown(void **state)
@@ -520,6 +531,7 @@ int main(int argc, char **argv)
                                         session_teardown),
         cmocka_unit_test_setup_teardown(test_asking, session_setup, session_teardown),
         cmocka_unit_test_setup_teardown(test_asking_unsupported, session_setup, session_teardown),
+        cmocka_unit_test_setup_teardown(test_task, task_session_setup, session_teardown),
     };
     int failed = cmocka_run_group_tests_name(prefix, tests, NULL, NULL);
     /* Again with the plugin in a sandboxed host process of its own, where it must behave the

@@ -30,4 +30,9 @@ void expect_exit_zero(session *s);
 void test_asking(void **state);
 void test_asking_unsupported(void **state);
 
+/* A session whose rpcd turns every call of a task tool into a task (task_after_ms = 0). */
+int task_session_setup(void **state);
+/* tasks.c: PREFIX.later, a tool that may run as a task (ABI 1.7), becomes one and completes. */
+void test_task(void **state);
+
 #endif

@@ -367,6 +367,67 @@ static void test_protocol_codes_in_tools_call_isolated(void **state)
     protocol_codes_in_tools_call(*state, "process");
 }
 
+/*
+ * The task flags, 0x8 (RPCD_METHOD_TASK) and 0x10 (RPCD_METHOD_TASK_REQUIRED), keep their
+ * meaning from a plugin built against 1.7 and have none from one built against 1.6: with the
+ * 1.7 plugin, server/discover names the Tasks extension and a 2026-07-28 client that does not
+ * declare it is refused -32021 by the tool that requires a task; with the 1.6 plugin, nothing
+ * names the extension and the same call is answered. The tool that only may run as a task is
+ * answered with both.
+ */
+static void task_flags_by_minor(run_fixture *f, const char *isolation, int minor)
+{
+    char *fixture = run_format("RPCD_FIXTURE_ABI_1_%d", minor);
+    char *config = run_format("[rpcd]\nisolation = %s\n[plugin abi1%d]\npath = %s\n", isolation,
+                              minor, run_env(fixture));
+#define TASK_META                                                                                  \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
+    "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+    char *input = run_format(
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" TASK_META "}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"abi1%d_task_required\",\"arguments\":{}," TASK_META "}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"abi1%d_task\",\"arguments\":{}," TASK_META "}}\n",
+        minor, minor);
+#undef TASK_META
+    run_session s;
+    run_rpcd(f, config, input, &s);
+    assert_int_equal(s.count, 3);
+    const json_t *capabilities =
+        json_object_get(json_object_get(run_response(&s, 1), "result"), "capabilities");
+    assert_non_null(capabilities);
+    const json_t *extension = json_object_get(json_object_get(capabilities, "extensions"),
+                                              "io.modelcontextprotocol/tasks");
+    if (minor >= 7) {
+        assert_non_null(extension);
+        run_assert_json(json_object_get(json_object_get(run_response(&s, 2), "error"), "code"),
+                        "-32021");
+    } else {
+        assert_null(extension);
+        run_assert_json(json_object_get(json_object_get(run_response(&s, 2), "result"), "isError"),
+                        "false");
+    }
+    run_assert_json(json_object_get(json_object_get(run_response(&s, 3), "result"), "isError"),
+                    "false");
+    run_session_free(&s);
+    free(input);
+    free(config);
+    free(fixture);
+}
+
+static void test_task_flags_by_minor(void **state)
+{
+    task_flags_by_minor(*state, "none", 6);
+    task_flags_by_minor(*state, "none", 7);
+}
+
+static void test_task_flags_by_minor_isolated(void **state)
+{
+    task_flags_by_minor(*state, "process", 6);
+    task_flags_by_minor(*state, "process", 7);
+}
+
 /* ---- log_text (1.3) ------------------------------------------------------------------- */
 
 /*
@@ -453,6 +514,10 @@ int main(void)
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_protocol_codes_in_tools_call_isolated,
                                         run_fixture_setup, run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_task_flags_by_minor, run_fixture_setup,
+                                        run_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_task_flags_by_minor_isolated, run_fixture_setup,
+                                        run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_abi_1_4_keeps_its_names, run_fixture_setup,
                                         run_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_old_minors_keep_their_meanings, run_fixture_setup,

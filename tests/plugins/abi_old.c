@@ -2,8 +2,9 @@
 /*
  * Fixture: a plugin built against a frozen, released plugin.h (tests/abi/plugin-1.N.h, named by
  * FROZEN_HEADER), to check that the daemon keeps the meanings of that minor: a handler status
- * that minor did not have, a method flag bit that meant nothing then, and what a failure with
- * one of MCP's protocol codes is in tools/call.
+ * that minor did not have, a method flag bit that meant nothing then, what a failure with one
+ * of MCP's protocol codes is in tools/call, and tools flagged to run as tasks (0x8, 0x10: the
+ * task flags of 1.7, bits without meaning before).
  */
 #include FROZEN_HEADER
 
@@ -67,6 +68,29 @@ static int fail_protocol(rpcd_call *call, const char *params, size_t params_leng
 }
 #endif
 
+#if RPCD_ABI_MINOR >= 6
+/* Answers at once; its tools carry the task flags of 1.7, which a 1.6 plugin had no name for. */
+static int answer_now(rpcd_call *call, const char *params, size_t params_length, void *user_data)
+{
+    (void)params;
+    (void)params_length;
+    (void)user_data;
+    return host->call_result(call, "\"now\"", 5);
+}
+
+/* PREFIX.task (0x8, RPCD_METHOD_TASK from 1.7) and PREFIX.task_required (0x10,
+ * RPCD_METHOD_TASK_REQUIRED from 1.7). */
+static int register_task_tools(rpcd_plugin *plugin)
+{
+    rpcd_method task = rpcd_method_new(PREFIX ".task", answer_now);
+    rpcd_method required = rpcd_method_new(PREFIX ".task_required", answer_now);
+    task.flags = 0x8u;
+    required.flags = 0x10u;
+    int status = host->register_method(plugin, &task);
+    return status == RPCD_OK ? host->register_method(plugin, &required) : status;
+}
+#endif
+
 static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **state, char *error,
                     size_t error_size)
 {
@@ -91,6 +115,10 @@ static int old_init(rpcd_plugin *plugin, const rpcd_host_api *host_api, void **s
     rpcd_method protocol = rpcd_method_new(PREFIX ".fail_protocol", fail_protocol);
     if (status == RPCD_OK)
         status = host->register_method(plugin, &protocol);
+#endif
+#if RPCD_ABI_MINOR >= 6
+    if (status == RPCD_OK)
+        status = register_task_tools(plugin);
 #endif
     if (status != RPCD_OK)
         snprintf(error, error_size, "cannot register (status %d)", status);

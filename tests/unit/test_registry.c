@@ -538,7 +538,7 @@ static void test_printable_edge(void **state)
 }
 
 /* Flags keep only the bits the owner's ABI minor defines: QUICK means nothing before 1.2,
- * VALIDATES_ITSELF nothing before 1.6. */
+ * VALIDATES_ITSELF nothing before 1.6, TASK and TASK_REQUIRED nothing before 1.7. */
 static void test_flags_by_minor(void **state)
 {
     (void)state;
@@ -553,6 +553,9 @@ static void test_flags_by_minor(void **state)
         {"m2", 2, RPCD_METHOD_SERIALIZED | RPCD_METHOD_QUICK},
         {"m5", 5, RPCD_METHOD_SERIALIZED | RPCD_METHOD_QUICK},
         {"m6", 6, RPCD_METHOD_SERIALIZED | RPCD_METHOD_QUICK | RPCD_METHOD_VALIDATES_ITSELF},
+        {"m7", 7,
+         RPCD_METHOD_SERIALIZED | RPCD_METHOD_QUICK | RPCD_METHOD_VALIDATES_ITSELF |
+             RPCD_METHOD_TASK | RPCD_METHOD_TASK_REQUIRED},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const reg_owner owner = {NULL, "p", cases[i].minor, true, false};

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The C++ example plugin, on bindings/cpp/rpcd/plugin.hpp: cpp.hello (a plain call, and a tool
 // that declares its input and output schemas, title, annotations and icons), cpp.count
-// (progress, stopped by cancellation), cpp.later (completed later from a std::thread),
-// cpp.fail (throws: the wrapper turns it into an error), cpp.meta (the request's _meta in a
-// complete tool result), cpp.notes (an MCP resource, cpp://notes), cpp.touch (tells subscribed
-// clients it changed), cpp.greet (an MCP prompt) and cpp.confirm (asks the client for a
-// confirmation, and finishes on the retry with the answer and the state it kept). Params are
-// read with jansson.
+// (progress, stopped by cancellation), cpp.later (completed later from a std::thread; a tool
+// that may run as an MCP task, RPCD_METHOD_TASK), cpp.fail (throws: the wrapper turns it into
+// an error), cpp.meta (the request's _meta in a complete tool result), cpp.notes (an MCP
+// resource, cpp://notes), cpp.touch (tells subscribed clients it changed), cpp.greet (an MCP
+// prompt) and cpp.confirm (asks the client for a confirmation, and finishes on the retry with
+// the answer and the state it kept). Params are read with jansson.
 // Build: c++ -std=c++17 -shared -fPIC -I bindings/cpp example.cpp
 //   $(pkg-config --cflags --libs rpcd-plugin-jansson)
 //   -Wl,--version-script=$(pkg-config --variable=versionscript rpcd-plugin)
@@ -176,7 +176,8 @@ void setup()
         R"({"type":"object","properties":{"name":{"type":"string","description":"who to greet"}}})",
         hello_tool);
     rpcd::add_method("cpp.count", count, 0, "Counts steps, with progress, until cancelled.");
-    rpcd::add_method("cpp.later", later, 0, "Answers later, from a thread of its own.");
+    rpcd::add_method("cpp.later", later, RPCD_METHOD_TASK,
+                     "Answers later, from a thread of its own.");
     rpcd::add_method("cpp.fail", fail, 0, "Throws an exception.");
     rpcd::add_method("cpp.confirm", confirm, 0, "Asks the client to confirm, then says so.");
     rpcd::tool_info tool;

@@ -8,8 +8,8 @@
 
 #include <rpcd/plugin.h>
 
-#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 6
-#error "the C++ binding needs <rpcd/plugin.h> 1.6 or later (call_ask, call_input, call_state)"
+#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 7
+#error "the C++ binding needs <rpcd/plugin.h> 1.7 or later (RPCD_METHOD_TASK)"
 #endif
 
 #include <atomic>
@@ -346,9 +346,11 @@ struct mcp_info {
     const char *descriptor = nullptr; // JSON text, required for a resource, prompt, completion
 };
 
-// Registers a method during init, declaring every member of the 1.5 descriptor: params_schema
-// is JSON Schema text of the params (a tool's inputSchema), tool and mcp the rest; nullptr
-// declares nothing. The descriptor comes from rpcd_method_new, with the size of the header
+// Registers a method during init, declaring every member of the 1.5 descriptor: flags are the
+// header's RPCD_METHOD_* or'ed together (SERIALIZED, QUICK, VALIDATES_ITSELF; TASK and
+// TASK_REQUIRED from 1.7, a tool that may or must run as an MCP task), params_schema is JSON
+// Schema text of the params (a tool's inputSchema), tool and mcp the rest; nullptr declares
+// nothing. The descriptor comes from rpcd_method_new, with the size of the header
 // the plugin is built with. Throws rpcd::error when rpcd refuses it (the reason in its log).
 inline void add_method(const char *name, handler h, uint32_t flags = 0,
                        const char *description = nullptr, const char *params_schema = nullptr,

@@ -2,11 +2,12 @@
 //
 // The Go example plugin, on bindings/go/rpcd: go.hello (a plain call, and a tool that declares
 // its input and output schemas, title, annotations and icons), go.count (progress, stopped by
-// cancellation), go.later (completed later from a goroutine), go.fail (panics: the binding
-// turns it into an error), go.meta (the request's _meta in a complete tool result), go.notes
-// (an MCP resource, go://notes), go.touch (tells subscribed clients it changed) and go.greet
-// (an MCP prompt) and go.confirm (asks the client for a confirmation, and finishes on the retry
-// with the answer and the state it kept). Build: see docs/plugins-go.md.
+// cancellation), go.later (completed later from a goroutine; a tool that may run as an MCP
+// task, MethodTask), go.fail (panics: the binding turns it into an error), go.meta (the
+// request's _meta in a complete tool result), go.notes (an MCP resource, go://notes), go.touch
+// (tells subscribed clients it changed) and go.greet (an MCP prompt) and go.confirm (asks the
+// client for a confirmation, and finishes on the retry with the answer and the state it kept).
+// Build: see docs/plugins-go.md.
 package main
 
 import (
@@ -184,18 +185,20 @@ func setup(r rpcd.Registrar) error {
 		return err
 	}
 	methods := []struct {
-		name, description string
-		handler           rpcd.Handler
+		name        string
+		flags       uint32
+		description string
+		handler     rpcd.Handler
 	}{
-		{"go.count", "Counts steps, with progress, until cancelled.", count},
-		{"go.later", "Answers later, from a goroutine.", later},
-		{"go.fail", "Panics.", fail},
-		{"go.confirm", "Asks the client to confirm, then says so.", confirm},
-		{"go.meta", "Hands back the request's _meta.", meta},
-		{"go.touch", "Tells subscribers that go://notes changed.", touch},
+		{"go.count", 0, "Counts steps, with progress, until cancelled.", count},
+		{"go.later", rpcd.MethodTask, "Answers later, from a goroutine.", later},
+		{"go.fail", 0, "Panics.", fail},
+		{"go.confirm", 0, "Asks the client to confirm, then says so.", confirm},
+		{"go.meta", 0, "Hands back the request's _meta.", meta},
+		{"go.touch", 0, "Tells subscribers that go://notes changed.", touch},
 	}
 	for _, m := range methods {
-		if err := r.Method(m.name, 0, m.description, m.handler); err != nil {
+		if err := r.Method(m.name, m.flags, m.description, m.handler); err != nil {
 			return err
 		}
 	}

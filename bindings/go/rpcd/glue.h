@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 6
-#error "the Go binding needs <rpcd/plugin.h> 1.6 or later (call_ask, call_input, call_state)"
+#if RPCD_ABI_MAJOR != 1 || RPCD_ABI_MINOR < 7
+#error "the Go binding needs <rpcd/plugin.h> 1.7 or later (RPCD_METHOD_TASK)"
 #endif
 
 /* What a Go method declares (rpcd.MethodOptions), the strings NULL when not declared. */

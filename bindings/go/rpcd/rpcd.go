@@ -44,10 +44,14 @@ const (
 	LogDebug   = int(C.RPCD_LOG_DEBUG)
 )
 
-// Method flags.
+// Method flags, or'ed together; see rpcd_method.flags in <rpcd/plugin.h>.
 const (
-	MethodSerialized = uint32(C.RPCD_METHOD_SERIALIZED)
-	MethodQuick      = uint32(C.RPCD_METHOD_QUICK)
+	MethodSerialized      = uint32(C.RPCD_METHOD_SERIALIZED)
+	MethodQuick           = uint32(C.RPCD_METHOD_QUICK)
+	MethodValidatesItself = uint32(C.RPCD_METHOD_VALIDATES_ITSELF) // ABI 1.6
+	// ABI 1.7: the tool may run as an MCP task (2026-07-28's Tasks extension), or must.
+	MethodTask         = uint32(C.RPCD_METHOD_TASK)
+	MethodTaskRequired = uint32(C.RPCD_METHOD_TASK_REQUIRED)
 )
 
 // What a method is to an MCP client (ABI 1.5; see rpcd_method.mcp_role in <rpcd/plugin.h>).
@@ -331,7 +335,7 @@ var handlers []Handler
 // are JSON text, as the C ABI takes them; rpcd checks them when the method is registered and
 // refuses the method (the reason in its log) when one is not what its member asks for.
 type MethodOptions struct {
-	Flags         uint32 // MethodSerialized, MethodQuick
+	Flags         uint32 // MethodSerialized, MethodQuick, MethodValidatesItself, MethodTask...
 	Description   string // one or two sentences for people (MCP's description)
 	ParamsSchema  string // JSON Schema text of params: a tool's inputSchema when it is an object
 	Title         string // (1.4) a name for people: MCP's Tool.title

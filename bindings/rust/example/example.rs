@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //! The Rust example plugin, on bindings/rust/rpcd.rs: rust.hello (a plain call, and a tool that
 //! declares its input and output schemas, title, annotations and icons), rust.count (progress,
-//! stopped by cancellation), rust.later (completed later from a thread of its own), rust.fail
+//! stopped by cancellation), rust.later (completed later from a thread of its own; a tool that
+//! may run as an MCP task, METHOD_TASK), rust.fail
 //! (panics: the binding turns it into an error), rust.meta (the request's _meta in a complete
 //! tool result), rust.notes (an MCP resource, rust://notes), rust.touch (tells subscribed
 //! clients it changed), rust.greet (an MCP prompt) and rust.confirm (asks the client for a
@@ -185,33 +186,37 @@ fn init(plugin: &mut Registrar) -> Result<(), String> {
             hello,
         )
         .map_err(|status| format!("cannot register rust.hello (status {})", status))?;
-    let methods: [(&str, &str, fn(Call, &str) -> c_int); 6] = [
+    let methods: [(&str, u32, &str, fn(Call, &str) -> c_int); 6] = [
         (
             "rust.count",
+            0,
             "Counts steps, with progress, until cancelled.",
             count,
         ),
         (
             "rust.later",
+            rpcd::METHOD_TASK,
             "Answers later, from a thread of its own.",
             later,
         ),
-        ("rust.fail", "Panics.", fail),
+        ("rust.fail", 0, "Panics.", fail),
         (
             "rust.confirm",
+            0,
             "Asks the client to confirm, then says so.",
             confirm,
         ),
-        ("rust.meta", "Hands back the request's _meta.", meta),
+        ("rust.meta", 0, "Hands back the request's _meta.", meta),
         (
             "rust.touch",
+            0,
             "Tells subscribers that rust://notes changed.",
             touch,
         ),
     ];
-    for (name, description, handler) in methods {
+    for (name, flags, description, handler) in methods {
         plugin
-            .method(name, 0, description, handler)
+            .method(name, flags, description, handler)
             .map_err(|status| format!("cannot register {} (status {})", name, status))?;
     }
     plugin
