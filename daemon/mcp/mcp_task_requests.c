@@ -186,14 +186,12 @@ int mcp_tasks_cancel(mcp_tasks *tasks, js_span params, buffer *out)
     if (running)
         snprintf(call_id, sizeof call_id, "%s", task->call_id);
     /* Cancelling an ended task is acknowledged, and changes nothing. */
-    task_note note = TASK_NOTE_INIT;
     if (task && !task_terminal(task)) {
         task_finish(task, TASK_CANCELLED, NULL, 0);
-        task_note_take(task, &note);
+        task_tell(task);
     }
     call_table *calls = tasks->calls;
     lock_release(&tasks->lock);
-    task_note_send(tasks, &note);
     if (!task)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
     /* Its handler is told; whatever it ends with, the task stays cancelled. */
@@ -311,7 +309,6 @@ int mcp_tasks_update(mcp_tasks *tasks, js_span params, buffer *out, mcp_task_res
                       raw);
     if (!tasks)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
-    task_note note = TASK_NOTE_INIT;
     lock_take(&tasks->lock);
     mcp_task *task = task_find(tasks, id, length, clock_now_ms());
     int status = task ? MCP_TASK_DONE : MCP_TASK_UNKNOWN;
@@ -331,10 +328,9 @@ int mcp_tasks_update(mcp_tasks *tasks, js_span params, buffer *out, mcp_task_res
         if (task->state == TASK_INPUT_REQUIRED)
             task_recount(task);
         else
-            task_note_take(task, &note);
+            task_tell(task);
     }
     lock_release(&tasks->lock);
-    task_note_send(tasks, &note);
     if (status == MCP_TASK_UNKNOWN)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
     if (status == MCP_TASK_NO_MEMORY)
@@ -352,15 +348,13 @@ void mcp_tasks_resumed(mcp_task_resume *resume, bool started, int64_t code, cons
     mcp_task *task = resume->task;
     if (!started) {
         mcp_tasks *store = task->store;
-        task_note note = TASK_NOTE_INIT;
         lock_take(&store->lock);
         if (!task_terminal(task)) {
             task_fail(task, code, message);
-            task_note_take(task, &note);
+            task_tell(task);
         }
         task_release(task); /* the call that never started */
         lock_release(&store->lock);
-        task_note_send(store, &note);
     }
     buf_free(&resume->params);
     mcp_round_input_free(&resume->input);
@@ -431,11 +425,9 @@ static int task_ask(void *context, buffer *out, const call_round_end *round)
         task_touch(task);
     }
     task_recount(task);
-    task_note note = TASK_NOTE_INIT;
     if (status == CALL_ASK_DEFERRED)
-        task_note_take(task, &note);
+        task_tell(task);
     lock_release(&store->lock);
-    task_note_send(store, &note);
     return status;
 }
 

@@ -135,22 +135,15 @@ mcp_task *task_find(mcp_tasks *store, const char *id, size_t length, long long n
     return NULL;
 }
 
-void task_note_take(const mcp_task *task, task_note *note)
+void task_tell(const mcp_task *task)
 {
-    if (!task->store->listeners)
+    mcp_tasks *store = task->store;
+    if (!store->listeners)
         return;
-    snprintf(note->id, sizeof note->id, "%s", task->id);
-    buf_clear(&note->members);
-    note->due = task_append_detailed(&note->members, task) == 0;
-}
-
-void task_note_send(mcp_tasks *store, task_note *note)
-{
-    if (note->due)
-        mcp_listen_task_changed(store->listeners, note->id, note->members.data,
-                                note->members.length);
-    note->due = false;
-    buf_free(&note->members);
+    buffer members = BUFFER_INIT;
+    if (task_append_detailed(&members, task) == 0)
+        mcp_listen_task_changed(store->listeners, task->id, members.data, members.length);
+    buf_free(&members);
 }
 
 /* The task whose request (not yet a task) has this id. Lock held. */
@@ -173,7 +166,7 @@ static mcp_task *find_request(mcp_tasks *store, js_span request_id)
  * (-1: none). Lock held.
  */
 static int next_due(mcp_tasks *store, long long now, buffer *line, buffer *request_id,
-                    uint64_t *ticket, char *call_id, task_note *note, long long *next)
+                    uint64_t *ticket, char *call_id, long long *next)
 {
     *next = -1;
     mcp_task *after = NULL;
@@ -190,7 +183,7 @@ static int next_due(mcp_tasks *store, long long now, buffer *line, buffer *reque
                 if (task_append_created(line, task) != 0 ||
                     buf_append(request_id, task->request_id.data, task->request_id.length) != 0)
                     return -1;
-                task_note_take(task, note);
+                task_tell(task);
                 return 1;
             }
             due = task->promote_at_ms;
@@ -199,15 +192,13 @@ static int next_due(mcp_tasks *store, long long now, buffer *line, buffer *reque
                 bool running = task->state == TASK_WORKING;
                 if (!task_terminal(task)) {
                     task_fail(task, RPC_INTERNAL_ERROR, "the task outlived its ttlMs");
-                    task_note_take(task, note);
+                    task_tell(task);
                 }
                 maybe_drop(task, now);
                 if (running) {
                     snprintf(call_id, MCP_TASK_CALL_ID_BYTES, "%s", task->call_id);
                     return 2;
                 }
-                if (note->due)
-                    return 3;
                 continue;
             }
             due = task->expires_at_ms;
@@ -227,9 +218,7 @@ static void *watch(void *context)
         long long next;
         uint64_t ticket = 0;
         char call_id[MCP_TASK_CALL_ID_BYTES];
-        task_note note = TASK_NOTE_INIT;
-        int due =
-            next_due(store, clock_now_ms(), &line, &request_id, &ticket, call_id, &note, &next);
+        int due = next_due(store, clock_now_ms(), &line, &request_id, &ticket, call_id, &next);
         if (due != 0) {
             lock_release(&store->lock);
             if (due == 1) {
@@ -242,11 +231,9 @@ static void *watch(void *context)
             } else if (due < 0) {
                 log_message(LOG_ERROR, "out of memory making a task");
             }
-            task_note_send(store, &note);
             lock_take(&store->lock);
             continue;
         }
-        buf_free(&note.members);
         if (next < 0) {
             pthread_cond_wait(&store->changed, &store->lock);
             continue;
@@ -475,7 +462,6 @@ static void task_deliver(void *context, const struct iovec *parts, int count)
     }
     bool answer = false, drop = false;
     uint64_t ticket = 0;
-    task_note note = TASK_NOTE_INIT;
     lock_take(&store->lock);
     if (count == 0 && task->deferred_ends > 0) {
         task->deferred_ends--; /* the end of a round that asked: the task waits for answers */
@@ -497,11 +483,10 @@ static void task_deliver(void *context, const struct iovec *parts, int count)
         else
             task_finish(task, is_error ? TASK_FAILED : TASK_COMPLETED, outcome.start,
                         outcome.length);
-        task_note_take(task, &note);
+        task_tell(task);
     }
     task_release(task);
     lock_release(&store->lock);
-    task_note_send(store, &note);
     if (answer) {
         static const char head[] = RL_HEAD "\"id\":";
         const char *member = is_error ? ",\"error\":" : ",\"result\":";

@@ -79,20 +79,8 @@ int task_append_created(buffer *out, const mcp_task *task);
 /* Appends a DetailedTask's members (no braces). Returns 0 or -1 (memory). */
 int task_append_detailed(buffer *out, const mcp_task *task);
 
-/* A task's new status, told on the listen streams that asked for it (notifications/tasks)
- * once the store's lock is let go. */
-typedef struct task_note {
-    char id[33];
-    buffer members;
-    bool due;
-} task_note;
-#define TASK_NOTE_INIT                                                                             \
-    {                                                                                              \
-        "", BUFFER_INIT, false                                                                     \
-    }
-/* Takes the task's status as it is now. Lock held. */
-void task_note_take(const mcp_task *task, task_note *note);
-/* Tells it, if taken, and frees the note. Lock not held. */
-void task_note_send(mcp_tasks *store, task_note *note);
+/* Tells the task's status as it is now on the listen streams that asked for it
+ * (notifications/tasks), under the lock so that they hear its changes in the order made. */
+void task_tell(const mcp_task *task);
 
 #endif
