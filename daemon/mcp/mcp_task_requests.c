@@ -7,7 +7,6 @@
 #include "mcp/mcp_tasks_internal.h"
 
 #include "base/clock.h"
-#include "base/lock.h"
 #include "wire/rpc_error.h"
 
 #include <stdio.h>
@@ -155,7 +154,7 @@ int mcp_tasks_get(mcp_tasks *tasks, js_span params, buffer *out)
         return read;
     if (!tasks)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     mcp_task *task = task_find(tasks, id, length, clock_now_ms());
     int failed = 0;
     if (task) {
@@ -164,7 +163,7 @@ int mcp_tasks_get(mcp_tasks *tasks, js_span params, buffer *out)
         failed |= task_append_detailed(out, task);
         failed |= buf_append_char(out, '}');
     }
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
     if (!task)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
     return failed ? MCP_TASK_NO_MEMORY : MCP_TASK_DONE;
@@ -180,7 +179,7 @@ int mcp_tasks_cancel(mcp_tasks *tasks, js_span params, buffer *out)
         return read;
     if (!tasks)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     mcp_task *task = task_find(tasks, id, length, clock_now_ms());
     bool running = task && task->state == TASK_WORKING;
     if (running)
@@ -191,7 +190,7 @@ int mcp_tasks_cancel(mcp_tasks *tasks, js_span params, buffer *out)
         task_tell(task);
     }
     call_table *calls = tasks->calls;
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
     if (!task)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
     /* Its handler is told; whatever it ends with, the task stays cancelled. */
@@ -309,7 +308,7 @@ int mcp_tasks_update(mcp_tasks *tasks, js_span params, buffer *out, mcp_task_res
                       raw);
     if (!tasks)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     mcp_task *task = task_find(tasks, id, length, clock_now_ms());
     int status = task ? MCP_TASK_DONE : MCP_TASK_UNKNOWN;
     /* Answers to a task that asks nothing now are ignored: it may have been answered already. */
@@ -330,7 +329,7 @@ int mcp_tasks_update(mcp_tasks *tasks, js_span params, buffer *out, mcp_task_res
         else
             task_tell(task);
     }
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
     if (status == MCP_TASK_UNKNOWN)
         return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
     if (status == MCP_TASK_NO_MEMORY)
@@ -348,13 +347,13 @@ void mcp_tasks_resumed(mcp_task_resume *resume, bool started, int64_t code, cons
     mcp_task *task = resume->task;
     if (!started) {
         mcp_tasks *store = task->store;
-        lock_take(&store->lock);
+        pthread_mutex_lock(&store->lock);
         if (!task_terminal(task)) {
             task_fail(task, code, message);
             task_tell(task);
         }
         task_release(task); /* the call that never started */
-        lock_release(&store->lock);
+        pthread_mutex_unlock(&store->lock);
     }
     buf_free(&resume->params);
     mcp_round_input_free(&resume->input);
@@ -390,15 +389,15 @@ static int task_ask(void *context, buffer *out, const call_round_end *round)
 {
     mcp_task *task = context;
     mcp_tasks *store = task->store;
-    lock_take(&store->lock);
+    pthread_mutex_lock(&store->lock);
     if (task->state == TASK_OPENING || task->state == TASK_PENDING) {
         /* Not a task yet: the request is answered with the questions, as any call's. */
         task->settled = true;
-        lock_release(&store->lock);
+        pthread_mutex_unlock(&store->lock);
         return mcp_rounds_asker()->ask(store->rounds, out, round);
     }
     if (task->state != TASK_WORKING) { /* cancelled, or past its lifetime */
-        lock_release(&store->lock);
+        pthread_mutex_unlock(&store->lock);
         return CALL_ASK_CANCELLED;
     }
     size_t more = 2 * round->questions_length + round->state_length + 64;
@@ -427,7 +426,7 @@ static int task_ask(void *context, buffer *out, const call_round_end *round)
     task_recount(task);
     if (status == CALL_ASK_DEFERRED)
         task_tell(task);
-    lock_release(&store->lock);
+    pthread_mutex_unlock(&store->lock);
     return status;
 }
 

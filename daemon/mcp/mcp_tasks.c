@@ -8,7 +8,6 @@
 #include "mcp/mcp_tasks_internal.h"
 
 #include "base/clock.h"
-#include "base/lock.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "mcp/mcp_listen.h"
@@ -213,14 +212,14 @@ static void *watch(void *context)
 {
     mcp_tasks *store = context;
     buffer line = BUFFER_INIT, request_id = BUFFER_INIT;
-    lock_take(&store->lock);
+    pthread_mutex_lock(&store->lock);
     while (!store->stopping) {
         long long next;
         uint64_t ticket = 0;
         char call_id[MCP_TASK_CALL_ID_BYTES];
         int due = next_due(store, clock_now_ms(), &line, &request_id, &ticket, call_id, &next);
         if (due != 0) {
-            lock_release(&store->lock);
+            pthread_mutex_unlock(&store->lock);
             if (due == 1) {
                 const js_span id = {request_id.data, request_id.length};
                 struct iovec parts[RL_RESULT_PARTS];
@@ -231,7 +230,7 @@ static void *watch(void *context)
             } else if (due < 0) {
                 log_message(LOG_ERROR, "out of memory making a task");
             }
-            lock_take(&store->lock);
+            pthread_mutex_lock(&store->lock);
             continue;
         }
         if (next < 0) {
@@ -241,7 +240,7 @@ static void *watch(void *context)
         struct timespec until = {(time_t)(next / 1000), (long)(next % 1000) * 1000000L};
         pthread_cond_timedwait(&store->changed, &store->lock, &until);
     }
-    lock_release(&store->lock);
+    pthread_mutex_unlock(&store->lock);
     buf_free(&line);
     buf_free(&request_id);
     return NULL;
@@ -276,22 +275,22 @@ void mcp_tasks_configure(mcp_tasks *tasks, call_table *calls, mcp_listeners *lis
 {
     if (!tasks)
         return;
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     tasks->calls = calls;
     tasks->listeners = listeners;
     tasks->limits = limits;
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
 }
 
 void mcp_tasks_free(mcp_tasks *tasks)
 {
     if (!tasks)
         return;
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     tasks->stopping = true;
     pthread_cond_broadcast(&tasks->changed);
     bool watching = tasks->watching;
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
     if (watching)
         pthread_join(tasks->watcher, NULL);
     for (mcp_task *task = tasks->first, *next; task; task = next) {
@@ -307,21 +306,21 @@ void mcp_tasks_close(mcp_tasks *tasks)
 {
     if (!tasks)
         return;
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     tasks->closed = true;
     for (mcp_task *task = tasks->first; task; task = task->next)
         if (task->state == TASK_INPUT_REQUIRED)
             task_fail(task, RPC_REQUEST_CANCELLED, "rpcd stopped before the task was answered");
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
 }
 
 size_t mcp_tasks_count(mcp_tasks *tasks)
 {
     if (!tasks)
         return 0;
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     size_t count = tasks->count;
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
     return count;
 }
 
@@ -360,10 +359,10 @@ int mcp_tasks_open(mcp_tasks *tasks, js_span request_id, uint64_t ticket, js_spa
     task->holds = 2; /* the opener's, and its call's */
     task->created_wall_ms = task->updated_wall_ms = wall_now_ms();
     task->bytes = task_bytes(task);
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     if (tasks->closed || tasks->count >= tasks->limits.most_tasks ||
         tasks->bytes + task->bytes > tasks->limits.most_bytes) {
-        lock_release(&tasks->lock);
+        pthread_mutex_unlock(&tasks->lock);
         task_free(task);
         return MCP_TASKS_FULL;
     }
@@ -375,7 +374,7 @@ int mcp_tasks_open(mcp_tasks *tasks, js_span request_id, uint64_t ticket, js_spa
     tasks->bytes += task->bytes;
     if (!tasks->watching)
         tasks->watching = sig_start_quiet_thread(&tasks->watcher, watch, tasks) == 0;
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
     snprintf(call_id, MCP_TASK_CALL_ID_BYTES, "%s", task->call_id);
     *result = task;
     return 0;
@@ -384,33 +383,33 @@ int mcp_tasks_open(mcp_tasks *tasks, js_span request_id, uint64_t ticket, js_spa
 void mcp_tasks_started(mcp_task *task)
 {
     mcp_tasks *store = task->store;
-    lock_take(&store->lock);
+    pthread_mutex_lock(&store->lock);
     if (task->state == TASK_OPENING) {
         task->state = TASK_PENDING;
         task->promote_at_ms = clock_now_ms() + store->limits.after_ms;
         pthread_cond_broadcast(&store->changed);
     }
     task_release(task);
-    lock_release(&store->lock);
+    pthread_mutex_unlock(&store->lock);
 }
 
 void mcp_tasks_abandon(mcp_task *task)
 {
     mcp_tasks *store = task->store;
-    lock_take(&store->lock);
+    pthread_mutex_lock(&store->lock);
     task->state = TASK_DIRECT;
     task->holds--; /* its call's, which never started */
     task_release(task);
-    lock_release(&store->lock);
+    pthread_mutex_unlock(&store->lock);
 }
 
 bool mcp_tasks_waiting(mcp_tasks *tasks, js_span request_id)
 {
     if (!tasks)
         return false;
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     bool waiting = find_request(tasks, request_id) != NULL;
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
     return waiting;
 }
 
@@ -419,12 +418,12 @@ int mcp_tasks_cancel_request(mcp_tasks *tasks, js_span request_id, bool lsp)
     if (!tasks)
         return 0;
     char call_id[MCP_TASK_CALL_ID_BYTES];
-    lock_take(&tasks->lock);
+    pthread_mutex_lock(&tasks->lock);
     mcp_task *task = find_request(tasks, request_id);
     if (task)
         snprintf(call_id, sizeof call_id, "%s", task->call_id);
     call_table *calls = tasks->calls;
-    lock_release(&tasks->lock);
+    pthread_mutex_unlock(&tasks->lock);
     if (!task)
         return 0;
     call_cancel(calls, (js_span){call_id, strlen(call_id)},
@@ -462,7 +461,7 @@ static void task_deliver(void *context, const struct iovec *parts, int count)
     }
     bool answer = false, drop = false;
     uint64_t ticket = 0;
-    lock_take(&store->lock);
+    pthread_mutex_lock(&store->lock);
     if (count == 0 && task->deferred_ends > 0) {
         task->deferred_ends--; /* the end of a round that asked: the task waits for answers */
     } else if (task->state == TASK_OPENING || task->state == TASK_PENDING) {
@@ -486,7 +485,7 @@ static void task_deliver(void *context, const struct iovec *parts, int count)
         task_tell(task);
     }
     task_release(task);
-    lock_release(&store->lock);
+    pthread_mutex_unlock(&store->lock);
     if (answer) {
         static const char head[] = RL_HEAD "\"id\":";
         const char *member = is_error ? ",\"error\":" : ",\"result\":";

@@ -47,6 +47,8 @@ struct mcp_task {
 };
 
 struct mcp_tasks {
+    /* A plain mutex, not base/lock.h's: the watcher waits on changed with it, and is started
+     * while it is held. */
     pthread_mutex_t lock;
     pthread_cond_t changed; /* CLOCK_MONOTONIC: a call started, the store stops */
     output *out;
