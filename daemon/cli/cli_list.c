@@ -37,6 +37,13 @@ static json_t *flags_json(uint32_t flags)
         json_array_append_new(array, json_string("serialized"));
     if (flags & RPCD_METHOD_QUICK)
         json_array_append_new(array, json_string("quick"));
+    if (flags & RPCD_METHOD_VALIDATES_ITSELF)
+        json_array_append_new(array, json_string("validates_itself"));
+    /* task_required implies task: one name says both. */
+    if (flags & RPCD_METHOD_TASK_REQUIRED)
+        json_array_append_new(array, json_string("task_required"));
+    else if (flags & RPCD_METHOD_TASK)
+        json_array_append_new(array, json_string("task"));
     return array;
 }
 
@@ -76,10 +83,16 @@ void cli_print_methods(const rpcd_runtime *runtime, FILE *stream)
         const reg_method *method = reg_at(runtime->methods, i);
         char portable[MCP_PORTABLE_NAME_MAX + 1];
         const char *tool = tool_name_of(runtime, method, portable);
-        fprintf(stream, "%s\n  plugin:      %s\n  flags:       %s%s%s\n", method->name,
+        uint32_t flags = method->flags;
+        fprintf(stream, "%s\n  plugin:      %s\n  flags:       %s%s%s%s%s\n", method->name,
                 method->owner_name ? method->owner_name : "",
-                method->flags & RPCD_METHOD_SERIALIZED ? "serialized " : "",
-                method->flags & RPCD_METHOD_QUICK ? "quick " : "", method->flags ? "" : "-");
+                flags & RPCD_METHOD_SERIALIZED ? "serialized " : "",
+                flags & RPCD_METHOD_QUICK ? "quick " : "",
+                flags & RPCD_METHOD_VALIDATES_ITSELF ? "validates_itself " : "",
+                flags & RPCD_METHOD_TASK_REQUIRED ? "task_required "
+                : flags & RPCD_METHOD_TASK        ? "task "
+                                                  : "",
+                flags ? "" : "-");
         fprintf(stream, "  tool:        %s\n", tool ? tool : "- (not an MCP tool)");
         if (method->title)
             fprintf(stream, "  title:       %s\n", method->title);

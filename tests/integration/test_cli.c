@@ -472,7 +472,8 @@ static void test_list_json_with_tool_names(void **state)
     free(dir);
 }
 
-/* Each flag a method has is listed, in JSON and in text: serialized, quick, or "-" for none. */
+/* Each flag a method has is listed, in JSON and in text: serialized, quick, validates_itself,
+ * task or task_required, or "-" for none. */
 static void test_list_flags(void **state)
 {
     (void)state;
@@ -493,6 +494,24 @@ static void test_list_flags(void **state)
     run_expect(&r, NULL, 0, "list", "--plugin", env("RPCD_FIXTURE_CONCURRENCY"), NULL);
     expect_in(r.out, "serial.probe\n  plugin:      concurrency\n  flags:       serialized \n");
     expect_in(r.out, "thread.worker\n  plugin:      concurrency\n  flags:       -\n");
+    harness_run_result_free(&r);
+    /* The flags of 1.6 and 1.7 by their names: a task tool, and one that requires a task. */
+    run_expect(&r, NULL, 0, "list", "--plugin", env("RPCD_FIXTURE_TASKS"), "--json", NULL);
+    methods = json_loads(r.out, 0, NULL);
+    assert_true(json_is_array(methods));
+    json_t *task = json_object_get(find_by(methods, "method", "tasks.wait"), "flags");
+    assert_int_equal(json_array_size(task), 1);
+    assert_string_equal(json_string_value(json_array_get(task, 0)), "task");
+    json_t *required = json_object_get(find_by(methods, "method", "tasks.required"), "flags");
+    assert_int_equal(json_array_size(required), 1);
+    assert_string_equal(json_string_value(json_array_get(required, 0)), "task_required");
+    json_decref(methods);
+    harness_run_result_free(&r);
+    run_expect(&r, NULL, 0, "list", "--plugin", env("RPCD_FIXTURE_TASKS"), NULL);
+    expect_in(r.out, "tasks.required\n  plugin:      tasks\n  flags:       task_required \n");
+    harness_run_result_free(&r);
+    run_expect(&r, NULL, 0, "list", "--plugin", env("RPCD_FIXTURE_SCHEMA_TOOL"), "--json", NULL);
+    expect_in(r.out, "\"validates_itself\"");
     harness_run_result_free(&r);
 }
 
