@@ -238,31 +238,65 @@ static bool round_answered(const mcp_task *task)
     return all;
 }
 
+/* The most questions of one round told apart (call_ask allows 16). */
+enum { MOST_ROUND_KEYS = 64 };
+
+/* The open round's keys (spans into questions, the round's questions as an object), and which
+ * are answered: looked up once per tasks/update, not once per answer it brings. */
+typedef struct round_keys {
+    buffer questions;
+    js_span keys[MOST_ROUND_KEYS];
+    bool answered[MOST_ROUND_KEYS];
+    size_t count;
+} round_keys;
+
+static int round_keys_of(const mcp_task *task, round_keys *out)
+{
+    memset(out, 0, sizeof *out);
+    int failed = buf_append_char(&out->questions, '{');
+    failed |= buf_append(&out->questions, task->questions.data, task->questions.length);
+    failed |= buf_append_char(&out->questions, '}');
+    if (failed)
+        return -1;
+    js_iter iter;
+    js_span name, value;
+    js_iter_init(&iter, (js_span){out->questions.data, out->questions.length});
+    while (out->count < MOST_ROUND_KEYS && js_iter_next(&iter, &name, &value)) {
+        out->answered[out->count] = has_member(&task->answers, name);
+        out->keys[out->count++] = name;
+    }
+    return 0;
+}
+
 /*
  * Takes one answer of inputResponses: under a key the client was shown for the round still open
  * (its number, a dot, the handler's key) and not answered yet, an object. Anything else is
  * ignored, as the extension asks. Returns 0 or -1 (memory).
  */
-static int take_answer(mcp_task *task, js_span key, js_span value)
+static int take_answer(mcp_task *task, round_keys *round, js_span key, js_span value)
 {
     char prefix[24];
     int prefix_length = snprintf(prefix, sizeof prefix, "\"%u.", task->round);
     if (key.length <= (size_t)prefix_length + 1 || memcmp(key.start, prefix, prefix_length) != 0 ||
         js_kind_of(value) != JS_OBJECT)
         return 0;
-    buffer original = BUFFER_INIT;
-    int failed = buf_append_char(&original, '"');
-    failed |= buf_append(&original, key.start + prefix_length, key.length - prefix_length);
-    js_span name = {original.data, original.length};
-    if (!failed && has_member(&task->questions, name) && !has_member(&task->answers, name)) {
-        if (task->answers.length)
-            failed |= buf_append_char(&task->answers, ',');
+    /* What follows the prefix is the handler's key without its opening quote. */
+    const char *rest = key.start + prefix_length;
+    size_t rest_length = key.length - prefix_length;
+    for (size_t i = 0; i < round->count; i++) {
+        js_span name = round->keys[i];
+        if (name.length != rest_length + 1 || memcmp(name.start + 1, rest, rest_length) != 0)
+            continue;
+        if (round->answered[i])
+            return 0;
+        round->answered[i] = true;
+        int failed = task->answers.length ? buf_append_char(&task->answers, ',') : 0;
         failed |= buf_append(&task->answers, name.start, name.length);
         failed |= buf_append_char(&task->answers, ':');
         failed |= buf_append(&task->answers, value.start, value.length);
+        return failed ? -1 : 0;
     }
-    buf_free(&original);
-    return failed ? -1 : 0;
+    return 0;
 }
 
 /* A round whose answers are all in: the call to run again, into resume. Lock held. */
@@ -315,10 +349,14 @@ int mcp_tasks_update(mcp_tasks *tasks, js_span params, buffer *out, mcp_task_res
     if (task && task->state == TASK_INPUT_REQUIRED) {
         js_iter iter;
         js_span key, value;
+        round_keys round;
+        if (round_keys_of(task, &round) != 0)
+            status = MCP_TASK_NO_MEMORY;
         js_iter_init(&iter, responses);
         while (status == MCP_TASK_DONE && js_iter_next(&iter, &key, &value))
-            if (take_answer(task, key, value) != 0)
+            if (take_answer(task, &round, key, value) != 0)
                 status = MCP_TASK_NO_MEMORY;
+        buf_free(&round.questions);
         if (status == MCP_TASK_DONE &&
             task->bytes + task->answers.length > tasks->limits.most_bytes)
             task_fail(task, RPC_INTERNAL_ERROR, "the task's answers are over max_task_bytes");
