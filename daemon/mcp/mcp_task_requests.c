@@ -137,6 +137,25 @@ static int read_task_id(js_span params, js_span *raw, char id[65], size_t *lengt
     return 0;
 }
 
+/* What each request names: its task id, read from params (raw: as written, for the refusal). */
+typedef struct task_ref {
+    js_span raw;
+    char id[65];
+    size_t length;
+} task_ref;
+
+static const char unknown_task[] = "no task has this id (never made, or expired)";
+
+/* Reads params' taskId into ref: 0, or the refusal (out holds its data). A session that keeps
+ * no tasks knows none. */
+static int read_ref(const mcp_tasks *tasks, js_span params, buffer *out, task_ref *ref)
+{
+    int read = read_task_id(params, &ref->raw, ref->id, &ref->length, out);
+    if (read == 0 && !tasks)
+        return refuse(out, MCP_TASK_UNKNOWN, unknown_task, ref->raw);
+    return read;
+}
+
 static int acknowledge(buffer *out)
 {
     buf_clear(out);
@@ -146,16 +165,12 @@ static int acknowledge(buffer *out)
 
 int mcp_tasks_get(mcp_tasks *tasks, js_span params, buffer *out)
 {
-    js_span raw;
-    char id[65];
-    size_t length;
-    int read = read_task_id(params, &raw, id, &length, out);
+    task_ref ref;
+    int read = read_ref(tasks, params, out, &ref);
     if (read != 0)
         return read;
-    if (!tasks)
-        return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
     pthread_mutex_lock(&tasks->lock);
-    mcp_task *task = task_find(tasks, id, length, clock_now_ms());
+    mcp_task *task = task_find(tasks, ref.id, ref.length, clock_now_ms());
     int failed = 0;
     if (task) {
         buf_clear(out);
@@ -165,22 +180,19 @@ int mcp_tasks_get(mcp_tasks *tasks, js_span params, buffer *out)
     }
     pthread_mutex_unlock(&tasks->lock);
     if (!task)
-        return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
+        return refuse(out, MCP_TASK_UNKNOWN, unknown_task, ref.raw);
     return failed ? MCP_TASK_NO_MEMORY : MCP_TASK_DONE;
 }
 
 int mcp_tasks_cancel(mcp_tasks *tasks, js_span params, buffer *out)
 {
-    js_span raw;
-    char id[65], call_id[MCP_TASK_CALL_ID_BYTES];
-    size_t length;
-    int read = read_task_id(params, &raw, id, &length, out);
+    task_ref ref;
+    char call_id[MCP_TASK_CALL_ID_BYTES];
+    int read = read_ref(tasks, params, out, &ref);
     if (read != 0)
         return read;
-    if (!tasks)
-        return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
     pthread_mutex_lock(&tasks->lock);
-    mcp_task *task = task_find(tasks, id, length, clock_now_ms());
+    mcp_task *task = task_find(tasks, ref.id, ref.length, clock_now_ms());
     bool running = task && task->state == TASK_WORKING;
     if (running)
         snprintf(call_id, sizeof call_id, "%s", task->call_id);
@@ -192,7 +204,7 @@ int mcp_tasks_cancel(mcp_tasks *tasks, js_span params, buffer *out)
     call_table *calls = tasks->calls;
     pthread_mutex_unlock(&tasks->lock);
     if (!task)
-        return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
+        return refuse(out, MCP_TASK_UNKNOWN, unknown_task, ref.raw);
     /* Its handler is told; whatever it ends with, the task stays cancelled. */
     if (running)
         call_cancel(calls, (js_span){call_id, strlen(call_id)}, CALL_CANCEL_RESPOND);
@@ -330,20 +342,19 @@ static int resume_round(mcp_task *task, mcp_task_resume *resume)
 
 int mcp_tasks_update(mcp_tasks *tasks, js_span params, buffer *out, mcp_task_resume *resume)
 {
-    js_span raw, responses;
-    char id[65];
-    size_t length;
-    int read = read_task_id(params, &raw, id, &length, out);
+    js_span responses;
+    task_ref ref;
+    int read = read_task_id(params, &ref.raw, ref.id, &ref.length, out);
     if (read != 0)
         return read;
     if (js_object_get(params, "inputResponses", 14, &responses) != 1 ||
         js_kind_of(responses) != JS_OBJECT)
         return refuse(out, MCP_TASK_INVALID, "\"inputResponses\" must be an object, given once",
-                      raw);
-    if (!tasks)
-        return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
+                      ref.raw);
+    if ((read = read_ref(tasks, params, out, &ref)) != 0)
+        return read;
     pthread_mutex_lock(&tasks->lock);
-    mcp_task *task = task_find(tasks, id, length, clock_now_ms());
+    mcp_task *task = task_find(tasks, ref.id, ref.length, clock_now_ms());
     int status = task ? MCP_TASK_DONE : MCP_TASK_UNKNOWN;
     /* Answers to a task that asks nothing now are ignored: it may have been answered already. */
     if (task && task->state == TASK_INPUT_REQUIRED) {
@@ -369,7 +380,7 @@ int mcp_tasks_update(mcp_tasks *tasks, js_span params, buffer *out, mcp_task_res
     }
     pthread_mutex_unlock(&tasks->lock);
     if (status == MCP_TASK_UNKNOWN)
-        return refuse(out, MCP_TASK_UNKNOWN, "no task has this id (never made, or expired)", raw);
+        return refuse(out, MCP_TASK_UNKNOWN, unknown_task, ref.raw);
     if (status == MCP_TASK_NO_MEMORY)
         return status;
     int acked = acknowledge(out);
