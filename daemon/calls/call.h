@@ -320,6 +320,12 @@ void call_set_input_waiting(call_table *table, bool waiting);
  */
 void call_note_read(call_table *table);
 /*
+ * The reading thread is about to wait (or serving ends): the calls that ended on it since it last
+ * read are counted now, timed to now, with one clock read for all. Before the output is let go,
+ * so that a client that has their responses finds them counted. Reading thread only.
+ */
+void call_count_deferred(call_table *table);
+/*
  * Whether the thread running call's handler may wait for its answer: the call is no part of a
  * batch and its reader has nothing more buffered. False for a stale handle.
  */

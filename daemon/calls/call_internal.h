@@ -282,6 +282,26 @@ void call_fill_input_api(rpcd_host_api *api);
 bool call_log_on(void);
 /* The access log line of a call that ended as outcome says. */
 void call_log_ended(const call_slot *slot, const call_outcome *outcome);
+/*
+ * The counts of calls that ended on the reading thread, taken when it next waits, with one clock
+ * read for all (call_count_deferred): a clock read is most of what counting costs the cheapest
+ * call, and the responses of these calls leave only then, so that is when they end for the
+ * client too.
+ */
+typedef struct call_deferred_count {
+    mx_series *series;
+    mx_outcome outcome;
+    long long started_us;
+    size_t bytes_in, bytes_out;
+} call_deferred_count;
+enum { CALL_DEFERRED_COUNTS = 64 };
+typedef struct call_deferred_counts {
+    bool on; /* this thread is a reading thread (call_note_read) */
+    size_t count;
+    call_deferred_count items[CALL_DEFERRED_COUNTS];
+} call_deferred_counts;
+extern _Thread_local call_deferred_counts call_deferred;
+
 /* What observes a call's end: its access log line (logged) and its counters (counted). Inline:
  * every call ends through it. */
 static inline void call_observe_end(const call_slot *slot, const call_outcome *outcome)
@@ -298,6 +318,11 @@ static inline void call_observe_end(const call_slot *slot, const call_outcome *o
     else if (outcome->kind == CALL_OUTCOME_ERROR)
         /* An error whose code was not written (a notification's) is still an error. */
         counted = outcome->code ? mx_outcome_of_code(outcome->code) : MX_OTHER_ERROR;
+    if (call_deferred.on && call_deferred.count < CALL_DEFERRED_COUNTS) {
+        call_deferred.items[call_deferred.count++] = (call_deferred_count){
+            slot->method->series, counted, slot->started_us, slot->params_length, outcome->bytes};
+        return;
+    }
     /* Both times from CLOCK_MONOTONIC, the start the earlier: never negative. */
     mx_count_call(slot->method->series, counted, clock_now_us() - slot->started_us,
                   slot->params_length, outcome->bytes);

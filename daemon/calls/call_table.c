@@ -372,9 +372,26 @@ void call_set_input_waiting(call_table *table, bool waiting)
     atomic_store_explicit(&table->input_waiting, waiting, memory_order_relaxed);
 }
 
+_Thread_local call_deferred_counts call_deferred;
+
 void call_note_read(call_table *table)
 {
     table->read_us = mx_on() ? clock_now_us() : 0;
+    call_deferred.on = true;
+}
+
+void call_count_deferred(call_table *table)
+{
+    (void)table;
+    if (call_deferred.count == 0)
+        return;
+    long long now = clock_now_us();
+    for (size_t i = 0; i < call_deferred.count; i++) {
+        const call_deferred_count *item = &call_deferred.items[i];
+        mx_count_call(item->series, item->outcome, now - item->started_us, item->bytes_in,
+                      item->bytes_out);
+    }
+    call_deferred.count = 0;
 }
 
 bool call_caller_may_wait(rpcd_call *call)

@@ -64,10 +64,12 @@ enum { STOP_CHECK_MS = 10 };
 static void reader_idle(void *context, bool idle, size_t held_bytes)
 {
     server *srv = context;
-    if (idle)
+    if (idle) {
         call_submit_group(srv->calls);
-    else
+        call_count_deferred(srv->calls); /* before the output goes: its calls counted */
+    } else {
         call_note_read(srv->calls);
+    }
     out_set_reader_idle(srv->out, idle);
     if (idle && held_bytes >= LONG_LINE_BYTES)
         call_wait_for_bytes(srv->calls);
@@ -357,6 +359,7 @@ int srv_run(server *srv, lr_read_fn read, void *source)
     call_begin_group(srv->calls);
     int result = serve_lines(srv, reader);
     call_end_group(srv->calls);
+    call_count_deferred(srv->calls);
     lr_free(reader);
     /* From here on nothing is read: whatever is still in flight, a flush must not wait. */
     out_set_reader_idle(srv->out, true);
