@@ -368,8 +368,11 @@ int mcp_tasks_open(mcp_tasks *tasks, js_span request_id, uint64_t ticket, js_spa
     }
     long long now = clock_now_ms();
     task->expires_at_ms = now + tasks->limits.ttl_ms;
-    task->next = tasks->first;
-    tasks->first = task;
+    /* Last: the watcher goes through tasks oldest first, and so makes them tasks in order. */
+    mcp_task **end = &tasks->first;
+    while (*end)
+        end = &(*end)->next;
+    *end = task;
     tasks->count++;
     tasks->bytes += task->bytes;
     if (!tasks->watching)

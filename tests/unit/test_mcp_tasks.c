@@ -274,11 +274,15 @@ static void test_asking(void **state)
     assert_contains(&out, "\"requestState\":\"");
     mcp_tasks_started(settled);
 
+    /* The watcher goes oldest first: had it made a task of the settled call, that would be
+     * written before r1's. */
     mcp_task *task = open_call(f, "\"r1\"", call_id);
     mcp_tasks_started(task);
     char *created = wait_written(f);
+    assert_non_null(strstr(created, "\"id\":\"r1\""));
     task_id_of(created, id);
     free(created);
+    assert_true(mcp_tasks_waiting(f->tasks, SPAN("\"early\"")));
     buf_clear(&out);
     assert_int_equal(ask(f, task, "\"a\":" QUESTION ",\"b\":" QUESTION, 2, &out),
                      CALL_ASK_DEFERRED);
