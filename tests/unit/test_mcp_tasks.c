@@ -221,7 +221,16 @@ static void test_long_call_becomes_task(void **state)
         assert_string_equal(more, "");
         free(more);
     }
-    assert_int_equal(mcp_tasks_count(f->tasks), 2);
+    /* A task's call that ends with no answer (a silent cancel of its "task-ID") cancels it. */
+    mcp_task *task = open_call(f, "\"r2\"", call_id);
+    mcp_tasks_started(task);
+    char *created = wait_written(f);
+    task_id_of(created, id);
+    free(created);
+    deliver(task, NULL);
+    assert_int_equal(get(f, id, &out), MCP_TASK_DONE);
+    assert_contains(&out, "\"status\":\"cancelled\"");
+    assert_int_equal(mcp_tasks_count(f->tasks), 3);
     buf_free(&out);
     fixture_free(f);
 }
