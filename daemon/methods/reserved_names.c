@@ -39,9 +39,10 @@ const char *reserved_method_reason(const char *name, size_t length, unsigned abi
     int id = mcp_method_find(name, length);
     if (id >= 0 && abi_minor < mcp_method_reserved_since(id))
         return NULL;
+    const char *reason = reserved_name_reason(name, length);
     /* The Tasks extension reserves its prefix (tasks/result and tasks/list are answered -32601
      * whatever a plugin built since registers); a plugin built before it keeps its names. */
-    if (abi_minor >= 7 && starts_with(name, length, "tasks/"))
+    if (!reason && abi_minor >= 7 && starts_with(name, length, "tasks/"))
         return "names starting with 'tasks/' are reserved by MCP's Tasks extension";
-    return reserved_name_reason(name, length);
+    return reason;
 }

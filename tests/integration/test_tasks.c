@@ -594,9 +594,14 @@ static void test_request_not_yet_a_task(void **state)
     assert_int_equal(
         harness_wait_for_stderr(s.rpcd, "a call was cancelled while it waited", HARNESS_TIMEOUT_MS),
         HARNESS_OK);
-    /* The next line is the next request's answer: nothing came for 71. */
+    /* The next line is the next request's answer: nothing came for 71, and its id is free. */
     response = request(&s, "tools/list", "");
     assert_non_null(json_object_get(result_of(response), "tools"));
+    json_decref(response);
+    send_request(&s, 71, "tools/call", "\"name\":\"tasks_wait\",\"arguments\":{}", DECLARED);
+    response = read_response(&s);
+    assert_int_equal(json_integer_value(json_object_get(response, "id")), 71);
+    assert_non_null(json_object_get(result_of(response), "content"));
     json_decref(response);
     free(members), free(path), free(mark), free(marked);
     stop(&s);

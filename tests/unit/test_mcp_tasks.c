@@ -216,6 +216,14 @@ static void test_long_call_becomes_task(void **state)
             assert_contains(&out, ",\"statusMessage\":\"broke\",\"error\":{\"code\":-32042,"
                                   "\"message\":\"broke\"}}");
         }
+        /* Cancelling an ended task is acknowledged and changes nothing. */
+        char params[96];
+        snprintf(params, sizeof params, "{\"taskId\":\"%s\"}", id);
+        buf_clear(&out);
+        assert_int_equal(mcp_tasks_cancel(f->tasks, SPAN(params), &out), MCP_TASK_DONE);
+        assert_text(&out, "{\"resultType\":\"complete\"}");
+        assert_int_equal(get(f, id, &out), MCP_TASK_DONE);
+        assert_contains(&out, i == 0 ? "\"status\":\"completed\"" : "\"status\":\"failed\"");
         /* A task's answer is written only once: nothing more went to the request. */
         char *more = written(f);
         assert_string_equal(more, "");

@@ -68,10 +68,34 @@ static void test_by_length(void **state)
     assert_non_null(reserved_name_reason("$/\0", 3));
 }
 
+/* By the plugin's ABI minor: the Tasks extension's methods, and its whole prefix, are rpcd's
+ * from 1.7; a plugin built before keeps the names it registered. */
+static void test_by_minor(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"tasks/get",  "tasks/update", "tasks/cancel",
+                                        "tasks/list", "tasks/result", "tasks/"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t length = strlen(names[i]);
+        assert_null(reserved_method_reason(names[i], length, 6));
+        assert_non_null(reserved_method_reason(names[i], length, 7));
+    }
+    assert_string_equal(reserved_method_reason("tasks/list", 10, 7),
+                        "names starting with 'tasks/' are reserved by MCP's Tasks extension");
+    assert_string_equal(reserved_method_reason("tasks/get", 9, 7),
+                        "the name is an MCP method that rpcd answers itself");
+    assert_null(reserved_method_reason("tasks.wait", 10, 7));
+    assert_null(reserved_method_reason("task/get", 8, 7));
+    /* resources/read is rpcd's from 1.5. */
+    assert_null(reserved_method_reason("resources/read", 14, 4));
+    assert_non_null(reserved_method_reason("resources/read", 14, 5));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_by_minor),
         cmocka_unit_test(test_free_names),
         cmocka_unit_test(test_by_length),
     };
