@@ -479,8 +479,7 @@ static void task_deliver(void *context, const struct iovec *parts, int count)
     } else if (!task_terminal(task)) {
         if (count == 0)
             task_finish(task, TASK_CANCELLED, NULL, 0);
-        else if (task->bytes + outcome.length > store->limits.most_bytes ||
-                 store->bytes + outcome.length > store->limits.most_bytes)
+        else if (store->bytes + outcome.length > store->limits.most_bytes) /* its own too */
             task_fail(task, RPC_INTERNAL_ERROR, "the task's outcome is over max_task_bytes");
         else
             task_finish(task, is_error ? TASK_FAILED : TASK_COMPLETED, outcome.start,
