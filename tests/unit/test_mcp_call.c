@@ -12,6 +12,8 @@
 #include "methods/registry.h"
 #include "methods/reserved_names.h"
 #include "wire/mcp_meta.h"
+#include "mcp/mcp_revision.h"
+#include "mcp/mcp_tool_params.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -289,6 +291,41 @@ static void test_shaping(void **state)
     buf_free(&out);
 }
 
+/* Whether a tools/call may run as a task: the method's flags, the revision, the declaration. */
+static void test_task_mode(void **state)
+{
+    (void)state;
+    static const char declared[] = "{\"" MCP_META_CLIENT_CAPABILITIES
+                                   "\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}";
+    static const char undeclared[] = "{\"" MCP_META_CLIENT_CAPABILITIES "\":{\"elicitation\":{}}}";
+    static const struct {
+        uint32_t flags;
+        int era;
+        const char *meta;
+        int status;
+        bool may_be_task, required;
+    } cases[] = {
+        {RPCD_METHOD_TASK, MCP_ERA_STATELESS, declared, 0, true, false},
+        {RPCD_METHOD_TASK, MCP_ERA_STATELESS, undeclared, 0, false, false},
+        {RPCD_METHOD_TASK, MCP_ERA_HANDSHAKE, declared, 0, false, false},
+        {RPCD_METHOD_TASK_REQUIRED, MCP_ERA_STATELESS, declared, 0, true, true},
+        {RPCD_METHOD_TASK_REQUIRED, MCP_ERA_STATELESS, undeclared, -1, false, false},
+        {RPCD_METHOD_TASK_REQUIRED, MCP_ERA_HANDSHAKE, undeclared, 0, false, false},
+        {0, MCP_ERA_STATELESS, declared, 0, false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        reg_method method = {.flags = cases[i].flags};
+        bool may_be_task = !cases[i].may_be_task, required = !cases[i].required;
+        assert_int_equal(
+            mcp_tool_task_mode(cases[i].era, SPAN(cases[i].meta), &method, &may_be_task, &required),
+            cases[i].status);
+        if (cases[i].status == 0) {
+            assert_int_equal(may_be_task, cases[i].may_be_task);
+            assert_int_equal(required, cases[i].required);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +335,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tool_call_refused, set_up, tear_down),
         cmocka_unit_test_setup_teardown(test_answered_methods, set_up, tear_down),
         cmocka_unit_test_setup_teardown(test_one_list, set_up, tear_down),
+        cmocka_unit_test(test_task_mode),
         cmocka_unit_test_setup_teardown(test_shaping, set_up, tear_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

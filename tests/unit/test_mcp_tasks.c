@@ -132,6 +132,8 @@ static void assert_text(const buffer *text, const char *expected)
         fail_msg("'%.*s' is not '%s'", (int)text->length, text->data, expected);
 }
 
+static int ask(fixture *f, mcp_task *task, const char *questions, size_t count, buffer *out);
+
 /* A call that ends before it is a task answers its request, under the request's id. */
 static void test_quick_call_answers_its_request(void **state)
 {
@@ -166,6 +168,18 @@ static void test_quick_call_answers_its_request(void **state)
     deliver(task, NULL);
     text = written(f);
     assert_string_equal(text, "");
+    free(text);
+    /* A call that asks before it is a task is answered with the questions, as any call. */
+    task = open_call(f, "10", call_id);
+    mcp_tasks_started(task);
+    buffer asked = BUFFER_INIT;
+    assert_int_equal(ask(f, task, "\"a\":" QUESTION, 1, &asked), 0);
+    assert_contains(&asked, "{\"resultType\":\"input_required\",\"inputRequests\":{\"a\":");
+    buf_free(&asked);
+    deliver(task, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"input_required\"}}");
+    text = written(f);
+    assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":10,\"result\":{\"resultType\":"
+                              "\"input_required\"}}\n");
     free(text);
     /* A call that never started leaves nothing behind. */
     task = open_call(f, "9", call_id);
