@@ -175,6 +175,7 @@ static int next_due(mcp_tasks *store, long long now, buffer *line, buffer *reque
         if (task->state == TASK_PENDING && !task->settled) {
             if (now >= task->promote_at_ms) {
                 task->state = TASK_WORKING;
+                atomic_fetch_sub(&store->open_requests, 1);
                 task_touch(task);
                 *ticket = task->ticket;
                 buf_clear(line);
@@ -374,6 +375,7 @@ int mcp_tasks_open(mcp_tasks *tasks, js_span request_id, uint64_t ticket, js_spa
         end = &(*end)->next;
     *end = task;
     tasks->count++;
+    atomic_fetch_add(&tasks->open_requests, 1);
     tasks->bytes += task->bytes;
     if (!tasks->watching)
         tasks->watching = sig_start_quiet_thread(&tasks->watcher, watch, tasks) == 0;
@@ -401,6 +403,7 @@ void mcp_tasks_abandon(mcp_task *task)
     mcp_tasks *store = task->store;
     pthread_mutex_lock(&store->lock);
     task->state = TASK_DIRECT;
+    atomic_fetch_sub(&store->open_requests, 1);
     task->holds--; /* its call's, which never started */
     task_release(task);
     pthread_mutex_unlock(&store->lock);
@@ -408,7 +411,8 @@ void mcp_tasks_abandon(mcp_task *task)
 
 bool mcp_tasks_waiting(mcp_tasks *tasks, js_span request_id)
 {
-    if (!tasks)
+    /* Every request asks: without a request that is not yet a task, no lock is taken. */
+    if (!tasks || atomic_load(&tasks->open_requests) == 0)
         return false;
     pthread_mutex_lock(&tasks->lock);
     bool waiting = find_request(tasks, request_id) != NULL;
@@ -418,7 +422,7 @@ bool mcp_tasks_waiting(mcp_tasks *tasks, js_span request_id)
 
 int mcp_tasks_cancel_request(mcp_tasks *tasks, js_span request_id, bool lsp)
 {
-    if (!tasks)
+    if (!tasks || atomic_load(&tasks->open_requests) == 0)
         return 0;
     char call_id[MCP_TASK_CALL_ID_BYTES];
     pthread_mutex_lock(&tasks->lock);
@@ -470,6 +474,7 @@ static void task_deliver(void *context, const struct iovec *parts, int count)
     } else if (task->state == TASK_OPENING || task->state == TASK_PENDING) {
         /* Not a task (yet): the request gets the call's answer under its own id. */
         task->state = TASK_DIRECT;
+        atomic_fetch_sub(&store->open_requests, 1);
         ticket = task->ticket;
         buffer swap = task->request_id;
         task->request_id = request_id;

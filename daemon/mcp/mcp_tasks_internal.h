@@ -9,6 +9,7 @@
 #include "mcp/mcp_tasks.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 typedef enum task_state {
     TASK_OPENING, /* its first call is being started */
@@ -58,6 +59,9 @@ struct mcp_tasks {
     mcp_tasks_limits limits;
     mcp_task *first;
     size_t count, bytes;
+    /* How many are requests not yet tasks (TASK_OPENING, TASK_PENDING): changed under the
+     * lock, read without it by the look-ups every request makes. */
+    atomic_size_t open_requests;
     bool watching, stopping, closed;
     pthread_t watcher;
 };
