@@ -176,8 +176,8 @@ static void assert_task_fields(const json_t *task, const char *id)
     assert_true(json_integer_value(json_object_get(task, "pollIntervalMs")) > 0);
 }
 
-/* A CreateTaskResult: its taskId (new). */
-static char *created(const json_t *response)
+/* A CreateTaskResult (freed here): its taskId (new). */
+static char *created(json_t *response)
 {
     const json_t *result = result_of(response);
     assert_string_equal(json_string_value(json_object_get(result, "resultType")), "task");
@@ -188,7 +188,9 @@ static char *created(const json_t *response)
     assert_null(json_object_get(result, "error"));
     assert_null(json_object_get(result, "inputRequests"));
     assert_null(json_object_get(result, "requestState"));
-    return strdup(json_string_value(json_object_get(result, "taskId")));
+    char *id = strdup(json_string_value(json_object_get(result, "taskId")));
+    json_decref(response);
+    return id;
 }
 
 static json_t *get_task(session *s, const char *id)
