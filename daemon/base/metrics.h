@@ -125,22 +125,29 @@ static inline size_t mx_bucket_of(long long latency_us)
 }
 
 /*
- * A call of series (not NULL) ended as outcome after latency_us (not negative), having read
- * bytes_in bytes of params and written bytes_out. Lock-free, any thread; inline, as it runs at
- * every call's end.
+ * calls calls of series (not NULL) ended as outcome, each after latency_us (not negative),
+ * having read bytes_in bytes of params and written bytes_out in all. Lock-free, any thread;
+ * inline, as it runs at every call's end (or once for a burst of calls that ended alike).
  */
-static inline void mx_count_call(mx_series *series, mx_outcome outcome, long long latency_us,
-                                 size_t bytes_in, size_t bytes_out)
+static inline void mx_count_calls(mx_series *series, mx_outcome outcome, long long latency_us,
+                                  unsigned long long calls, size_t bytes_in, size_t bytes_out)
 {
     int index = mx_thread_shard >= 0 ? mx_thread_shard : mx_take_shard();
     bool alone = index < MX_SHARDS - 1;
     mx_shard *shard = &series->shards[index];
     if (outcome != MX_OK)
-        mx_add_to_shard(&shard->errors[outcome], 1, alone);
-    mx_add_to_shard(&shard->buckets[mx_bucket_of(latency_us)], 1, alone);
-    mx_add_to_shard(&shard->latency_us, (unsigned long long)latency_us, alone);
+        mx_add_to_shard(&shard->errors[outcome], calls, alone);
+    mx_add_to_shard(&shard->buckets[mx_bucket_of(latency_us)], calls, alone);
+    mx_add_to_shard(&shard->latency_us, (unsigned long long)latency_us * calls, alone);
     mx_add_to_shard(&shard->bytes_in, bytes_in, alone);
     mx_add_to_shard(&shard->bytes_out, bytes_out, alone);
+}
+
+/* One call of series ended as outcome after latency_us (mx_count_calls of one). */
+static inline void mx_count_call(mx_series *series, mx_outcome outcome, long long latency_us,
+                                 size_t bytes_in, size_t bytes_out)
+{
+    mx_count_calls(series, outcome, latency_us, 1, bytes_in, bytes_out);
 }
 
 /* The outcome for a JSON-RPC error code (0: none). */

@@ -380,18 +380,23 @@ void call_note_read(call_table *table)
     call_deferred.on = true;
 }
 
-void call_count_deferred(call_table *table)
+void call_count_deferred_now(void)
 {
-    (void)table;
     if (call_deferred.count == 0)
         return;
     long long now = clock_now_us();
     for (size_t i = 0; i < call_deferred.count; i++) {
         const call_deferred_count *item = &call_deferred.items[i];
-        mx_count_call(item->series, item->outcome, now - item->started_us, item->bytes_in,
-                      item->bytes_out);
+        mx_count_calls(item->series, item->outcome, now - item->started_us, item->calls,
+                       item->bytes_in, item->bytes_out);
     }
     call_deferred.count = 0;
+}
+
+void call_count_deferred(call_table *table)
+{
+    (void)table;
+    call_count_deferred_now();
 }
 
 bool call_caller_may_wait(rpcd_call *call)

@@ -2,7 +2,8 @@
 /*
  * The call table: ids in flight are found, refused twice, forgotten when their call ends, and
  * the table grows past its first size; the reader's waits for room and for bytes block while
- * the limits are reached and wake when a call ends or the waits are interrupted; cancellation.
+ * the limits are reached and wake when a call ends or the waits are interrupted; cancellation;
+ * the counting of calls that end on the reading thread, deferred until it waits.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include "call_fixture.h"
 #include "calls/call_internal.h"
 #include "base/lock.h"
+#include "base/metrics.h"
 #include "test_time.h"
 
 #include <time.h>
@@ -207,6 +209,106 @@ static void test_cancel_styles(void **state)
     fixture_close(&f);
 }
 
+/* The value of a metric's sample line (its name and labels, up to the value), or -1. */
+static long long metric(const char *sample)
+{
+    buffer text = BUFFER_INIT;
+    assert_int_equal(mx_write_openmetrics(&text), 0);
+    assert_int_equal(buf_append_char(&text, '\0'), 0);
+    long long value = -1;
+    size_t length = strlen(sample);
+    for (const char *at = text.data; at; at = strchr(at, '\n'), at = at ? at + 1 : NULL)
+        if (strncmp(at, sample, length) == 0 && at[length] == ' ')
+            value = atoll(at + length + 1);
+    buf_free(&text);
+    return value;
+}
+
+static int handle_refuse(rpcd_call *call, const char *params, size_t length, void *data)
+{
+    (void)call, (void)params, (void)length, (void)data;
+    return RPCD_ERR_INVALID_PARAMS;
+}
+
+enum { ROUNDS = 100 }; /* two methods alternating: 200 groups, past the 64 kept */
+
+/* Starts ROUNDS calls of "echo" with params [1] and of "refuse", alternating. */
+static void alternate_calls(fixture *f)
+{
+    for (int i = 0; i < ROUNDS; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", 2 * i);
+        assert_int_equal(start_call(f, "echo", id, "[1]", NULL), CALL_STARTED);
+        snprintf(id, sizeof id, "%d", 2 * i + 1);
+        assert_int_equal(start_call(f, "refuse", id, "{}", NULL), CALL_STARTED);
+    }
+}
+
+static const char echo_calls[] = "rpcd_calls_total{method=\"echo\",plugin=\"testplugin\"}";
+static const char refuse_calls[] = "rpcd_calls_total{method=\"refuse\",plugin=\"testplugin\"}";
+
+/* Calls that end on a thread that does not read are counted as they end. */
+static void *count_elsewhere(void *context)
+{
+    alternate_calls(context);
+    assert_int_equal(metric(echo_calls), ROUNDS);
+    assert_int_equal(metric(refuse_calls), ROUNDS);
+    return NULL;
+}
+
+/*
+ * On the reading thread, a burst of calls is counted when the reader next waits (the responses
+ * leave then), every call exactly once, with its bytes and its error; calls of one method that
+ * ended alike share a group, and when the groups run out they are counted at once rather than
+ * lost. On any other thread a call is counted as it ends.
+ */
+static void test_counted_when_the_reader_waits(void **state)
+{
+    (void)state;
+    mx_enable(true);
+    fixture f;
+    fixture_open(&f);
+    fixture_add(&f, "echo", handle_echo, 0, NULL);
+    fixture_add(&f, "refuse", handle_refuse, 0, NULL);
+    fixture_start(&f, (call_settings){.limits.max_in_flight = 16});
+
+    pthread_t other;
+    assert_int_equal(pthread_create(&other, NULL, count_elsewhere, &f), 0);
+    assert_int_equal(pthread_join(other, NULL), 0);
+
+    call_note_read(f.calls);
+    for (int i = 0; i < ROUNDS; i++) /* one group, however long: none counted yet */
+        assert_int_equal(start_call(&f, "echo", "\"g\"", "[1]", NULL), CALL_STARTED);
+    assert_int_equal(metric(echo_calls), ROUNDS);
+    call_count_deferred(f.calls);
+    assert_int_equal(metric(echo_calls), 2 * ROUNDS);
+    assert_int_equal(metric("rpcd_call_bytes_in_total{method=\"echo\",plugin=\"testplugin\"}"),
+                     3 * 2 * ROUNDS);
+
+    call_note_read(f.calls);
+    alternate_calls(&f);
+    /* 200 groups: three times the 64 kept were counted when the groups ran out. */
+    long long counted = metric(echo_calls) + metric(refuse_calls) - 3 * ROUNDS;
+    assert_int_equal(counted, 3 * 64);
+    call_count_deferred(f.calls);
+    assert_int_equal(metric(echo_calls), 3 * ROUNDS);
+    assert_int_equal(metric(refuse_calls), 2 * ROUNDS);
+    assert_int_equal(
+        metric("rpcd_call_errors_total{method=\"refuse\",plugin=\"testplugin\",code=\"-32602\"}"),
+        2 * ROUNDS);
+    assert_int_equal(metric("rpcd_call_bytes_in_total{method=\"refuse\",plugin=\"testplugin\"}"),
+                     2 * 2 * ROUNDS);
+    call_count_deferred(f.calls); /* nothing twice */
+    assert_int_equal(metric(echo_calls), 3 * ROUNDS);
+    assert_int_equal(
+        metric("rpcd_call_duration_seconds_count{method=\"echo\",plugin=\"testplugin\"}"),
+        3 * ROUNDS);
+
+    fixture_close(&f);
+    mx_enable(false);
+    mx_release();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_wait_for_bytes_blocks_and_wakes),
         cmocka_unit_test(test_wait_for_bytes_at_the_bound),
         cmocka_unit_test(test_cancel_styles),
+        cmocka_unit_test(test_counted_when_the_reader_waits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
