@@ -375,8 +375,10 @@ static void test_malformed_and_oversized(void **state)
             cases[i].code);
         json_decref(answer);
     }
-    /* The same connection still serves; a notification is answered with nothing. */
-    static const char notification[] = "{\"jsonrpc\":\"2.0\",\"method\":\"status\"}\n";
+    /* The same connection still serves; a notification is answered with nothing, and so are
+     * empty lines, CR LF ones included (control.md: "empty lines are skipped"). */
+    static const char notification[] = "{\"jsonrpc\":\"2.0\",\"method\":\"status\"}\r\n"
+                                       "\n\r\n";
     assert_int_equal(send(fd, notification, sizeof notification - 1, MSG_NOSIGNAL),
                      (ssize_t)sizeof notification - 1);
     json_t *answer = ask_on(fd, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"status\"}\n");
