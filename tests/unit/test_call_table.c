@@ -210,18 +210,23 @@ static void test_cancel_styles(void **state)
 }
 
 /* The value of a metric's sample line (its name and labels, up to the value), or -1. */
-static long long metric(const char *sample)
+static double metric_value(const char *sample)
 {
     buffer text = BUFFER_INIT;
     assert_int_equal(mx_write_openmetrics(&text), 0);
     assert_int_equal(buf_append_char(&text, '\0'), 0);
-    long long value = -1;
+    double value = -1;
     size_t length = strlen(sample);
     for (const char *at = text.data; at; at = strchr(at, '\n'), at = at ? at + 1 : NULL)
         if (strncmp(at, sample, length) == 0 && at[length] == ' ')
-            value = atoll(at + length + 1);
+            value = strtod(at + length + 1, NULL);
     buf_free(&text);
     return value;
+}
+
+static long long metric(const char *sample)
+{
+    return (long long)metric_value(sample);
 }
 
 static int handle_refuse(rpcd_call *call, const char *params, size_t length, void *data)
@@ -270,6 +275,7 @@ static void test_counted_when_the_reader_waits(void **state)
     fixture_open(&f);
     fixture_add(&f, "echo", handle_echo, 0, NULL);
     fixture_add(&f, "refuse", handle_refuse, 0, NULL);
+    fixture_add(&f, "echo2", handle_echo, 0, NULL);
     fixture_start(&f, (call_settings){.limits.max_in_flight = 16});
 
     pthread_t other;
@@ -280,18 +286,34 @@ static void test_counted_when_the_reader_waits(void **state)
     for (int i = 0; i < ROUNDS; i++) /* one group, however long: none counted yet */
         assert_int_equal(start_call(&f, "echo", "\"g\"", "[1]", NULL), CALL_STARTED);
     assert_int_equal(metric(echo_calls), ROUNDS);
+    /* Each call of the group took at least the pause: the sum of latencies counts each. */
+    static const char echo_seconds[] =
+        "rpcd_call_duration_seconds_sum{method=\"echo\",plugin=\"testplugin\"}";
+    double seconds_before = metric_value(echo_seconds);
+    sleep_ms(2);
     call_count_deferred(f.calls);
     assert_int_equal(metric(echo_calls), 2 * ROUNDS);
+    assert_true(metric_value(echo_seconds) - seconds_before >= ROUNDS * 0.002);
     assert_int_equal(metric("rpcd_call_bytes_in_total{method=\"echo\",plugin=\"testplugin\"}"),
                      3 * 2 * ROUNDS);
+
+    /* Two methods that end alike, alternating: each counted as itself. */
+    call_note_read(f.calls);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(start_call(&f, "echo2", "1", "[1]", NULL), CALL_STARTED);
+        assert_int_equal(start_call(&f, "echo", "2", "[1]", NULL), CALL_STARTED);
+    }
+    call_count_deferred(f.calls);
+    assert_int_equal(metric("rpcd_calls_total{method=\"echo2\",plugin=\"testplugin\"}"), 5);
+    assert_int_equal(metric(echo_calls), 2 * ROUNDS + 5);
 
     call_note_read(f.calls);
     alternate_calls(&f);
     /* 200 groups: three times the 64 kept were counted when the groups ran out. */
-    long long counted = metric(echo_calls) + metric(refuse_calls) - 3 * ROUNDS;
+    long long counted = metric(echo_calls) + metric(refuse_calls) - 3 * ROUNDS - 5;
     assert_int_equal(counted, 3 * 64);
     call_count_deferred(f.calls);
-    assert_int_equal(metric(echo_calls), 3 * ROUNDS);
+    assert_int_equal(metric(echo_calls), 3 * ROUNDS + 5);
     assert_int_equal(metric(refuse_calls), 2 * ROUNDS);
     assert_int_equal(
         metric("rpcd_call_errors_total{method=\"refuse\",plugin=\"testplugin\",code=\"-32602\"}"),
@@ -299,10 +321,10 @@ static void test_counted_when_the_reader_waits(void **state)
     assert_int_equal(metric("rpcd_call_bytes_in_total{method=\"refuse\",plugin=\"testplugin\"}"),
                      2 * 2 * ROUNDS);
     call_count_deferred(f.calls); /* nothing twice */
-    assert_int_equal(metric(echo_calls), 3 * ROUNDS);
+    assert_int_equal(metric(echo_calls), 3 * ROUNDS + 5);
     assert_int_equal(
         metric("rpcd_call_duration_seconds_count{method=\"echo\",plugin=\"testplugin\"}"),
-        3 * ROUNDS);
+        3 * ROUNDS + 5);
 
     fixture_close(&f);
     mx_enable(false);
