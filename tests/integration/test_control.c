@@ -182,6 +182,21 @@ static void test_status(void **state)
     assert_string_equal(json_string_value(json_object_get(first, "isolation")), "none");
     assert_true(json_is_null(json_object_get(first, "host_pid")));
     json_decref(answer);
+    /* SIGIO, which the kernel sends instead of the wake-up signal when its queue of real-time
+     * signals overflows (a flood of connections), is ignored: rpcd serves on, and exits 0. */
+    assert_int_equal(kill(harness_pid(s->rpcd), SIGIO), 0);
+    answer = ask(s, "status", NULL);
+    assert_non_null(result_of(answer));
+    json_decref(answer);
+    assert_int_equal(harness_write_text(s->rpcd,
+                                        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"echo\","
+                                        "\"params\":[7]}\n",
+                                        HARNESS_TIMEOUT_MS),
+                     HARNESS_OK);
+    char *line;
+    assert_int_equal(harness_read_line(s->rpcd, HARNESS_TIMEOUT_MS, &line, NULL, NULL), HARNESS_OK);
+    assert_non_null(strstr(line, "\"id\":7"));
+    free(line);
     /* The socket was made with its default mode. */
     struct stat info;
     assert_int_equal(lstat(s->socket, &info), 0);
