@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -454,6 +455,33 @@ static void test_ninth_peer(void **state)
         close(fds[i]);
 }
 
+/* The CPU time process pid has used so far, in seconds (from /proc). */
+static double cpu_seconds(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[1024];
+    size_t length = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[length] = '\0';
+    /* Past the command's ")": state is field 3, utime and stime fields 14 and 15. */
+    const char *at = strrchr(text, ')');
+    assert_non_null(at);
+    unsigned long long user = 0, system = 0;
+    assert_int_equal(
+        sscanf(at + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user, &system), 2);
+    return (double)(user + system) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double wall_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
 static void test_peer_that_stops_reading(void **state)
 {
     session *s = *state;
@@ -469,6 +497,7 @@ static void test_peer_that_stops_reading(void **state)
         if (send(stuck, request, sizeof request - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
             break;
     /* Until it is dropped, and after: stdin is answered, and so are other peers. */
+    double cpu_before = cpu_seconds(harness_pid(s->rpcd)), wall_before = wall_seconds();
     for (int round = 0; round < 2; round++) {
         char line[96];
         snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\"}\n", round);
@@ -484,6 +513,15 @@ static void test_peer_that_stops_reading(void **state)
             assert_int_equal(
                 harness_wait_for_stderr(s->rpcd, "it left an answer unread", test_time_ms(60000)),
                 HARNESS_OK);
+        if (round == 0) {
+            /* The 5 s of waiting for the peer to read were waited, not spun: rpcd used a small
+             * part of them (a thread that spun would use all it was given, on any machine). */
+            double cpu = cpu_seconds(harness_pid(s->rpcd)) - cpu_before;
+            double wall = wall_seconds() - wall_before;
+            print_message("waited %.2f s for the peer, rpcd used %.2f s of CPU\n", wall, cpu);
+            assert_true(wall >= 4.0);
+            assert_true(cpu < wall / 5);
+        }
     }
     close(stuck);
 }
