@@ -157,6 +157,10 @@ static void test_format_annotation_or_assertion(void **state)
         const char *format, *good, *bad;
     } cases[] = {
         {"date-time", "\"2026-12-05T17:00:00Z\"", "\"2026-12-05 25:00:00Z\""},
+        /* Offsets: hh:mm with a colon, hours to 23; a leap second at 23:59 UTC, offset taken. */
+        {"date-time", "\"2026-12-05T17:00:00.5+05:30\"", "\"2026-12-05T17:00:00+05-30\""},
+        {"date-time", "\"2026-12-05t17:00:00-23:59\"", "\"2026-12-05T17:00:00+24:00\""},
+        {"time", "\"18:59:60-05:00\"", "\"23:59:60+01:00\""},
         {"date", "\"2024-02-29\"", "\"2023-02-29\""},
         {"time", "\"23:59:60Z\"", "\"12:00:60Z\""},
         {"email", "\"a.b@example.org\"", "\"a..b@example.org\""},
