@@ -337,9 +337,14 @@ static inline void call_observe_end(const call_slot *slot, const call_outcome *o
         }
         if (call_deferred.count == CALL_DEFERRED_COUNTS)
             call_count_deferred_now();
-        call_deferred.items[call_deferred.count++] =
-            (call_deferred_count){slot->method->series, counted,       slot->started_us, 1,
-                                  slot->params_length,  outcome->bytes};
+        call_deferred.items[call_deferred.count++] = (call_deferred_count){
+            .series = slot->method->series,
+            .outcome = counted,
+            .started_us = slot->started_us,
+            .calls = 1,
+            .bytes_in = slot->params_length,
+            .bytes_out = outcome->bytes,
+        };
         return;
     }
     /* Both times from CLOCK_MONOTONIC, the start the earlier: never negative. */
