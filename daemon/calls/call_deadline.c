@@ -214,7 +214,7 @@ static void *watch_main(void *context)
             pthread_cond_wait(&table->heap_changed, &table->heap_lock);
         } else {
             long long at = table->heap[0].due_ms;
-            struct timespec until = {(time_t)(at / 1000), (long)(at % 1000) * 1000000L};
+            struct timespec until = clock_timespec_of_ms(at);
             pthread_cond_timedwait(&table->heap_changed, &table->heap_lock, &until);
         }
     }

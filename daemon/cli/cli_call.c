@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 
 #include <errno.h>
@@ -189,7 +190,7 @@ static void wait_for_news(call_client *client)
         pthread_cond_wait(&client->changed, &client->lock);
         return;
     }
-    struct timespec deadline = {(time_t)(until / 1000), (long)(until % 1000) * 1000000};
+    struct timespec deadline = clock_timespec_of_ms(until);
     pthread_cond_timedwait(&client->changed, &client->lock, &deadline);
 }
 

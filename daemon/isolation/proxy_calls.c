@@ -428,7 +428,7 @@ void pxy_host_died(iso_proxy *proxy, pid_t pid, int status, const char *why, boo
         if (proxy->fast_state == PXY_FAST_CALLER)
             pxy_interrupt_caller(proxy);
         long long until = clock_now_ms() + CHAN_FAST_WAIT_MS;
-        struct timespec at = {(time_t)(until / 1000), (long)(until % 1000) * 1000000L};
+        struct timespec at = clock_timespec_of_ms(until);
         pthread_cond_timedwait(&proxy->changed, &proxy->lock, &at);
     }
     pxy_close_channel(proxy);
@@ -484,7 +484,7 @@ int pxy_sleep_unless_stopping(iso_proxy *proxy, long long ms)
     long long until = clock_now_ms() + ms;
     pthread_mutex_lock(&proxy->lock);
     while (!proxy->stopping && clock_now_ms() < until) {
-        struct timespec at = {(time_t)(until / 1000), (long)(until % 1000) * 1000000L};
+        struct timespec at = clock_timespec_of_ms(until);
         pthread_cond_timedwait(&proxy->changed, &proxy->lock, &at);
     }
     bool stopping = proxy->stopping;

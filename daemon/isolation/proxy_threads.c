@@ -75,8 +75,7 @@ static void *writer_main(void *context)
         if (proxy->next_check == LLONG_MAX) {
             pthread_cond_wait(&proxy->wake, &proxy->lock);
         } else {
-            struct timespec until = {(time_t)(proxy->next_check / 1000),
-                                     (long)(proxy->next_check % 1000) * 1000000L};
+            struct timespec until = clock_timespec_of_ms(proxy->next_check);
             pthread_cond_timedwait(&proxy->wake, &proxy->lock, &until);
         }
         proxy->writer_waiting = false;

@@ -238,7 +238,7 @@ static void *watch(void *context)
             pthread_cond_wait(&store->changed, &store->lock);
             continue;
         }
-        struct timespec until = {(time_t)(next / 1000), (long)(next % 1000) * 1000000L};
+        struct timespec until = clock_timespec_of_ms(next);
         pthread_cond_timedwait(&store->changed, &store->lock, &until);
     }
     pthread_mutex_unlock(&store->lock);
