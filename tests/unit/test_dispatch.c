@@ -10,10 +10,12 @@
 #include "base/output.h"
 #include "methods/registry.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,6 +496,21 @@ static void test_cancel_sent_as_request_is_method_not_found(void **state)
                  "{\"jsonrpc\":\"2.0\",\"id\":\"held\",\"result\":null}");
 }
 
+/* The next pthread_mutex_init calls to fail (linked with --wrap=pthread_mutex_init). */
+static atomic_int mutex_inits_to_fail;
+
+int __real_pthread_mutex_init(pthread_mutex_t *mutex, const pthread_mutexattr_t *attributes);
+int __wrap_pthread_mutex_init(pthread_mutex_t *mutex, const pthread_mutexattr_t *attributes);
+int __wrap_pthread_mutex_init(pthread_mutex_t *mutex, const pthread_mutexattr_t *attributes)
+{
+    int left = atomic_load(&mutex_inits_to_fail);
+    while (left > 0 && !atomic_compare_exchange_weak(&mutex_inits_to_fail, &left, left - 1))
+        ;
+    if (left > 0)
+        return ENOMEM;
+    return __real_pthread_mutex_init(mutex, attributes);
+}
+
 static void test_batches(void **state)
 {
     fixture *f = *state;
@@ -512,6 +529,14 @@ static void test_batches(void **state)
     assert_lines(send(f, " [ ] "), 1,
                  "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
                  "\"Invalid Request\"}}");
+    /* A batch rpcd cannot make room for is answered once, -32603, and the next one is served. */
+    atomic_store(&mutex_inits_to_fail, 1);
+    assert_lines(send(f, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[1]}]"), 1,
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":"
+                 "\"Internal error\"}}");
+    assert_int_equal(atomic_load(&mutex_inits_to_fail), 0);
+    assert_lines(send(f, "[{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"echo\",\"params\":[2]}]"), 1,
+                 "[{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":[2]}]");
 }
 
 static void test_parse_errors_and_limits(void **state)

@@ -149,6 +149,21 @@ static void test_bounds_of_a_schema(void **state)
     free(wide);
 }
 
+/* An integer past a double's 53 bits is checked as the integer it is: a 64-bit id that is odd
+ * is not a multiple of 2, though the nearest double is. */
+static void test_integers_beyond_a_double(void **state)
+{
+    (void)state;
+    json_schema *compiled = compile_ok("{\"type\":\"integer\",\"multipleOf\":2}", false);
+    schema_failure failure;
+    assert_int_equal(check(compiled, "9007199254740994", NULL), SCHEMA_VALID);
+    assert_int_equal(check(compiled, "9007199254740993", &failure), SCHEMA_INVALID);
+    assert_string_equal(failure.keyword, "multipleOf");
+    assert_int_equal(check(compiled, "-9223372036854775807", &failure), SCHEMA_INVALID);
+    assert_int_equal(check(compiled, "-9223372036854775808", NULL), SCHEMA_VALID);
+    schema_free(compiled);
+}
+
 /* format is an annotation unless asserted; asserted, the formats rpcd knows are checked. */
 static void test_format_annotation_or_assertion(void **state)
 {
@@ -359,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_failures_say_where_and_why),
         cmocka_unit_test(test_refusals_say_why),
         cmocka_unit_test(test_bounds_of_a_schema),
+        cmocka_unit_test(test_integers_beyond_a_double),
         cmocka_unit_test(test_format_annotation_or_assertion),
         cmocka_unit_test(test_pattern_backtracking_is_bounded),
         cmocka_unit_test(test_unique_items_of_a_long_array),
