@@ -15,12 +15,15 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include <cmocka.h>
+
+#include "log_capture.h"
 
 enum { WAIT_SECONDS = 10 };
 
@@ -350,12 +353,18 @@ static void test_pool_keeps_the_workers_it_could_start(void **state)
     assert_int_equal(exec_new(JOBS, &pool), 0);
     atomic_store(&starts_allowed, 1);
     atomic_store(&start_attempts, 0);
+    log_capture capture;
+    log_capture_start(&capture, LOG_WARNING);
     for (size_t i = 0; i < JOBS; i++) {
         /* The first holds the worker: each later submit wants another, which cannot start. */
         jobs[i] = (thread_job){{note_thread, NULL}, &g, i == 0, pthread_self()};
         exec_submit(pool, &jobs[i].job);
     }
     open_gate(&g, JOBS);
+    /* The log names the worker that could not start, of how many, and why. */
+    const char *logged = log_capture_end(&capture);
+    assert_non_null(strstr(logged, "cannot start worker 2 of 4: "));
+    assert_null(strstr(logged, "handlers run on the threads that queue them"));
     assert_int_equal(exec_workers(pool), 1);
     for (size_t i = 0; i < JOBS; i++) {
         assert_false(pthread_equal(jobs[i].ran_on, pthread_self()));
