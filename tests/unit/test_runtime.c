@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "base/token_bucket.h"
+
 #include "log_capture.h"
 #include "serve/runtime.h"
 
@@ -227,6 +229,47 @@ static void test_failing_optional_plugin_is_skipped(void **state)
     assert_int_equal(access(s->marker, F_OK), -1);
 }
 
+/* Whether tb_init fails (linked with --wrap=tb_init): a rate limit whose lock cannot be made. */
+static bool rate_locks_fail;
+
+int __real_tb_init(tb_bucket *bucket, tb_rate rate, long long now_ms);
+int __wrap_tb_init(tb_bucket *bucket, tb_rate rate, long long now_ms);
+int __wrap_tb_init(tb_bucket *bucket, tb_rate rate, long long now_ms)
+{
+    return rate_locks_fail ? -1 : __real_tb_init(bucket, rate, now_ms);
+}
+
+/*
+ * A start that fails once the plugins are loaded and their tools made (here: a rate limit's lock
+ * cannot be made) says why, shuts the plugins down and leaves nothing behind: under memcheck, a
+ * leak of the tools fails the test.
+ */
+static void test_failing_policy_undoes_the_start(void **state)
+{
+    scratch *s = *state;
+    char text[2048];
+    snprintf(text, sizeof text, "[plugin echo]\npath = %s\nrate_limit = 10/s\n",
+             env_path("RPCD_PLUGIN_ECHO"));
+    write_config(s, text);
+    rpcd_runtime runtime;
+    char error[512] = "";
+    log_capture log;
+    rate_locks_fail = true;
+    int status = start(s, &runtime, error, sizeof error, &log);
+    rate_locks_fail = false;
+    assert_int_equal(status, -1);
+    assert_string_equal(error, "cannot make the lock of a rate limit");
+    assert_false(mapped("echo"));
+    assert_null(runtime.config);
+    assert_null(runtime.methods);
+    assert_null(runtime.tools);
+    assert_null(runtime.generations);
+    /* The same config starts once the lock can be made. */
+    assert_int_equal(start(s, &runtime, error, sizeof error, &log), 0);
+    assert_true(mapped("echo"));
+    rt_stop(&runtime);
+}
+
 static void test_config_mistake_names_the_file(void **state)
 {
     scratch *s = *state;
@@ -271,6 +314,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failing_required_plugin_undoes_those_before, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_failing_optional_plugin_is_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failing_policy_undoes_the_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_mistake_names_the_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_user_refused_before_any_plugin, setup,
                                         teardown),
