@@ -346,6 +346,14 @@ static void test_values_jansson_cannot_hold(void **state)
     schema_failure failure;
     assert_int_equal(schema_check_text(compiled, deep, depth * 2, &failure), SCHEMA_INVALID);
     assert_string_equal(failure.keyword, "depth");
+    /* The bound is jansson's own, 2048 levels: a value that deep is checked, one more is not. */
+    memset(deep, '[', 2048);
+    memset(deep + 2048, ']', 2048);
+    assert_int_equal(schema_check_text(compiled, deep, 2048 * 2, NULL), SCHEMA_VALID);
+    memset(deep, '[', 2049);
+    memset(deep + 2049, ']', 2049);
+    assert_int_equal(schema_check_text(compiled, deep, 2049 * 2, &failure), SCHEMA_INVALID);
+    assert_string_equal(failure.keyword, "depth");
     free(deep);
     schema_free(compiled);
 }
